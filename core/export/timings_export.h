@@ -1,0 +1,35 @@
+// Measured per-kernel timings and HBM traffic of a plan run, written as CSV (for spreadsheets) or as a Chrome
+// trace-event JSON file (opens in Perfetto / chrome://tracing). Pure functions over plain rows: the GPU side
+// (kernels/profile) fills the rows, this file only formats them, so it is tested as text without a GPU.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fx {
+
+// One kernel of one plan, mapped back to the plan step or fusion group that launched it.
+struct KernelTimingRow {
+  std::string plan;                // "unfused", "fused", ...: one trace process per plan
+  std::string kernel;              // kernel name as the GPU ran it (cuBLASLt/cuDNN kernels keep their own names)
+  std::string group;               // plan group or step label, e.g. "g3"; empty when the kernel belongs to none
+  std::vector<std::string> nodes;  // graph nodes the group computes, in plan order
+  double start_us = 0.0;           // relative to the start of the run
+  double duration_us = 0.0;
+  std::optional<double> bytes_read;       // measured DRAM bytes (dram__bytes_read.sum); absent when not measured
+  std::optional<double> bytes_written;    // measured DRAM bytes (dram__bytes_write.sum)
+  std::optional<double> predicted_bytes;  // the cost model's read+write bytes for the same group
+};
+
+// Header plus one record per row, RFC 4180: CRLF line ends, fields holding a comma, quote, CR or LF are quoted
+// with inner quotes doubled. `nodes` is one field joined with ';'. An absent optional is an empty field, never 0,
+// so "not measured" cannot be mistaken for "no traffic".
+std::string timings_to_csv(const std::vector<KernelTimingRow>& rows);
+
+// Trace-event JSON: {"traceEvents":[...],"displayTimeUnit":"ns"}, one event per line. One pid per plan in order of first
+// appearance, named by a process_name metadata event; one complete event ("ph": "X") per row named
+// "group g3: mul+add+relu" (the kernel name when the row has no group), args carrying kernel, nodes and bytes.
+std::string timings_to_chrome_trace(const std::vector<KernelTimingRow>& rows);
+
+}  // namespace fx
