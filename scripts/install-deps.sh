@@ -10,7 +10,7 @@ packages=(
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   fonts-dejavu-core xvfb xauth
   clang libclang-rt-14-dev
-  python3
+  python3 python3-numpy
 )
 
 missing=()

@@ -171,6 +171,7 @@ std::string describe_cycle(const std::vector<std::vector<NodeId>>& preds, const 
   }
   std::vector<NodeId> cycle(path.begin() + seen_at[static_cast<std::size_t>(n)], path.end());
   std::reverse(cycle.begin(), cycle.end());  // predecessors were walked backwards
+  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());  // start at the first node
   start = cycle.front();
   std::string s;
   for (NodeId c : cycle) s += nodes[static_cast<std::size_t>(c)].name + " -> ";

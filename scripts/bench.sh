@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Fusion Explorer vs PyTorch eager and torch.compile on every sample graph, on the GPU machine (needs python3
+# with torch, triton and numpy). Builds fusion-cli first when it is missing and cmake is available.
+#   scripts/bench.sh [--build DIR] [--check] [bench.py options, e.g. --samples relu_mul_add softmax]
+# --check also runs `fusion-cli run --dump` on the same samples and cross-checks every output against
+# PyTorch (tests/bench/crosscheck.py); the exit status is non-zero on any mismatch.
+# Results: bench.json and bench.md in $OUT if set, else ./bench-out.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build="$repo/build-bench"
+check=0
+bench_args=()
+while (($#)); do
+  case "$1" in
+    --build) build=$(realpath -m "$2"); shift 2 ;;
+    --check) check=1; shift ;;
+    *) bench_args+=("$1"); shift ;;
+  esac
+done
+
+cli="$build/app/cli/fusion-cli"
+if [[ ! -x "$cli" ]] && command -v cmake >/dev/null; then
+  echo "bench.sh: building fusion-cli in $build"
+  generator=()
+  if command -v ninja >/dev/null; then generator=(-G Ninja); fi
+  cmake -S "$repo" -B "$build" "${generator[@]}" -DFX_WITH_GUI=OFF -DFX_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$build" --target fusion-cli -j "$(nproc)"
+fi
+cli_args=()
+if [[ -x "$cli" ]]; then cli_args=(--cli "$cli"); else echo "bench.sh: no fusion-cli; timing PyTorch only"; fi
+
+export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/fx-bench/inductor}
+export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-/tmp/fx-bench/triton}
+status=0
+python3 "$repo/tests/bench/bench.py" "${cli_args[@]}" "${bench_args[@]}" || status=$?
+
+if ((check)) && [[ -x "$cli" ]]; then
+  samples=()
+  for ((i = 0; i < ${#bench_args[@]}; i++)); do  # reuse --samples NAME... for the cross-check
+    if [[ ${bench_args[i]} == --samples ]]; then
+      for ((j = i + 1; j < ${#bench_args[@]} && ${bench_args[j]} != --*; j++)); do
+        name=${bench_args[j]}
+        [[ -f $name ]] && samples+=("$name") || samples+=("$repo/sample_graphs/$name.json")
+      done
+    fi
+  done
+  ((${#samples[@]})) || samples=("$repo"/sample_graphs/*.json)
+  python3 "$repo/tests/bench/crosscheck.py" --cli "$cli" --samples "${samples[@]}" || status=$?
+fi
+exit $status
