@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark: PyTorch eager, torch.compile (default mode) and Fusion Explorer's unfused and fused
+plans on the sample graphs, on one GPU, in one run.
+
+Per sample: median time (triton.testing.do_bench) twice, to show run-to-run spread; CUDA kernels per call
+(torch.profiler); Fusion Explorer's numbers from `fusion-cli run FILE --auto --json OUT` (also run twice);
+minimum-traffic bandwidth as a fraction of measured device-to-device copy bandwidth; fused / torch.compile.
+Writes bench.json and bench.md to --out (default $OUT, else ./bench-out) and prints the table.
+
+    python3 tests/bench/bench.py [--samples relu_mul_add softmax ...] [--cli build/app/fusion-cli]
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+# Compiled kernels are cached across runs (a second bench run skips most of the compile time).
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", "/tmp/fx-bench/inductor")
+os.environ.setdefault("TRITON_CACHE_DIR", "/tmp/fx-bench/triton")
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.testing  # noqa: E402
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_report  # noqa: E402
+import fx_torch  # noqa: E402
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def measure_ms(fn, runs):
+    return [float(triton.testing.do_bench(fn, return_mode="median")) for _ in range(runs)]
+
+
+def count_kernels(fn):
+    """CUDA kernels launched by one call (memcpy/memset activity is not a kernel and is not counted)."""
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    count = sum(1 for n in names if not n.startswith(("Memcpy", "Memset", "[memcpy]", "[memset]")))
+    return count or None  # every graph launches a kernel: zero means the profiler saw nothing (report n/a)
+
+
+def copy_bandwidth():
+    """Bytes per second of a 1 GiB device-to-device copy, counting bytes read plus bytes written."""
+    src = torch.randn(2**28, device="cuda")
+    dst = torch.empty_like(src)
+    ms = triton.testing.do_bench(lambda: dst.copy_(src), return_mode="median")
+    return 2 * src.numel() * src.element_size() / (ms * 1e-3)
+
+
+def bench_torch(graph, runs, compile_too=True):
+    fn = fx_torch.build_function(graph)
+    inputs = fx_torch.make_inputs(graph, "cuda")
+    eager = lambda: fn(inputs)  # noqa: E731
+    result = {"eager": {"ms": measure_ms(eager, runs), "kernels": count_kernels(eager)}}
+    if not compile_too:
+        result["compile"] = {"error": "skipped (--no-compile)"}
+        return result
+    torch._dynamo.reset()  # fresh caches and recompile limits per graph
+    compiled_fn = torch.compile(fn, mode="default", dynamic=False)
+    start = time.perf_counter()
+    compiled_fn(inputs)
+    torch.cuda.synchronize()
+    compile_s = time.perf_counter() - start
+    compiled = lambda: compiled_fn(inputs)  # noqa: E731
+    result["compile"] = {"ms": measure_ms(compiled, runs), "kernels": count_kernels(compiled),
+                         "compile_s": round(compile_s, 2)}
+    torch._dynamo.reset()
+    return result  # the inputs go with this frame; main() then empties the allocator cache
+
+
+def bench_fx(cli, path, runs, timeout_s):
+    """Runs fusion-cli `runs` times; per plan {"ms": [..], "kernels": n} or {"error": why}."""
+    out = {"fx_unfused": {"ms": []}, "fx_fused": {"ms": []}}
+    if not cli:
+        return {k: {"error": "fusion-cli not found (pass --cli)"} for k in out}
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as tmp:
+            json_path = os.path.join(tmp, "run.json")
+            cmd = [cli, "run", path, "--auto", "--json", json_path]
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                return {k: {"error": f"fusion-cli run timed out after {timeout_s} s"} for k in out}
+            if proc.returncode != 0 or not os.path.exists(json_path):
+                why = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+                return {k: {"error": f"fusion-cli exited {proc.returncode}: {why[0][:200]}"} for k in out}
+            try:
+                with open(json_path, encoding="utf-8") as f:
+                    doc = json.load(f)
+            except (OSError, json.JSONDecodeError) as e:
+                return {k: {"error": f"unreadable JSON: {e}"} for k in out}
+        for key, plan in (("fx_unfused", "unfused"), ("fx_fused", "fused")):
+            got = bench_report.read_fx_plan(doc, plan)
+            if "error" in got:
+                out[key] = {"error": got["error"]}
+            elif "error" not in out[key]:
+                out[key]["ms"].append(got["ms"])
+                out[key]["kernels"] = got["kernels"]
+    return out
+
+
+def find_cli(explicit):
+    if explicit:
+        return explicit if os.access(explicit, os.X_OK) else None
+    if os.environ.get("FX_CLI"):
+        return os.environ["FX_CLI"]
+    found = [p for p in glob.glob(os.path.join(REPO, "build*", "app", "**", "fusion-cli"), recursive=True)
+             if os.access(p, os.X_OK)]
+    return max(found, key=os.path.getmtime) if found else None
+
+
+def sample_paths(names):
+    every = sorted(glob.glob(os.path.join(REPO, "sample_graphs", "*.json")))
+    if not names:
+        return every
+    by_name = {os.path.splitext(os.path.basename(p))[0]: p for p in every}
+    missing = [n for n in names if n not in by_name and not os.path.exists(n)]
+    if missing:
+        raise SystemExit(f"bench: unknown sample(s) {missing}; known: {sorted(by_name)}")
+    return [by_name.get(n, n) for n in names]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--samples", nargs="*", default=[], help="sample names or graph files (default: all)")
+    ap.add_argument("--cli", help="fusion-cli binary (default: $FX_CLI, else the newest build*/app/fusion-cli)")
+    ap.add_argument("--out", default=os.environ.get("OUT") or "bench-out")
+    ap.add_argument("--runs", type=int, default=2, help="timed runs of each version (default 2)")
+    ap.add_argument("--fx-timeout", type=int, default=60, help="seconds per fusion-cli run")
+    ap.add_argument("--no-compile", action="store_true", help="skip torch.compile (quick look)")
+    args = ap.parse_args()
+    torch.set_grad_enabled(False)
+    torch.backends.cuda.matmul.allow_tf32 = True  # f32 matmul on TF32 tensor cores, as our cuBLASLt plan does
+    torch.backends.cudnn.allow_tf32 = True
+    cli = find_cli(args.cli)
+    start = time.perf_counter()
+    copy_bw = copy_bandwidth()
+    torch.cuda.empty_cache()
+    print(f"device {torch.cuda.get_device_name()}, copy {copy_bw / 1e12:.2f} TB/s, fusion-cli {cli or 'not found'}",
+          flush=True)
+    rows = []
+    for path in sample_paths(args.samples):
+        t0 = time.perf_counter()
+        graph = fx_torch.load_graph(path)
+        row = {"name": graph.name, "file": os.path.relpath(path, REPO), "min_bytes": graph.min_bytes(),
+               "has_contraction": graph.has_contraction()}
+        try:
+            row.update(bench_torch(graph, args.runs, compile_too=not args.no_compile))
+        except Exception as e:  # a failing sample is reported, the others still run
+            row.setdefault("eager", {"error": f"{type(e).__name__}: {e}"})
+            row.setdefault("compile", {"error": f"{type(e).__name__}: {e}"})
+        torch.cuda.empty_cache()
+        row.update(bench_fx(cli, path, args.runs, args.fx_timeout))
+        bench_report.derive(row, copy_bw)
+        rows.append(row)
+        print(f"  {graph.name}: {time.perf_counter() - t0:.1f} s", flush=True)
+    report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+              "copy_tb_s": copy_bw / 1e12, "fusion_cli": cli, "seconds": round(time.perf_counter() - start, 1),
+              "samples": rows}
+    print(bench_report.text_table(rows))
+    for note in bench_report.notes(rows):
+        print("note:", note)
+    bench_report.write_reports(report, args.out)
+    print(f"bench: {len(rows)} samples in {report['seconds']} s; wrote {args.out}/bench.json and bench.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,264 @@
+"""Unit tests of the harness's plain-Python half: graph parsing and shape inference, minimum bytes, the
+comparison rules, the generated PyTorch source, and the benchmark report. Run with plain python3 (no torch):
+    python3 -m unittest discover -s tests/bench -p "test_*.py"
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench_report  # noqa: E402
+import fx_codegen  # noqa: E402
+import fx_graph  # noqa: E402
+import make_samples  # noqa: E402
+
+SAMPLES = os.path.join(HERE, "..", "..", "sample_graphs")
+MIB = 2**20
+
+
+def load(name):
+    return fx_graph.Graph.load(os.path.join(SAMPLES, name + ".json"))
+
+
+def tiny(nodes, inputs=None, outputs=("y",)):
+    return {"format": fx_graph.FORMAT, "version": 1, "name": "t",
+            "inputs": inputs or [{"name": "x", "shape": [4, 6], "dtype": "f32"}],
+            "nodes": nodes, "outputs": list(outputs)}
+
+
+class SampleFiles(unittest.TestCase):
+    def test_all_twenty_samples_parse_and_are_up_to_date(self):
+        files = sorted(glob.glob(os.path.join(SAMPLES, "*.json")))
+        self.assertEqual(len(files), 20)
+        for path in files:
+            g = fx_graph.Graph.load(path)
+            self.assertEqual(g.name + ".json", os.path.basename(path))
+            self.assertTrue(g.description)
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            self.assertEqual(text, make_samples.dumps(json.loads(text)))
+        generated = {g["name"]: make_samples.dumps(g) for g in make_samples.all_samples()}
+        for name, text in generated.items():
+            with open(os.path.join(SAMPLES, name + ".json"), encoding="utf-8") as f:
+                self.assertEqual(f.read(), text, f"{name}.json differs from make_samples.py; rerun it")
+
+    def test_min_bytes_match_the_reference_counts(self):
+        # relu(x*w+b): 3 reads + 1 write of 256 MiB (the fused minimum in VERIFIED-FACTS)
+        self.assertEqual(load("relu_mul_add").min_bytes(), 4 * 256 * MIB)
+        self.assertEqual(load("sigmoid_chain").min_bytes(), 5 * 256 * MIB)
+        self.assertEqual(load("sin_cos").min_bytes(), 3 * 256 * MIB)
+        self.assertEqual(load("sum_of_squares").min_bytes(), 256 * MIB + 16384 * 4)
+        self.assertEqual(load("layernorm").min_bytes(), 2 * 256 * MIB + 2 * 4096 * 4)
+        self.assertEqual(load("cast_chain").min_bytes(), 2 * 256 * MIB)
+        self.assertEqual(load("mlp_gelu_bf16").min_bytes(), 2 * (8192 * 4096 * 2 + 4096 * 4096 + 4096))
+
+    def test_gpt2_block_shapes(self):
+        g = load("gpt2_block")
+        self.assertEqual(g.types["q_h"].shape, (8, 12, 1024, 64))
+        self.assertEqual(g.types["scores"].shape, (8, 12, 1024, 1024))
+        self.assertEqual(g.types["merged"].shape, (8, 1024, 768))
+        self.assertEqual(g.types["act"].shape, (8, 1024, 3072))
+        self.assertEqual(g.types["y"].shape, (8, 1024, 768))
+        self.assertTrue(g.has_contraction())
+
+    def test_conv_output_and_multi_outputs(self):
+        self.assertEqual(load("conv_bn_relu").types["y"].shape, (32, 64, 56, 56))
+        self.assertEqual(load("qkv_bf16").outputs, ["q", "k", "v"])
+        self.assertEqual(load("cast_chain").types["h"].dtype, "f16")
+
+
+@unittest.skipUnless(os.access(os.environ.get("FX_CLI", ""), os.X_OK), "FX_CLI does not name a built fusion-cli")
+class AgreesWithTheCppLoader(unittest.TestCase):
+    """This module and core/graph must read the samples alike: same bytes for inputs, outputs, intermediates."""
+
+    def test_byte_counts_match_fusion_cli_info(self):
+        for path in sorted(glob.glob(os.path.join(SAMPLES, "*.json"))):
+            g = fx_graph.Graph.load(path)
+            info = json.loads(subprocess.run([os.environ["FX_CLI"], "info", path, "--json"], check=True,
+                                             capture_output=True, text=True).stdout)
+            self.assertEqual(info["input_bytes"] + info["weight_bytes"] + info["output_bytes"], g.min_bytes(), path)
+            intermediates = sum(n.type.nbytes for n in g.nodes if n.name not in g.outputs)
+            self.assertEqual(info["intermediate_bytes"], intermediates, path)
+            self.assertEqual(info["ops"], g.op_counts(), path)
+
+
+class Inference(unittest.TestCase):
+    def infer(self, nodes, inputs=None, outputs=("y",)):
+        return fx_graph.Graph.from_dict(tiny(nodes, inputs, outputs))
+
+    def test_broadcast_and_scalar_literal(self):
+        g = self.infer([{"name": "y", "op": "add", "inputs": ["x", "b"]}, {"name": "z", "op": "mul",
+                        "inputs": [0.5, "y"]}], [{"name": "x", "shape": [4, 1, 6], "dtype": "f32"},
+                                                 {"name": "b", "shape": [5, 1], "dtype": "f32"}], ["z"])
+        self.assertEqual(g.types["z"].shape, (4, 5, 6))
+
+    def test_reductions_keepdim_and_axes(self):
+        g = self.infer([{"name": "y", "op": "sum", "inputs": ["x"], "attrs": {"axis": [0, -1], "keepdim": True}},
+                        {"name": "z", "op": "max", "inputs": ["x"]}], outputs=["y", "z"])
+        self.assertEqual(g.types["y"].shape, (1, 1))
+        self.assertEqual(g.types["z"].shape, (4,))
+
+    def test_matmul_transposes_and_batch_broadcast(self):
+        g = self.infer([{"name": "y", "op": "matmul", "inputs": ["a", "b"], "attrs": {"transpose_b": True}}],
+                       [{"name": "a", "shape": [2, 1, 3, 5], "dtype": "f32"},
+                        {"name": "b", "shape": [4, 7, 5], "dtype": "f32"}])
+        self.assertEqual(g.types["y"].shape, (2, 4, 3, 7))
+
+    def test_layout_ops(self):
+        g = self.infer([{"name": "r", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [3, -1]}},
+                        {"name": "c", "op": "concat", "inputs": ["x", "x"], "attrs": {"axis": 1}},
+                        {"name": "s", "op": "slice", "inputs": ["x"], "attrs": {"axis": 1, "start": 1, "end": 6,
+                                                                              "step": 2}},
+                        {"name": "t", "op": "topk", "inputs": ["x"], "attrs": {"k": 2}},
+                        {"name": "y", "op": "transpose", "inputs": ["x"], "attrs": {"perm": [1, 0]}}],
+                       outputs=["r", "c", "s", "t", "y"])
+        self.assertEqual([g.types[n].shape for n in "rcsty"], [(3, 8), (4, 12), (4, 3), (4, 2), (6, 4)])
+
+    def test_compare_where_cast_dtypes(self):
+        g = self.infer([{"name": "m", "op": "gt", "inputs": ["x", 0]},
+                        {"name": "w", "op": "where", "inputs": ["m", "x", 0.0]},
+                        {"name": "y", "op": "cast", "inputs": ["w"], "attrs": {"dtype": "bf16"}}], outputs=["m", "y"])
+        self.assertEqual((g.types["m"].dtype, g.types["y"].dtype), ("bool", "bf16"))
+
+    def test_errors_name_the_node(self):
+        cases = [
+            ([{"name": "y", "op": "matmul", "inputs": ["x", "x"]}], "inner dimensions"),
+            ([{"name": "y", "op": "frobnicate", "inputs": ["x"]}], "unknown op"),
+            ([{"name": "y", "op": "relu", "inputs": ["nope"]}], "unknown input 'nope'"),
+            ([{"name": "y", "op": "relu", "inputs": ["z"]}, {"name": "z", "op": "relu", "inputs": ["y"]}], "cycle"),
+            ([{"name": "y", "op": "custom", "inputs": ["x"], "attrs": {"label": "k"}}], "must state"),
+            ([{"name": "y", "op": "relu", "inputs": ["x"], "shape": [4, 7], "dtype": "f32"}], "states f32[4, 7]"),
+            ([{"name": "y", "op": "sum", "inputs": ["x"], "attrs": {"axis": 2}}], "axis 2 out of range"),
+        ]
+        for nodes, message in cases:
+            with self.assertRaises(fx_graph.GraphError) as ctx:
+                self.infer(nodes)
+            self.assertIn(message, str(ctx.exception))
+            self.assertIn("node", str(ctx.exception))
+
+    def test_nodes_in_any_order(self):
+        g = self.infer([{"name": "y", "op": "relu", "inputs": ["a"]}, {"name": "a", "op": "exp", "inputs": ["x"]}])
+        self.assertEqual([n.name for n in g.nodes], ["a", "y"])
+
+    def test_bad_header(self):
+        doc = tiny([{"name": "y", "op": "relu", "inputs": ["x"]}])
+        doc["version"] = 2
+        self.assertRaisesRegex(fx_graph.GraphError, "version", fx_graph.Graph.from_dict, doc)
+
+
+class ComparisonRules(unittest.TestCase):
+    def test_tolerance_follows_the_path(self):
+        self.assertEqual(fx_graph.tolerance(load("relu_mul_add"), "y"), fx_graph.TOLERANCE_F32)
+        self.assertEqual(fx_graph.tolerance(load("mlp_relu_f32"), "y"), fx_graph.TOLERANCE_TF32)
+        self.assertEqual(fx_graph.tolerance(load("swiglu_bf16"), "y"), fx_graph.TOLERANCE_HALF)
+        self.assertEqual(fx_graph.tolerance(load("cast_chain"), "y"), fx_graph.TOLERANCE_HALF)
+
+    def test_dropout_plan(self):
+        self.assertEqual(fx_graph.dropout_plan(load("dropout_chain"), "y"), ("per_element", ""))
+        self.assertEqual(fx_graph.dropout_plan(load("relu_mul_add"), "y"), ("exact", ""))
+        g = fx_graph.Graph.from_dict(tiny([{"name": "d", "op": "dropout", "inputs": ["x"], "attrs": {"p": 0.1}},
+                                           {"name": "y", "op": "sum", "inputs": ["d"]}]))
+        kind, why = fx_graph.dropout_plan(g, "y")
+        self.assertEqual(kind, "unsupported")
+        self.assertIn("y mixes dropout", why)
+
+
+class Codegen(unittest.TestCase):
+    def test_every_sample_generates_valid_python_in_both_modes(self):
+        for path in glob.glob(os.path.join(SAMPLES, "*.json")):
+            g = fx_graph.Graph.load(path)
+            for mode in ("native", "reference"):
+                compile(fx_codegen.function_source(g, mode), path, "exec")
+
+    def test_relu_mul_add_source(self):
+        src = fx_codegen.function_source(load("relu_mul_add"))
+        self.assertIn("    mul = (x * w)\n    add = (mul + b)\n    y = torch.relu(add)\n", src)
+        self.assertIn("return {'y': y}", src)
+
+    def test_op_translations(self):
+        g = load("gpt2_block")
+        ids = fx_codegen.identifiers(g)
+        expr = {n.name: fx_codegen.node_expression(n, g, ids) for n in g.nodes}
+        self.assertEqual(expr["scores"], "torch.matmul(q_h, k_h.mT)")
+        self.assertEqual(expr["act"], "F.gelu(fc_b, approximate='tanh')")
+        self.assertEqual(expr["q_h"], "q_r.permute((0, 2, 1, 3))")
+        self.assertEqual(expr["ln1"], "F.layer_norm(x, (768,), weight=ln1_g, bias=ln1_b, eps=1e-05)")
+        drop = load("dropout_chain")
+        node = next(n for n in drop.nodes if n.op == "dropout")
+        ids = fx_codegen.identifiers(drop)
+        self.assertEqual(fx_codegen.node_expression(node, drop, ids), "F.dropout(mul, p=0.1, training=True)")
+        self.assertIn("dropout_hypothesis", fx_codegen.node_expression(node, drop, ids, "reference"))
+
+    def test_every_op_translates(self):
+        x = {"name": "x", "shape": [2, 3, 4, 4], "dtype": "f32"}
+        v = {"name": "v", "shape": [3], "dtype": "f32"}
+        single = {op: [] for op in fx_graph.UNARY + ("sort", "softmax", "dropout")}
+        nodes = [{"name": f"n_{op}", "op": op, "inputs": ["x", *rest]} for op, rest in single.items()]
+        nodes += [{"name": f"n_{op}", "op": op, "inputs": ["x", 2.0]} for op in fx_graph.BINARY + fx_graph.COMPARE]
+        nodes += [{"name": "n_maxt", "op": "maximum", "inputs": ["x", "x"]},
+                  {"name": "n_bn", "op": "batchnorm", "inputs": ["x", "v", "v", "v", "v"]},
+                  {"name": "n_rms", "op": "rmsnorm", "inputs": ["x", "w4"]},
+                  {"name": "n_conv", "op": "conv2d", "inputs": ["x", "cw"], "attrs": {"padding": [1, 1]}}]
+        g = fx_graph.Graph.from_dict(tiny(nodes, [x, v, {"name": "w4", "shape": [4], "dtype": "f32"},
+                                                  {"name": "cw", "shape": [5, 3, 3, 3], "dtype": "f32"}],
+                                          ["n_conv"]))
+        src = fx_codegen.function_source(g)
+        self.assertIn("torch.clamp(x, min=2.0)", src)
+        self.assertIn("torch.maximum(x, x)", src)
+        self.assertIn("F.rms_norm(x, (4,), weight=w4, eps=1e-06)", src)
+        compile(src, "every_op", "exec")
+        custom = fx_graph.Graph.from_dict(tiny([{"name": "y", "op": "custom", "inputs": ["x"], "shape": [4, 6],
+                                                 "dtype": "f32", "attrs": {"label": "myop"}}]))
+        self.assertRaisesRegex(fx_codegen.UnsupportedOp, "myop", fx_codegen.function_source, custom)
+
+    def test_positive_inputs(self):
+        g = fx_graph.Graph.from_dict(tiny([{"name": "y", "op": "div", "inputs": ["x", "d"]}],
+                                          [{"name": "x", "shape": [3], "dtype": "f32"},
+                                           {"name": "d", "shape": [3], "dtype": "f32"}]))
+        self.assertEqual(fx_codegen.positive_inputs(g), {"d"})
+        self.assertEqual(fx_codegen.positive_inputs(load("conv_bn_relu")), {"var"})
+
+
+class Report(unittest.TestCase):
+    def test_read_fx_plan_defensively(self):
+        doc = {"plans": {"unfused": {"kernels": [{"name": "a", "measured_ms": 0.2}, {"name": "b",
+                                                                                   "measured_ms": 0.3}]},
+                         "fused": {"kernels": [{"name": "f"}], "total_ms": 0.25}}}
+        self.assertEqual(bench_report.read_fx_plan(doc, "unfused"), {"ms": 0.5, "kernels": 2})
+        self.assertEqual(bench_report.read_fx_plan(doc, "fused"), {"ms": 0.25, "kernels": 1})
+        as_list = {"plans": [{"name": "auto", "kernels": [], "total_ms": 0.1}]}
+        self.assertEqual(bench_report.read_fx_plan(as_list, "fused"), {"ms": 0.1, "kernels": 0})
+        self.assertIn("error", bench_report.read_fx_plan(as_list, "unfused"))
+        broken = {"plans": {"fused": {"kernels": [{"name": "f", "measured_ms": None}]}}}
+        self.assertIn("total_ms", bench_report.read_fx_plan(broken, "fused")["error"])
+        self.assertIn("error", bench_report.read_fx_plan([], "fused"))
+
+    def test_derive_and_tables(self):
+        row = {"name": "relu_mul_add", "min_bytes": 4 * 256 * MIB, "has_contraction": False,
+               "eager": {"ms": [0.5, 0.51], "kernels": 3}, "compile": {"ms": [0.25, 0.25], "kernels": 1},
+               "fx_unfused": {"error": "fusion-cli not found"}, "fx_fused": {"ms": [0.2, 0.22], "kernels": 1}}
+        bench_report.derive(row, 4.22e12)
+        self.assertAlmostEqual(row["ratio_fused_compile"], 0.8)
+        self.assertAlmostEqual(row["bw_fraction"]["compile"], 4 * 256 * MIB / 0.25e-3 / 4.22e12)
+        self.assertIsNone(row["bw_fraction"]["fx_unfused"])
+        self.assertAlmostEqual(row["spread"], 0.1)
+        text = bench_report.text_table([row])
+        self.assertIn("0.500 (0.510)", text)
+        self.assertIn("n/a", text)
+        md = bench_report.markdown({"device": "H200", "torch": "2.11", "triton": "3.6", "copy_tb_s": 4.22,
+                                    "samples": [row]})
+        self.assertIn("| relu_mul_add | 1024.0 |", md)
+        self.assertIn("- relu_mul_add FX unfused: fusion-cli not found", md)
+
+    def test_contraction_has_no_bandwidth_fraction(self):
+        row = bench_report.derive({"name": "m", "min_bytes": 1, "has_contraction": True,
+                                   "eager": {"ms": [1.0], "kernels": 3}}, 1e12)
+        self.assertIsNone(row["bw_fraction"]["eager"])
+
+
+if __name__ == "__main__":
+    unittest.main()
