@@ -1,0 +1,214 @@
+// cuBLASLt behind fx::gpu::Matmul. Row-major Y = X*W is computed as column-major Y^T = W^T * X^T
+// (cuBLAS m = N, n = M, k = K): the column-major view of a row-major matrix is its transpose, so no data
+// moves. CUBLASLT_ORDER_ROW would be the direct route, but with bias epilogues it returns NOT_SUPPORTED
+// with 0 algorithms (VERIFIED-FACTS.md).
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+#include "kernels/common/cuda_call.h"
+#include "kernels/contraction/device_memory.h"
+#include "kernels/contraction/matmul.h"
+
+namespace fx::gpu {
+namespace {
+
+using contraction_detail::DeviceMemory;
+
+cudaDataType_t cuda_type(DType t) {
+  switch (t) {
+    case DType::f32: return CUDA_R_32F;
+    case DType::f16: return CUDA_R_16F;
+    case DType::bf16: return CUDA_R_16BF;
+    default: throw std::invalid_argument("matmul takes f32, f16 or bf16 operands");
+  }
+}
+
+cublasLtEpilogue_t lt_epilogue(MatmulEpilogue e) {
+  switch (e) {
+    case MatmulEpilogue::none: return CUBLASLT_EPILOGUE_DEFAULT;
+    case MatmulEpilogue::bias: return CUBLASLT_EPILOGUE_BIAS;
+    case MatmulEpilogue::relu: return CUBLASLT_EPILOGUE_RELU;
+    case MatmulEpilogue::relu_bias: return CUBLASLT_EPILOGUE_RELU_BIAS;
+    case MatmulEpilogue::gelu_tanh: return CUBLASLT_EPILOGUE_GELU;
+    case MatmulEpilogue::gelu_tanh_bias: return CUBLASLT_EPILOGUE_GELU_BIAS;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+// The alignment cuBLASLt may assume of a pointer: its largest power-of-two divisor, capped at the 256 bytes
+// that is the heuristic's default. Column views into a wider matrix are often less aligned than that.
+std::uint32_t alignment_of(const void* p) {
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  std::uint32_t a = 256;
+  while (a > 1 && address % a != 0) a /= 2;
+  return a;
+}
+
+struct PlanKey {
+  MatmulProblem problem;
+  std::uint32_t align_a, align_b, align_c, align_bias;
+  auto tie() const {
+    const MatmulProblem& p = problem;
+    const MatmulLayout l = resolve_layout(p);
+    return std::tuple(p.batch, p.m, p.n, p.k, p.a_type, p.b_type, p.c_type, p.transpose_a, p.transpose_b,
+                      p.allow_tf32, p.epilogue, l.lda, l.ldb, l.ldc, l.stride_a, l.stride_b, l.stride_c, align_a,
+                      align_b, align_c, align_bias);
+  }
+  bool operator<(const PlanKey& o) const { return tie() < o.tie(); }
+};
+
+template <class T, cublasStatus_t (*Destroy)(T)>
+struct LtDeleter {
+  void operator()(T h) const { Destroy(h); }
+};
+using DescPtr = std::unique_ptr<cublasLtMatmulDescOpaque_t, LtDeleter<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>>;
+using LayoutPtr =
+    std::unique_ptr<cublasLtMatrixLayoutOpaque_t, LtDeleter<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>>;
+using PrefPtr = std::unique_ptr<cublasLtMatmulPreferenceOpaque_t,
+                                LtDeleter<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>>;
+
+// Everything cublasLtMatmul needs for one problem, built once and reused.
+struct Plan {
+  DescPtr desc;
+  LayoutPtr w_layout, x_layout, y_layout;  // cuBLAS A, B and C/D
+  cublasLtMatmulAlgo_t algo{};
+};
+
+template <class T>
+void set_desc(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, const T& value) {
+  FX_CUDA_CALL(cublasLtMatmulDescSetAttribute(d, attr, &value, sizeof(value)));
+}
+
+// A row-major [rows, cols] matrix with row stride ld is column-major [cols, rows] with the same ld.
+LayoutPtr make_layout(DType t, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t batch,
+                      std::int64_t stride) {
+  cublasLtMatrixLayout_t raw = nullptr;
+  FX_CUDA_CALL(cublasLtMatrixLayoutCreate(&raw, cuda_type(t), static_cast<std::uint64_t>(cols),
+                                          static_cast<std::uint64_t>(rows), ld));
+  LayoutPtr layout(raw);
+  if (batch > 1) {
+    const auto count = static_cast<std::int32_t>(batch);
+    FX_CUDA_CALL(cublasLtMatrixLayoutSetAttribute(raw, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+    FX_CUDA_CALL(
+        cublasLtMatrixLayoutSetAttribute(raw, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+  }
+  return layout;
+}
+
+DescPtr make_desc(const MatmulProblem& p) {
+  const bool tf32 = p.a_type == DType::f32 && p.allow_tf32;
+  cublasLtMatmulDesc_t raw = nullptr;
+  FX_CUDA_CALL(cublasLtMatmulDescCreate(&raw, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  DescPtr desc(raw);
+  // cuBLAS A is W and cuBLAS B is X (Y^T = W^T X^T): each is transposed exactly when the caller's is.
+  set_desc<std::int32_t>(raw, CUBLASLT_MATMUL_DESC_TRANSA, p.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N);
+  set_desc<std::int32_t>(raw, CUBLASLT_MATMUL_DESC_TRANSB, p.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N);
+  set_desc<std::uint32_t>(raw, CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue(p.epilogue));
+  if (epilogue_has_bias(p.epilogue)) {
+    set_desc<std::int32_t>(raw, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type(p.c_type));
+    set_desc<std::int64_t>(raw, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, 0);  // one bias for every batch entry
+  }
+  return desc;
+}
+
+}  // namespace
+
+struct Matmul::Impl {
+  cublasLtHandle_t handle = nullptr;
+  DeviceMemory workspace;
+  std::map<PlanKey, Plan> plans;
+
+  ~Impl() {
+    if (handle) cublasLtDestroy(handle);
+  }
+  const Plan& plan_for(const MatmulProblem& p, const void* a, const void* b, const void* bias, const void* c);
+  Plan build_plan(const PlanKey& key, const void* bias);
+};
+
+Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias) {
+  const MatmulProblem& p = key.problem;
+  const MatmulLayout l = resolve_layout(p);
+  Plan plan;
+  plan.desc = make_desc(p);
+  // The heuristic reads the bias pointer's value to learn its alignment, so it must be set before the query.
+  if (epilogue_has_bias(p.epilogue)) set_desc<const void*>(plan.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+  plan.w_layout = p.transpose_b ? make_layout(p.b_type, p.n, p.k, l.ldb, p.batch, l.stride_b)
+                                : make_layout(p.b_type, p.k, p.n, l.ldb, p.batch, l.stride_b);
+  plan.x_layout = p.transpose_a ? make_layout(p.a_type, p.k, p.m, l.lda, p.batch, l.stride_a)
+                                : make_layout(p.a_type, p.m, p.k, l.lda, p.batch, l.stride_a);
+  plan.y_layout = make_layout(p.c_type, p.m, p.n, l.ldc, p.batch, l.stride_c);
+
+  cublasLtMatmulPreference_t raw_pref = nullptr;
+  FX_CUDA_CALL(cublasLtMatmulPreferenceCreate(&raw_pref));
+  PrefPtr pref(raw_pref);
+  const std::uint64_t workspace_bytes = kWorkspaceBytes;
+  FX_CUDA_CALL(cublasLtMatmulPreferenceSetAttribute(raw_pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                    &workspace_bytes, sizeof(workspace_bytes)));
+  // cuBLAS A is W (caller's b), cuBLAS B is X (caller's a); C and D are both Y.
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, std::uint32_t> alignments[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.align_b},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_a},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.align_c},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_c}};
+  for (const auto& [attr, bytes] : alignments) {
+    FX_CUDA_CALL(cublasLtMatmulPreferenceSetAttribute(raw_pref, attr, &bytes, sizeof(bytes)));
+  }
+
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  FX_CUDA_CALL(cublasLtMatmulAlgoGetHeuristic(handle, plan.desc.get(), plan.w_layout.get(), plan.x_layout.get(),
+                                              plan.y_layout.get(), plan.y_layout.get(), raw_pref, 1, &result, &found));
+  if (found == 0) {
+    throw GpuError("cuBLASLt", CUBLAS_STATUS_NOT_SUPPORTED, "CUBLAS_STATUS_NOT_SUPPORTED",
+                   "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__,
+                   "cuBLASLt offers no algorithm for " + describe_matmul(p) + " (m=" + std::to_string(p.m) +
+                       " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k) + ")");
+  }
+  plan.algo = result.algo;
+  return plan;
+}
+
+const Plan& Matmul::Impl::plan_for(const MatmulProblem& p, const void* a, const void* b, const void* bias,
+                                   const void* c) {
+  PlanKey key{p, alignment_of(a), alignment_of(b), alignment_of(c),
+              epilogue_has_bias(p.epilogue) ? alignment_of(bias) : 0u};
+  auto it = plans.find(key);
+  if (it == plans.end()) {
+    Plan plan = build_plan(key, bias);
+    it = plans.emplace(std::move(key), std::move(plan)).first;
+  }
+  return it->second;
+}
+
+Matmul::Matmul() : impl_(std::make_unique<Impl>()) {
+  contraction_detail::require_cuda_device();
+  FX_CUDA_CALL(cublasLtCreate(&impl_->handle));
+  impl_->workspace = DeviceMemory(kWorkspaceBytes);
+}
+
+Matmul::~Matmul() = default;
+Matmul::Matmul(Matmul&&) noexcept = default;
+Matmul& Matmul::operator=(Matmul&&) noexcept = default;
+
+void Matmul::run(const MatmulProblem& p, const void* a, const void* b, const void* bias, void* c,
+                 CUstream_st* stream) {
+  if (std::string error = validate_matmul(p); !error.empty()) throw std::invalid_argument("matmul: " + error);
+  if (epilogue_has_bias(p.epilogue) != (bias != nullptr)) {
+    throw std::invalid_argument(std::string("matmul: epilogue ") + std::string(matmul_epilogue_name(p.epilogue)) +
+                                (bias ? " takes no bias" : " needs a bias pointer"));
+  }
+  if (!a || !b || !c) throw std::invalid_argument("matmul: null operand pointer");
+  const Plan& plan = impl_->plan_for(p, a, b, bias, c);
+  // The bias pointer is per call; the plan's descriptor only fixed its alignment class.
+  if (bias) set_desc<const void*>(plan.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+  const float alpha = 1.0f;
+  const float beta = 0.0f;
+  FX_CUDA_CALL(cublasLtMatmul(impl_->handle, plan.desc.get(), &alpha, b, plan.w_layout.get(), a, plan.x_layout.get(),
+                              &beta, c, plan.y_layout.get(), c, plan.y_layout.get(), &plan.algo,
+                              impl_->workspace.get(), impl_->workspace.bytes(), stream));
+}
+
+std::size_t Matmul::cached_plan_count() const { return impl_->plans.size(); }
+
+}  // namespace fx::gpu

@@ -1,0 +1,89 @@
+// Matrix multiplication on cuBLASLt with fused epilogues (bias, ReLU, tanh-GELU), for the executor.
+// All matrices are row-major as the graph format stores them: Y[M,N] = X[M,K] * W[K,N] (+ b[N]).
+// No vendor header leaks from here: the cuBLASLt handle, workspace and plan cache sit behind a pimpl.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/graph/dtype.h"
+
+struct CUstream_st;  // cudaStream_t is CUstream_st*; declared here so callers need no CUDA header
+
+namespace fx::gpu {
+
+// What cuBLASLt applies to the accumulator before it writes Y. The bias is a vector of N elements, broadcast
+// over rows (and over the batch), of Y's element type. gelu_tanh is the tanh approximation of GELU.
+enum class MatmulEpilogue : std::uint8_t { none, bias, relu, relu_bias, gelu_tanh, gelu_tanh_bias };
+
+std::string_view matmul_epilogue_name(MatmulEpilogue e);  // "none", "relu_bias", ...
+std::string_view cublaslt_epilogue_name(MatmulEpilogue e);  // "DEFAULT", "RELU_BIAS", "GELU_BIAS", ...
+constexpr bool epilogue_has_bias(MatmulEpilogue e) {
+  return e == MatmulEpilogue::bias || e == MatmulEpilogue::relu_bias || e == MatmulEpilogue::gelu_tanh_bias;
+}
+
+// One (batched) product C[b] = op(A[b]) * op(B[b]), every matrix row-major. A is X ([M,K], or [K,M] stored
+// when transpose_a), B is W ([K,N], or [N,K] stored when transpose_b), C is Y ([M,N]).
+// Leading dimensions are row strides in elements; unset means packed. Batch strides are in elements;
+// unset means packed (rows * ld); 0 broadcasts one matrix to every batch entry.
+// ldb/ldc let a weight or an output be a column view of a wider matrix (horizontal matmul).
+struct MatmulProblem {
+  std::int64_t batch = 1;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  DType a_type = DType::f32;
+  DType b_type = DType::f32;
+  DType c_type = DType::f32;  // also the bias's type
+  bool transpose_a = false;
+  bool transpose_b = false;
+  bool allow_tf32 = false;  // f32 only: TF32 tensor cores (10-bit mantissa inputs, f32 accumulation)
+  MatmulEpilogue epilogue = MatmulEpilogue::none;
+  std::optional<std::int64_t> lda{}, ldb{}, ldc{};
+  std::optional<std::int64_t> batch_stride_a{}, batch_stride_b{}, batch_stride_c{};
+
+  bool operator==(const MatmulProblem&) const = default;
+};
+
+// The problem with every default filled in: what is actually handed to cuBLASLt.
+struct MatmulLayout {
+  std::int64_t lda = 0, ldb = 0, ldc = 0;
+  std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+};
+MatmulLayout resolve_layout(const MatmulProblem& p);
+
+// Empty when the problem is well formed; otherwise a message naming the first problem found.
+std::string validate_matmul(const MatmulProblem& p);
+
+// One line for reports: "cuBLASLt GELU_BIAS epilogue (tanh approximation), TF32 tensor cores".
+std::string describe_matmul(const MatmulProblem& p);
+
+// Owns a cuBLASLt handle, a 32 MiB workspace and a cache of heuristic results keyed by problem and pointer
+// alignment. Not thread-safe, and one workspace serves every call: use one Matmul per stream.
+class Matmul {
+ public:
+  static constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
+
+  Matmul();  // throws NoDeviceError without a usable CUDA device, GpuError on a failed call
+  ~Matmul();
+  Matmul(Matmul&&) noexcept;
+  Matmul& operator=(Matmul&&) noexcept;
+  Matmul(const Matmul&) = delete;
+  Matmul& operator=(const Matmul&) = delete;
+
+  // Enqueues the product on `stream` (nullptr: the legacy default stream). Device pointers; bias is required
+  // exactly when the epilogue has one. Throws std::invalid_argument for a malformed problem and GpuError
+  // (code CUBLAS_STATUS_NOT_SUPPORTED) when cuBLASLt offers no algorithm for it.
+  void run(const MatmulProblem& p, const void* a, const void* b, const void* bias, void* c, CUstream_st* stream);
+
+  std::size_t cached_plan_count() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fx::gpu

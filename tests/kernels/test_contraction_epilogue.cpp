@@ -1,0 +1,142 @@
+// No-GPU tests of the contraction library's decisions: which epilogue a tail maps to, layout defaults,
+// validation messages and the report lines.
+#include <gtest/gtest.h>
+
+#include "kernels/contraction/conv.h"
+#include "kernels/contraction/epilogue_choice.h"
+
+namespace {
+
+using fx::DType;
+using fx::gpu::choose_matmul_epilogue;
+using fx::gpu::EpilogueStop;
+using fx::gpu::MatmulEpilogue;
+using fx::gpu::MatmulProblem;
+
+struct TailCase {
+  std::vector<std::string> tail;
+  MatmulEpilogue epilogue;
+  std::size_t absorbed;
+  EpilogueStop stop;
+};
+
+class ContractionEpilogueChoiceTest : public ::testing::TestWithParam<TailCase> {};
+
+TEST_P(ContractionEpilogueChoiceTest, ChoosesEpilogueAndStop) {
+  const TailCase& c = GetParam();
+  const auto choice = choose_matmul_epilogue(c.tail);
+  EXPECT_EQ(choice.epilogue, c.epilogue) << choice.message;
+  EXPECT_EQ(choice.absorbed, c.absorbed) << choice.message;
+  EXPECT_EQ(choice.stop, c.stop) << choice.message;
+  EXPECT_EQ(choice.fully_expressible(), c.absorbed == c.tail.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Tails, ContractionEpilogueChoiceTest,
+    ::testing::Values(TailCase{{}, MatmulEpilogue::none, 0, EpilogueStop::none},
+                      TailCase{{"add(bias)"}, MatmulEpilogue::bias, 1, EpilogueStop::none},
+                      TailCase{{"add(bias)", "relu"}, MatmulEpilogue::relu_bias, 2, EpilogueStop::none},
+                      TailCase{{"bias_add", "gelu_tanh"}, MatmulEpilogue::gelu_tanh_bias, 2, EpilogueStop::none},
+                      TailCase{{"relu"}, MatmulEpilogue::relu, 1, EpilogueStop::none},
+                      TailCase{{"gelu_tanh"}, MatmulEpilogue::gelu_tanh, 1, EpilogueStop::none},
+                      TailCase{{"add(bias)", "gelu"}, MatmulEpilogue::bias, 1, EpilogueStop::erf_gelu},
+                      TailCase{{"relu", "add(bias)"}, MatmulEpilogue::relu, 1, EpilogueStop::activation_then_bias},
+                      TailCase{{"add(bias)", "add(bias)"}, MatmulEpilogue::bias, 1, EpilogueStop::second_bias},
+                      TailCase{{"relu", "gelu_tanh"}, MatmulEpilogue::relu, 1, EpilogueStop::second_activation},
+                      TailCase{{"add(residual)", "relu"}, MatmulEpilogue::none, 0, EpilogueStop::full_tensor_add},
+                      TailCase{{"add(bias)", "relu", "mul"}, MatmulEpilogue::relu_bias, 2,
+                               EpilogueStop::unsupported_op},
+                      TailCase{{"sigmoid"}, MatmulEpilogue::none, 0, EpilogueStop::unsupported_op}));
+
+TEST(ContractionEpilogueChoice, ErfGeluMessageNamesTheApproximation) {
+  const auto choice = choose_matmul_epilogue({"add(bias)", "gelu"});
+  EXPECT_NE(choice.message.find("tanh approximation"), std::string::npos) << choice.message;
+  EXPECT_NE(choice.message.find("second kernel"), std::string::npos) << choice.message;
+  EXPECT_NE(choice.message.find("BIAS"), std::string::npos) << choice.message;
+}
+
+TEST(ContractionMatmulDescribe, NamesEpilogueAndMath) {
+  MatmulProblem p{.m = 8192, .n = 4096, .k = 4096};
+  p.allow_tf32 = true;
+  p.epilogue = MatmulEpilogue::gelu_tanh_bias;
+  EXPECT_EQ(fx::gpu::describe_matmul(p), "cuBLASLt GELU_BIAS epilogue (tanh approximation), TF32 tensor cores");
+  p.allow_tf32 = false;
+  p.epilogue = MatmulEpilogue::relu_bias;
+  EXPECT_EQ(fx::gpu::describe_matmul(p), "cuBLASLt RELU_BIAS epilogue, FP32 (no TF32)");
+  p.a_type = p.b_type = p.c_type = DType::bf16;
+  p.epilogue = MatmulEpilogue::none;
+  p.batch = 3;
+  p.batch_stride_b = 0;
+  EXPECT_EQ(fx::gpu::describe_matmul(p),
+            "cuBLASLt GEMM, no epilogue, BF16 tensor cores, FP32 accumulation, batch 3 (B broadcast)");
+}
+
+TEST(ContractionMatmulLayout, DefaultsArePacked) {
+  MatmulProblem p{.batch = 2, .m = 5, .n = 7, .k = 3};
+  auto l = fx::gpu::resolve_layout(p);
+  EXPECT_EQ(l.lda, 3);
+  EXPECT_EQ(l.ldb, 7);
+  EXPECT_EQ(l.ldc, 7);
+  EXPECT_EQ(l.stride_a, 15);
+  EXPECT_EQ(l.stride_b, 21);
+  EXPECT_EQ(l.stride_c, 35);
+  p.transpose_a = p.transpose_b = true;  // A stored [K, M], B stored [N, K]
+  p.ldc = 20;
+  p.batch_stride_b = 0;
+  l = fx::gpu::resolve_layout(p);
+  EXPECT_EQ(l.lda, 5);
+  EXPECT_EQ(l.ldb, 3);
+  EXPECT_EQ(l.stride_a, 15);
+  EXPECT_EQ(l.stride_b, 0);
+  EXPECT_EQ(l.stride_c, 100);
+}
+
+TEST(ContractionMatmulValidate, ReportsTheFirstProblem) {
+  const MatmulProblem ok{.m = 4, .n = 4, .k = 4};
+  EXPECT_EQ(fx::gpu::validate_matmul(ok), "");
+  MatmulProblem p = ok;
+  p.k = 0;
+  EXPECT_NE(fx::gpu::validate_matmul(p).find("positive"), std::string::npos);
+  p = ok;
+  p.b_type = DType::bf16;
+  EXPECT_NE(fx::gpu::validate_matmul(p).find("one type"), std::string::npos);
+  p = ok;
+  p.a_type = p.b_type = DType::bf16;
+  p.c_type = DType::f16;
+  EXPECT_NE(fx::gpu::validate_matmul(p).find("cannot be written as f16"), std::string::npos);
+  p.c_type = DType::f32;
+  EXPECT_EQ(fx::gpu::validate_matmul(p), "");
+  p = ok;
+  p.ldc = 3;
+  EXPECT_NE(fx::gpu::validate_matmul(p).find("ldc = 3"), std::string::npos);
+  p = ok;
+  p.a_type = p.b_type = p.c_type = DType::i32;
+  EXPECT_NE(fx::gpu::validate_matmul(p), "");
+}
+
+TEST(ContractionConvProblem, OutputShapeAndValidation) {
+  fx::gpu::Conv2dProblem p{.n = 32, .c = 64, .h = 56, .w = 56, .k = 64, .r = 3, .s = 3};
+  p.pad_h = p.pad_w = 1;
+  auto out = fx::gpu::conv2d_output_shape(p);
+  EXPECT_EQ(out.p, 56);
+  EXPECT_EQ(out.q, 56);
+  p.stride_h = 2;
+  p.dilation_w = 2;
+  out = fx::gpu::conv2d_output_shape(p);
+  EXPECT_EQ(out.p, 28);  // (56 + 2 - 2 - 1) / 2 + 1
+  EXPECT_EQ(out.q, 54);  // (56 + 2 - 4 - 1) / 1 + 1
+  EXPECT_EQ(fx::gpu::validate_conv2d(p), "");
+  p.groups = 3;
+  EXPECT_NE(fx::gpu::validate_conv2d(p).find("must divide"), std::string::npos);
+  p.groups = 1;
+  p.r = 80;
+  EXPECT_NE(fx::gpu::validate_conv2d(p).find("larger than"), std::string::npos);
+}
+
+TEST(ContractionConvProblem, Describe) {
+  fx::gpu::Conv2dProblem p{.n = 1, .c = 8, .h = 8, .w = 8, .k = 8, .r = 3, .s = 3};
+  p.epilogue = fx::gpu::ConvEpilogue::relu_bias;
+  EXPECT_EQ(fx::gpu::describe_conv2d(p), "cuDNN fused conv + bias + ReLU (IMPLICIT_PRECOMP_GEMM), FP32 (no TF32)");
+}
+
+}  // namespace
