@@ -27,9 +27,10 @@ struct KernelTimingRow {
 // so "not measured" cannot be mistaken for "no traffic".
 std::string timings_to_csv(const std::vector<KernelTimingRow>& rows);
 
-// Trace-event JSON: {"traceEvents":[...],"displayTimeUnit":"ns"}, one event per line. One pid per plan in order of first
-// appearance, named by a process_name metadata event; one complete event ("ph": "X") per row named
-// "group g3: mul+add+relu" (the kernel name when the row has no group), args carrying kernel, nodes and bytes.
+// Trace-event JSON: {"traceEvents":[...],"displayTimeUnit":"ns"}, one event per line. One pid per plan in
+// order of first appearance, named by a process_name metadata event; one complete event ("ph": "X") per row
+// named "group g3: mul+add+relu" (the kernel name when the row has no group), args carrying kernel, nodes and
+// bytes ("dram": "not measured" when neither byte count is present).
 std::string timings_to_chrome_trace(const std::vector<KernelTimingRow>& rows);
 
 }  // namespace fx
