@@ -6,7 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/command.h"
+#include "core/cost/device_description.h"
 #include "core/export/dot.h"
+#include "core/fusion/engine.h"
+#include "core/fusion/plan_dot.h"
 #include "core/graph/graph_io.h"
 
 namespace fx::cli {
@@ -99,6 +102,22 @@ int info(const std::vector<std::string>& argv, std::ostream& out, std::ostream& 
   return kOk;
 }
 
+// The plan to draw: "auto" runs auto-fuse on the graph; otherwise a fused graph file of the same graph.
+Expected<Plan> load_plan_for(const Graph& g, const std::string& plan_file) {
+  const DeviceDescription device = DeviceDescription::h200();
+  if (plan_file == "auto") {
+    FusionEngine engine(g, device);
+    engine.auto_fuse();
+    return engine.plan();
+  }
+  auto text = read_text_file(plan_file, LoadLimits{}.max_file_bytes);
+  if (!text) return text.errors();
+  auto engine = FusionEngine::load_fused_graph(*text, device);
+  if (!engine) return engine.errors();
+  if (!(engine->graph() == g)) return Diagnostic{"", "the plan is for another graph (" + engine->graph().name() + ")"};
+  return engine->plan();
+}
+
 int dot(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   Args args(argv, {"--no-edge-labels"}, {"-o", "--plan"}, {{"--output", "-o"}});
   if (!args.ok() || args.positionals().size() != 1) {
@@ -110,9 +129,10 @@ int dot(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   if (!g) return report_errors(err, file, format_diagnostics(g.errors(), file));
   DotOptions options;
   options.edge_labels = !args.has("--no-edge-labels");
-  if (args.value("--plan")) {
-    err << "fusion-cli dot: --plan needs the fusion engine, which this build does not have yet\n";
-    return kBadInput;
+  if (auto plan_file = args.value("--plan")) {
+    auto plan = load_plan_for(*g, *plan_file);
+    if (!plan) return report_errors(err, *plan_file, format_diagnostics(plan.errors(), *plan_file));
+    options.clusters = plan_clusters(*g, *plan);
   }
   const std::string text = to_dot(*g, options);
   if (auto path = args.value("-o")) {
@@ -135,10 +155,11 @@ Register info_cmd({"info", "summarise a graph: nodes, tensors, bytes, op classes
                    "intermediates, total FLOPs and the op class counts. --json prints the same as JSON.\n",
                    info});
 Register dot_cmd({"dot", "write the graph as Graphviz DOT",
-                  "usage: fusion-cli dot FILE [-o OUT.dot] [--plan PLAN] [--no-edge-labels]\n\n"
+                  "usage: fusion-cli dot FILE [-o OUT.dot] [--plan PLAN|auto] [--no-edge-labels]\n\n"
                   "Nodes are coloured by op class (elementwise green, layout violet, reduction orange,\n"
                   "contraction blue, opaque grey); edges carry the tensor size. With --plan, fusion groups\n"
-                  "are drawn as clusters coloured by fusion kind.\n",
+                  "are drawn as clusters coloured by fusion kind (epilogue blue, horizontal orange, vertical\n"
+                  "green); PLAN is a fused graph file written by `fuse -o`, or `auto` for the auto-fused plan.\n",
                   dot});
 
 }  // namespace

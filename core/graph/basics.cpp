@@ -163,6 +163,16 @@ std::string Diagnostic::to_string() const {
   return s + message;
 }
 
+std::string pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
 std::string format_diagnostics(const Diagnostics& diagnostics, const std::string& file) {
   std::string out;
   for (const Diagnostic& d : diagnostics) {

@@ -21,6 +21,9 @@ using Diagnostics = std::vector<Diagnostic>;
 
 std::string format_diagnostics(const Diagnostics& diagnostics, const std::string& file = {});
 
+// An object key as one JSON pointer token: '~' becomes "~0" and '/' becomes "~1" (RFC 6901).
+std::string pointer_token(const std::string& key);
+
 // A value or the diagnostics that explain why there is none (std::expected arrives with C++23).
 template <typename T>
 class Expected {

@@ -5,6 +5,7 @@
 #include <cassert>
 #include <queue>
 #include <set>
+#include <unordered_set>
 
 namespace fx {
 
@@ -46,8 +47,15 @@ std::optional<NodeId> Graph::find_node(const std::string& name) const {
 
 std::vector<ValueId> Graph::tensor_inputs(NodeId n) const {
   std::vector<ValueId> out;
-  for (const Operand& o : node(n).inputs) {
-    if (!o.is_scalar() && std::find(out.begin(), out.end(), o.value) == out.end()) out.push_back(o.value);
+  const std::vector<Operand>& inputs = node(n).inputs;
+  // A linear search is fastest for the usual few operands; a set keeps a concat of 100,000 tensors linear.
+  constexpr std::size_t kLinearSearchLimit = 16;
+  std::unordered_set<ValueId> seen;
+  for (const Operand& o : inputs) {
+    if (o.is_scalar()) continue;
+    const bool dup = inputs.size() <= kLinearSearchLimit ? std::find(out.begin(), out.end(), o.value) != out.end()
+                                                          : !seen.insert(o.value).second;
+    if (!dup) out.push_back(o.value);
   }
   return out;
 }
@@ -114,16 +122,19 @@ std::optional<Attrs> resolve_attrs(const OpDef& def, const Attrs& given, const s
                                    Diagnostics& errors) {
   Attrs out;
   bool ok = true;
-  for (const auto& [name, value] : given.values()) {
+  for (const auto& entry : given.values()) {
+    // Not a structured binding: clang 14 (the fuzzing compiler) cannot capture one in the lambda below.
+    const std::string& name = entry.first;
+    const AttrValue& value = entry.second;
     auto spec = std::find_if(def.attrs.begin(), def.attrs.end(), [&](const AttrSpec& s) { return s.name == name; });
     if (spec == def.attrs.end()) {
       std::string known;
       for (const AttrSpec& s : def.attrs) known += (known.empty() ? "" : ", ") + s.name;
-      errors.push_back({pointer + "/attrs/" + name, "unknown attribute " + quoted(name) + " for op " + quoted(def.name) +
+      errors.push_back({pointer + "/attrs/" + pointer_token(name), "unknown attribute " + quoted(name) + " for op " + quoted(def.name) +
                                                         (known.empty() ? " (it takes none)" : " (it takes " + known + ")")});
       ok = false;
     } else if (!attr_matches(value, spec->type)) {
-      errors.push_back({pointer + "/attrs/" + name, "attribute " + quoted(name) + " must be " +
+      errors.push_back({pointer + "/attrs/" + pointer_token(name), "attribute " + quoted(name) + " must be " +
                                                         std::string(attr_type_name(spec->type)) + ", got " +
                                                         attr_value_to_string(value)});
       ok = false;
@@ -186,6 +197,7 @@ struct detail::GraphBuilder {
   Diagnostics errors;
   std::unordered_map<std::string, ValueId> names;
   std::vector<bool> node_ok;
+  std::vector<bool> input_ok;  // a bad input type is reported at the input, not again at its readers
   std::vector<std::vector<NodeId>> preds;
 
   void check_names();
@@ -204,7 +216,7 @@ void detail::GraphBuilder::check_names() {
     if (!names.emplace(in.name, static_cast<ValueId>(i)).second) {
       errors.push_back({p + "/name", "duplicate name " + quoted(in.name)});
     }
-    check_tensor_type(in.type, p, errors);
+    input_ok.push_back(check_tensor_type(in.type, p, errors));
   }
   const auto first_node_value = static_cast<ValueId>(spec.inputs.size());
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
@@ -226,6 +238,7 @@ void detail::GraphBuilder::resolve_nodes() {
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec& ns = spec.nodes[i];
     Node& n = g.nodes_[i];
+    std::unordered_set<NodeId> pred_seen;  // a wide node (concat of thousands) must stay linear
     const std::string p = "/nodes/" + std::to_string(i);
     n.name = ns.name;
     n.op = ns.op;
@@ -276,7 +289,7 @@ void detail::GraphBuilder::resolve_nodes() {
       n.inputs.push_back({it->second, 0.0});
       if (it->second >= first_node_value) {
         const NodeId pred = it->second - first_node_value;
-        if (std::find(preds[i].begin(), preds[i].end(), pred) == preds[i].end()) preds[i].push_back(pred);
+        if (pred_seen.insert(pred).second) preds[i].push_back(pred);
       }
     }
   }
@@ -327,7 +340,10 @@ void detail::GraphBuilder::infer_types(const std::vector<NodeId>& topo) {
         operands.push_back({std::nullopt, o.scalar});
         continue;
       }
-      if (o.value >= first_node_value && !node_ok[static_cast<std::size_t>(o.value - first_node_value)]) {
+      const bool producer_failed = o.value >= first_node_value
+                                       ? !node_ok[static_cast<std::size_t>(o.value - first_node_value)]
+                                       : !input_ok[static_cast<std::size_t>(o.value)];
+      if (producer_failed) {
         inputs_ok = false;  // already reported at the producer
         break;
       }
@@ -385,7 +401,7 @@ Expected<Graph> build_graph(const GraphSpec& spec) {
   g.description_ = spec.description;
   g.inputs_ = spec.inputs;
   g.flops_.assign(spec.nodes.size(), 0.0);
-  detail::GraphBuilder b{spec, g, {}, {}, {}, {}};
+  detail::GraphBuilder b{spec, g, {}, {}, {}, {}, {}};
   if (spec.nodes.empty()) b.errors.push_back({"/nodes", "the graph is empty: it has no nodes"});
   b.check_names();
   b.resolve_nodes();

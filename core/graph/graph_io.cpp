@@ -2,6 +2,7 @@
 // (and line:column for syntax errors); a file is either a valid graph or a list of diagnostics.
 #include "core/graph/graph_io.h"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -87,7 +88,10 @@ struct Reader {
     }
     if (v.is_number_integer()) return v.get<std::int64_t>();
     if (v.is_number_float()) {
-      errors.push_back({p, "must be an integer, got " + v.dump() + " (a number too large for 64 bits reads as a float)"});
+      // Only a number beyond 64 bits earns the hint; 2.5 is simply not an integer.
+      const bool huge = std::fabs(v.get<double>()) >= 9.2233720368547758e18;
+      errors.push_back({p, "must be an integer, got " + v.dump() +
+                               (huge ? " (a number too large for 64 bits reads as a float)" : "")});
     } else {
       errors.push_back({p, "must be an integer, got " + type_name(v)});
     }
@@ -123,7 +127,7 @@ struct Reader {
       bool ok = false;
       for (auto k : known) ok = ok || k == key;
       for (auto k : extra) ok = ok || k == key;
-      if (!ok) errors.push_back({p + "/" + key, "unknown field \"" + key + "\""});
+      if (!ok) errors.push_back({p + "/" + pointer_token(key), "unknown field \"" + key + "\""});
     }
   }
 
@@ -202,7 +206,7 @@ struct Reader {
     if (auto it = v.find("attrs"); it != v.end()) {
       if (!expect(*it, json::value_t::object, p + "/attrs", "an object")) return std::nullopt;
       for (const auto& [key, value] : it->items()) {
-        auto a = attr_value(value, p + "/attrs/" + key);
+        auto a = attr_value(value, p + "/attrs/" + pointer_token(key));
         if (a) n.attrs.set(key, *a); else ok = false;
       }
     }
@@ -237,6 +241,19 @@ Expected<json> parse_json_text(std::string_view text, const LoadLimits& limits) 
     d.message += colon == std::string::npos ? what : what.substr(colon + 2);
     const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
     line_column(text, offset, d.line, d.column);
+    return d;
+  } catch (const json::out_of_range& e) {
+    // A number beyond a double ("1e400"): nlohmann reports it as out_of_range 406 with the token but no
+    // position; locate the token to give a line and column.
+    Diagnostic d{"", "not valid JSON: "};
+    std::string what = e.what();
+    const auto bracket = what.find("] ");
+    d.message += bracket == std::string::npos ? what : what.substr(bracket + 2);
+    const auto quote = what.find('\'');
+    if (quote != std::string::npos && what.back() == '\'') {
+      const auto at = text.find(what.substr(quote + 1, what.size() - quote - 2));
+      if (at != std::string_view::npos) line_column(text, at, d.line, d.column);
+    }
     return d;
   }
 }

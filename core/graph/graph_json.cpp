@@ -40,8 +40,13 @@ void dump_into(const ojson& v, int indent, std::string& out) {
     for (std::size_t i = 0; i < one_line.size(); ++i) {
       const char c = one_line[i];
       spaced += c;
-      if (c == '"' && (i == 0 || one_line[i - 1] != '\\')) in_string = !in_string;
-      if (!in_string && (c == ',' || c == ':')) spaced += ' ';
+      if (in_string && c == '\\' && i + 1 < one_line.size()) {
+        spaced += one_line[++i];  // an escape pair: "\\" must not hide the closing quote after it
+      } else if (c == '"') {
+        in_string = !in_string;
+      } else if (!in_string && (c == ',' || c == ':')) {
+        spaced += ' ';
+      }
     }
     if (spaced.size() + static_cast<std::size_t>(indent) <= kInlineWidth || v.is_array()) {
       out += spaced;

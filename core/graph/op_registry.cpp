@@ -12,6 +12,19 @@ namespace {
 
 using Inputs = std::span<const OperandType>;
 
+// Signed overflow is undefined behaviour, and attributes come straight from files: arithmetic on them is checked.
+std::optional<std::int64_t> checked_add(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+std::optional<std::int64_t> checked_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
 std::string in_ptr(std::size_t i) { return "/inputs/" + std::to_string(i); }
 
 // The first tensor operand's type: scalars adopt the dtype of the tensors they combine with.
@@ -305,10 +318,20 @@ InferResult infer_conv2d(Inputs in, const Attrs& attrs) {
   auto [sh, sw] = pair_attr(attrs, "stride");
   auto [ph, pw] = pair_attr(attrs, "padding");
   auto [dh, dw] = pair_attr(attrs, "dilation");
-  const std::int64_t ho = (x.shape[2] + 2 * ph - dh * (w.shape[2] - 1) - 1) / sh + 1;
-  const std::int64_t wo = (x.shape[3] + 2 * pw - dw * (w.shape[3] - 1) - 1) / sw + 1;
-  if (ho <= 0 || wo <= 0) return InferResult::fail("the kernel is larger than the padded input", in_ptr(1));
-  return InferResult::ok({{x.shape[0], o, ho, wo}, x.dtype});
+  // out = (in + 2 pad - dilation (k - 1) - 1) / stride + 1, each step checked for overflow.
+  std::int64_t out_hw[2] = {0, 0};
+  const std::int64_t in_hw[2] = {x.shape[2], x.shape[3]}, k_hw[2] = {w.shape[2], w.shape[3]};
+  const std::int64_t pad[2] = {ph, pw}, dil[2] = {dh, dw}, stride[2] = {sh, sw};
+  for (int i = 0; i < 2; ++i) {
+    auto twice = checked_mul(2, pad[i]);
+    auto padded = twice ? checked_add(in_hw[i], *twice) : std::nullopt;
+    if (!padded) return InferResult::fail("padding too large: the padded input overflows 64 bits", "/attrs/padding");
+    auto extent = checked_mul(dil[i], k_hw[i] - 1);
+    if (!extent) return InferResult::fail("dilation too large: the kernel's extent overflows 64 bits", "/attrs/dilation");
+    out_hw[i] = (*padded - *extent - 1) / stride[i] + 1;  // padded >= 1 and extent >= 0: no overflow
+  }
+  if (out_hw[0] <= 0 || out_hw[1] <= 0) return InferResult::fail("the kernel is larger than the padded input", in_ptr(1));
+  return InferResult::ok({{x.shape[0], o, out_hw[0], out_hw[1]}, x.dtype});
 }
 
 InferResult infer_transpose(Inputs in, const Attrs& attrs) {
@@ -379,7 +402,9 @@ InferResult infer_concat(Inputs in, const Attrs& attrs) {
                                    shape_to_string(r.type->shape) + " on axis " + std::to_string(ax),
                                in_ptr(i));
     }
-    r.type->shape[ax] += t.shape[ax];
+    auto sum = checked_add(r.type->shape[ax], t.shape[ax]);
+    if (!sum) return InferResult::fail("the concatenated dimension overflows 64 bits", in_ptr(i));
+    r.type->shape[ax] = *sum;
   }
   return r;
 }
@@ -395,7 +420,7 @@ InferResult infer_slice(Inputs in, const Attrs& attrs) {
   auto clamp = [dim](std::int64_t v) { return std::clamp(v < 0 ? v + dim : v, std::int64_t{0}, dim); };
   const std::int64_t start = clamp(attrs.get_int("start")), end = clamp(attrs.get_int("end"));
   if (end <= start) return InferResult::fail("the slice is empty", "/attrs/end");
-  r.type->shape[static_cast<std::size_t>(*axis)] = (end - start + step - 1) / step;
+  r.type->shape[static_cast<std::size_t>(*axis)] = 1 + (end - start - 1) / step;  // ceil without overflow
   return r;
 }
 

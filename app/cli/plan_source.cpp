@@ -1,0 +1,37 @@
+// Loading a graph and its plans for the executor verbs.
+#include "app/cli/plan_source.h"
+
+#include "core/graph/graph_io.h"
+#include "core/graph/graph_json.h"
+
+namespace fx::cli {
+
+std::optional<LoadedPlans> load_plans(const PlanSource& src, const DeviceDescription& device, std::ostream& err) {
+  const std::string path = src.plan_file.value_or(src.file);
+  auto text = read_text_file(path, LoadLimits{}.max_file_bytes);
+  if (!text) {
+    err << format_diagnostics(text.errors(), path);
+    return std::nullopt;
+  }
+  auto engine = FusionEngine::load_fused_graph(*text, device);
+  if (!engine) {
+    err << format_diagnostics(engine.errors(), path);
+    return std::nullopt;
+  }
+  LoadedPlans out;
+  out.engine = std::make_unique<FusionEngine>(std::move(*engine));
+  auto doc = parse_json_text(*text);
+  const bool has_section = doc && doc->contains("fusion");
+  out.how = has_section ? "the fusion section of " + path : "the unfused plan";
+  if (src.unfused_only) {
+    out.how = "the unfused plan";
+  } else if (src.auto_fuse || (!has_section && !src.plan_file)) {
+    const int merges = out.engine->auto_fuse();
+    out.how = "auto-fuse (" + std::to_string(merges) + " merges)";
+  }
+  out.unfused = Plan::unfused(out.engine->graph(), out.engine->cost_model());
+  out.fused = src.unfused_only ? out.unfused : out.engine->plan();
+  return out;
+}
+
+}  // namespace fx::cli

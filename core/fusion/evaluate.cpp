@@ -1,0 +1,155 @@
+// Partition::evaluate: the verdict on one proposed merge, with the arithmetic people need to trust it.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "core/fusion/partition.h"
+
+namespace fx {
+namespace {
+
+std::string us(double seconds) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(seconds < 1e-4 ? 2 : 1);
+  out << seconds * 1e6 << " us";
+  return out.str();
+}
+
+bool shares_input(const Graph& g, const std::vector<NodeId>& a, const std::vector<NodeId>& b) {
+  std::vector<ValueId> ins;
+  for (NodeId n : a) {
+    for (ValueId v : g.tensor_inputs(n)) ins.push_back(v);
+  }
+  std::sort(ins.begin(), ins.end());
+  for (NodeId n : b) {
+    for (ValueId v : g.tensor_inputs(n)) {
+      if (std::binary_search(ins.begin(), ins.end(), v)) return true;
+    }
+  }
+  return false;
+}
+
+bool recomputable(const Graph& g, const std::vector<NodeId>& nodes) {
+  constexpr std::size_t kMaxRecomputedOps = 8;  // recompute only short, cheap elementwise chains
+  if (nodes.size() > kMaxRecomputedOps) return false;
+  return std::all_of(nodes.begin(), nodes.end(), [&](NodeId n) {
+    return g.node(n).op_class() == OpClass::elementwise && !g.node(n).def->random;
+  });
+}
+
+std::string traffic(const GroupCost& c, int kernels) {
+  return describe_traffic(c) + " in " + std::to_string(kernels) + (kernels == 1 ? " kernel, " : " kernels, ") +
+         us(c.time_s);
+}
+
+}  // namespace
+
+Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const std::set<std::string>& rejected) {
+  Candidate c;
+  const bool edge = has_edge(a, b);
+  c.id = pair_id(a, b, edge);
+  c.kind = c.id[0] == 'h' ? FusionKind::horizontal : c.id[0] == 'e' ? FusionKind::epilogue : FusionKind::vertical;
+  c.group_a = group_id(a);
+  c.group_b = group_id(b);
+  c.nodes = nodes(a);
+  c.nodes.insert(c.nodes.end(), nodes(b).begin(), nodes(b).end());
+  std::sort(c.nodes.begin(), c.nodes.end(), [&](NodeId x, NodeId y) { return topo_pos_[static_cast<std::size_t>(x)] < topo_pos_[static_cast<std::size_t>(y)]; });
+  GroupCost before = cost(a);
+  before += cost(b);
+  c.time_before_s = before.time_s;
+  c.bytes_before = before.bytes_read + before.bytes_written;
+  c.time_after_s = c.time_before_s;
+  c.bytes_after = c.bytes_before;
+  const std::string what = std::string(to_string(c.kind)) + " " + c.group_a + " + " + c.group_b;
+
+  if (!edge && !shares_input(g_, nodes(a), nodes(b))) {
+    c.decision = FusionDecision::no(Reason::not_related, what + ": no edge and no shared input between them");
+    return c;
+  }
+  if (options.disabled_kinds.count(c.kind)) {
+    c.decision = FusionDecision::no(Reason::kind_disabled, what + ": " + std::string(to_string(c.kind)) +
+                                                               " fusion is switched off");
+    return c;
+  }
+  if (rejected.count(c.id)) {
+    c.decision = FusionDecision::no(Reason::user_rejected, what + ": rejected by the user");
+    return c;
+  }
+  c.decision = check_group(g_, c.nodes, options);
+  if (!c.decision.fuse) {
+    c.decision.message = what + ": " + c.decision.message;
+    return c;
+  }
+  if (const std::vector<int> path = cycle_path(a, b); !path.empty()) {
+    std::string names;
+    for (int s : path) {
+      if (!names.empty()) names += " -> ";
+      names += group_id(s);
+    }
+    c.decision = FusionDecision::no(Reason::cycle, what + ": the path " + names +
+                                                       " leaves the merged kernel and comes back into it");
+    c.decision.with("path_length", static_cast<double>(path.size()));
+    return c;
+  }
+
+  GroupCost after = cost_merged(a, b);
+  double time_after = after.time_s;
+  c.strategy = Strategy::merge;
+  for (NodeId n : nodes(a)) {
+    const ValueId v = g_.value_of(n);
+    const bool feeds_b = std::any_of(g_.consumers(v).begin(), g_.consumers(v).end(), [&](NodeId k) { return group_of(k) == b; });
+    if (feeds_b && (g_.is_output(v) || std::any_of(g_.consumers(v).begin(), g_.consumers(v).end(), [&](NodeId k) {
+                      return group_of(k) != a && group_of(k) != b && !recomputes(group_of(k), n);
+                    }))) {
+      c.strategy = Strategy::multi_output;
+    }
+  }
+  std::string how;
+  if (c.strategy == Strategy::multi_output && options.allow_recompute && c.kind != FusionKind::horizontal &&
+      recomputable(g_, nodes(a))) {
+    GroupCost producer_after;
+    const GroupCost consumer_after = cost_recompute(a, b, producer_after);
+    const double t = consumer_after.time_s + producer_after.time_s;
+    if (t < time_after) {
+      c.strategy = Strategy::recompute;
+      time_after = t;
+      after = consumer_after;
+      after += producer_after;
+      how = "; recomputes " + c.group_a + " inside " + c.group_b +
+            " (cheaper than writing it and reading it back)";
+    } else {
+      how = "; one kernel with several outputs: " + c.group_a +
+            "'s result is still written for its other consumers (recomputing it would cost " + us(t) + ")";
+    }
+  } else if (c.strategy == Strategy::multi_output) {
+    how = "; one kernel with several outputs: an intermediate is still written for its other consumers";
+  }
+  c.time_after_s = time_after;
+  c.bytes_after = after.bytes_read + after.bytes_written;
+  const double saved = c.time_before_s - c.time_after_s;
+  std::string arithmetic = "unfused " + traffic(before, 2) + "; fused " +
+                           traffic(after, c.strategy == Strategy::recompute ? 2 : 1) + how;
+  if (after.compute_bound()) {
+    arithmetic += "; compute-bound (" + us(after.compute_time_s) +
+                  " of math at peak): fusing saves launches and traffic hidden under the math, not the math";
+  }
+  if (saved <= 0) {
+    c.decision = FusionDecision::no(Reason::not_profitable, what + ": " + arithmetic + "; no time saved");
+  } else {
+    const Reason r = c.strategy == Strategy::merge ? Reason::fusible : Reason::output_needed_elsewhere;
+    std::ostringstream pct;
+    pct.precision(2);
+    pct << 100.0 * saved / c.time_before_s;
+    c.decision = {true, r, what + ": " + arithmetic + "; saves " + us(saved) + " (" + pct.str() + "%)", {}};
+  }
+  c.decision.with("unfused_us", c.time_before_s * 1e6)
+      .with("fused_us", c.time_after_s * 1e6)
+      .with("saved_us", saved * 1e6)
+      .with("bytes_before", static_cast<double>(c.bytes_before))
+      .with("bytes_after", static_cast<double>(c.bytes_after))
+      .with("compute_bound", after.compute_bound() ? 1 : 0);
+  return c;
+}
+
+}  // namespace fx

@@ -1,0 +1,196 @@
+// Fused graph files (a graph plus a "fusion" section) and the decision log as JSON.
+#include <map>
+
+#include "core/fusion/engine.h"
+#include "core/graph/graph_json.h"
+
+namespace fx {
+namespace {
+
+nlohmann::ordered_json entry_json(const LogEntry& e) {
+  nlohmann::ordered_json j;
+  j["step"] = e.step;
+  j["action"] = e.action;
+  j["by"] = e.by;
+  j["candidate"] = e.candidate_id;
+  j["kind"] = to_string(e.kind);
+  j["strategy"] = to_string(e.strategy);
+  j["group_a"] = e.group_a;
+  j["group_b"] = e.group_b;
+  j["reason"] = to_string(e.reason);
+  j["message"] = e.message;
+  j["time_before_us"] = e.time_before_us;
+  j["time_after_us"] = e.time_after_us;
+  return j;
+}
+
+LogEntry entry_from_json(const nlohmann::json& j) {
+  LogEntry e;
+  e.step = j.value("step", 0);
+  e.action = j.value("action", "");
+  e.by = j.value("by", "");
+  e.candidate_id = j.value("candidate", "");
+  e.kind = parse_fusion_kind(j.value("kind", "vertical")).value_or(FusionKind::vertical);
+  const std::string strategy = j.value("strategy", "merge");
+  e.strategy = strategy == "recompute" ? Strategy::recompute
+               : strategy == "multi_output" ? Strategy::multi_output : Strategy::merge;
+  e.group_a = j.value("group_a", "");
+  e.group_b = j.value("group_b", "");
+  e.reason = parse_reason(j.value("reason", "FUSIBLE")).value_or(Reason::fusible);
+  e.message = j.value("message", "");
+  e.time_before_us = j.value("time_before_us", 0.0);
+  e.time_after_us = j.value("time_after_us", 0.0);
+  return e;
+}
+
+nlohmann::ordered_json names_json(const Graph& g, const std::vector<NodeId>& nodes) {
+  auto j = nlohmann::ordered_json::array();
+  for (NodeId n : nodes) j.push_back(g.node(n).name);
+  return j;
+}
+
+// Reads a list of node names at `pointer`; unknown names are errors.
+std::vector<NodeId> read_names(const Graph& g, const nlohmann::json& list, const std::string& pointer, Diagnostics& errors) {
+  std::vector<NodeId> out;
+  if (!list.is_array()) {
+    errors.push_back({pointer, "must be an array of node names"});
+    return out;
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string at = pointer + "/" + std::to_string(i);
+    if (!list[i].is_string()) {
+      errors.push_back({at, "must be a node name"});
+    } else if (auto n = g.find_node(list[i].get<std::string>())) {
+      out.push_back(*n);
+    } else {
+      errors.push_back({at, "no node named '" + list[i].get<std::string>() + "' in the graph"});
+    }
+  }
+  return out;
+}
+
+Expected<std::vector<GroupSpec>> read_groups(const Graph& g, const nlohmann::json& groups, const EngineOptions& options) {
+  Diagnostics errors;
+  if (!groups.is_array()) return Diagnostic{"/fusion/groups", "must be an array of groups"};
+  std::vector<GroupSpec> specs;
+  std::map<NodeId, std::size_t> owner;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const std::string at = "/fusion/groups/" + std::to_string(i);
+    if (!groups[i].is_object() || !groups[i].contains("nodes")) {
+      errors.push_back({at, "a group must be an object with \"nodes\""});
+      continue;
+    }
+    GroupSpec spec;
+    spec.nodes = read_names(g, groups[i]["nodes"], at + "/nodes", errors);
+    if (groups[i].contains("recomputed")) spec.recomputed = read_names(g, groups[i]["recomputed"], at + "/recomputed", errors);
+    if (spec.nodes.empty()) errors.push_back({at + "/nodes", "a group needs at least one node"});
+    for (std::size_t k = 0; k < spec.nodes.size(); ++k) {
+      auto [it, fresh] = owner.emplace(spec.nodes[k], i);
+      if (!fresh) {
+        errors.push_back({at + "/nodes/" + std::to_string(k),
+                          "node '" + g.node(spec.nodes[k]).name + "' is in two groups (/fusion/groups/" +
+                              std::to_string(it->second) + " and " + at + "): a plan is a partition"});
+      }
+    }
+    std::vector<NodeId> sorted = spec.nodes;
+    std::sort(sorted.begin(), sorted.end(), [&](NodeId a, NodeId b) {
+      return std::find(g.topo_order().begin(), g.topo_order().end(), a) <
+             std::find(g.topo_order().begin(), g.topo_order().end(), b);
+    });
+    const FusionDecision legal = check_group(g, sorted, options);
+    if (!legal.fuse) {
+      errors.push_back({at, "illegal group: " + std::string(to_string(legal.reason)) + ": " + legal.message});
+    }
+    specs.push_back(std::move(spec));
+  }
+  for (NodeId n = 0; n < g.num_nodes(); ++n) {
+    if (!owner.count(n)) errors.push_back({"/fusion/groups", "node '" + g.node(n).name + "' is in no group"});
+  }
+  if (errors.empty() && !group_graph_is_acyclic(g, specs)) {
+    errors.push_back({"/fusion/groups", "the groups depend on each other in a cycle: no kernel order exists"});
+  }
+  if (!errors.empty()) return errors;
+  return specs;
+}
+
+}  // namespace
+
+std::string FusionEngine::decision_log_json() const {
+  nlohmann::ordered_json j;
+  j["graph"] = graph_->name();
+  j["device"] = model_.device().name;
+  j["kernels"] = plan_.kernel_count();
+  j["predicted_time_us"] = plan_.predicted_time_s() * 1e6;
+  auto entries = nlohmann::ordered_json::array();
+  for (const LogEntry& e : log_) entries.push_back(entry_json(e));
+  j["entries"] = std::move(entries);
+  return dump_pretty(j);
+}
+
+std::string FusionEngine::save_fused_graph() const {
+  nlohmann::ordered_json doc = graph_to_json(*graph_);
+  nlohmann::ordered_json f;
+  f["device"] = model_.device().name;
+  f["options"] = {{"max_fusion_size", options_.max_fusion_size},
+                  {"register_budget", options_.register_budget},
+                  {"allow_recompute", options_.allow_recompute}};
+  auto disabled = nlohmann::ordered_json::array();
+  for (FusionKind k : options_.disabled_kinds) disabled.push_back(to_string(k));
+  f["options"]["disabled_kinds"] = disabled;
+  f["kernels"] = plan_.kernel_count();
+  f["predicted_time_us"] = plan_.predicted_time_s() * 1e6;
+  auto groups = nlohmann::ordered_json::array();
+  for (const Group& grp : plan_.groups()) {
+    nlohmann::ordered_json j;
+    j["id"] = grp.id;
+    auto kinds = nlohmann::ordered_json::array();
+    for (FusionKind k : grp.kinds) kinds.push_back(to_string(k));
+    j["kinds"] = kinds;
+    j["nodes"] = names_json(*graph_, grp.nodes);
+    if (!grp.recomputed.empty()) j["recomputed"] = names_json(*graph_, grp.recomputed);
+    j["bytes_read"] = grp.cost.bytes_read;
+    j["bytes_written"] = grp.cost.bytes_written;
+    j["flops"] = grp.cost.flops;
+    j["time_us"] = grp.cost.time_s * 1e6;
+    groups.push_back(std::move(j));
+  }
+  f["groups"] = std::move(groups);
+  f["rejected"] = rejected_;
+  auto decisions = nlohmann::ordered_json::array();
+  for (const LogEntry& e : log_) decisions.push_back(entry_json(e));
+  f["decisions"] = std::move(decisions);
+  doc["fusion"] = std::move(f);
+  return dump_pretty(doc);
+}
+
+Expected<FusionEngine> FusionEngine::load_fused_graph(std::string_view json_text, DeviceDescription device,
+                                                      EngineOptions options) {
+  auto doc = parse_json_text(json_text);
+  if (!doc) return doc.errors();
+  auto spec = spec_from_json(*doc, {}, {"fusion"});
+  if (!spec) return spec.errors();
+  auto graph = build_graph(*spec);
+  if (!graph) return graph.errors();
+  FusionEngine engine(std::move(*graph), std::move(device), options);
+  if (!doc->contains("fusion")) return engine;  // a plain graph file: the unfused plan
+  const nlohmann::json& f = (*doc)["fusion"];
+  if (!f.is_object()) return Diagnostic{"/fusion", "the fusion section must be an object"};
+  if (!f.contains("groups")) return Diagnostic{"/fusion", "the fusion section needs \"groups\""};
+  auto specs = read_groups(engine.graph(), f["groups"], options);
+  if (!specs) return specs.errors();
+  engine.plan_ = Plan::from_groups(engine.graph(), engine.model_, std::move(*specs));
+  if (f.contains("rejected") && f["rejected"].is_array()) {
+    for (const auto& id : f["rejected"]) {
+      if (id.is_string()) engine.rejected_.insert(id.get<std::string>());
+    }
+  }
+  if (f.contains("decisions") && f["decisions"].is_array()) {
+    for (const auto& e : f["decisions"]) {
+      if (e.is_object()) engine.log_.push_back(entry_from_json(e));
+    }
+    if (!engine.log_.empty()) engine.step_ = engine.log_.back().step;
+  }
+  return engine;
+}
+
+}  // namespace fx

@@ -1,0 +1,286 @@
+#include "core/fusion/legality.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace fx {
+namespace {
+
+std::string name_of(const Graph& g, NodeId n) { return g.node(n).name + " (" + g.node(n).op + ")"; }
+
+// Axes a reduction reduces, normalised and sorted.
+std::vector<int> reduced_axes(const Graph& g, NodeId r) {
+  const Node& node = g.node(r);
+  const std::size_t rank = g.value_type(node.inputs[0].value).shape.size();
+  std::vector<int> axes;
+  if (node.op == "rmsnorm") {
+    axes.push_back(static_cast<int>(rank) - 1);
+  } else if (node.op == "layernorm") {
+    const int a = normalize_axis(node.attrs.get_int("axis"), rank).value_or(static_cast<int>(rank) - 1);
+    for (int i = a; i < static_cast<int>(rank); ++i) axes.push_back(i);
+  } else {
+    for (std::int64_t a : node.attrs.get_ints("axis")) {
+      if (auto n = normalize_axis(a, rank)) axes.push_back(*n);
+    }
+  }
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  return axes;
+}
+
+class GroupView {
+ public:
+  GroupView(const Graph& g, std::span<const NodeId> nodes) : g_(g), nodes_(nodes) {
+    index_.reserve(nodes.size());
+    for (std::size_t i = 0; i < nodes.size(); ++i) index_.emplace_back(nodes[i], i);
+    std::sort(index_.begin(), index_.end());
+  }
+  // Groups are small (64 nodes by default): a sorted vector beats a hash map here.
+  std::optional<std::size_t> index_of(NodeId n) const {
+    auto it = std::lower_bound(index_.begin(), index_.end(), std::make_pair(n, std::size_t{0}));
+    if (it == index_.end() || it->first != n) return std::nullopt;
+    return it->second;
+  }
+  bool contains(NodeId n) const { return index_of(n).has_value(); }
+  // Nodes of the group that depend on `root` through edges inside the group (root included).
+  std::vector<bool> downstream_of(NodeId root) const {
+    std::vector<bool> down(nodes_.size(), false);
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      if (nodes_[i] == root) {
+        down[i] = true;
+        continue;
+      }
+      for (NodeId p : g_.producers(nodes_[i])) {
+        const auto at = index_of(p);
+        if (at && down[*at]) down[i] = true;
+      }
+    }
+    return down;
+  }
+
+ private:
+  const Graph& g_;
+  std::span<const NodeId> nodes_;
+  std::vector<std::pair<NodeId, std::size_t>> index_;
+};
+
+std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const NodeId> nodes,
+                                                 const std::vector<NodeId>& contractions) {
+  if (contractions.size() > 1) {
+    // Horizontal GEMM: matmuls only, sharing the left operand, right operands of one K and dtype; they
+    // become one matmul on concatenated weights.
+    const Node& first = g.node(contractions[0]);
+    for (NodeId n : nodes) {
+      const Node& node = g.node(n);
+      const bool same = node.op == "matmul" && first.op == "matmul" && node.inputs[0] == first.inputs[0] &&
+                        node.attrs == first.attrs && g.value_type(node.inputs[1].value).shape.size() == 2 &&
+                        g.value_type(node.inputs[1].value).shape == g.value_type(first.inputs[1].value).shape;
+      if (!same && node.op_class() != OpClass::contraction) {
+        // Not a GEMM: work before the GEMMs' operand is a prologue; after them, a second kernel's epilogue.
+        const GroupView view(g, nodes);
+        const auto at = static_cast<std::size_t>(std::find(nodes.begin(), nodes.end(), n) - nodes.begin());
+        const bool after = std::any_of(contractions.begin(), contractions.end(),
+                                       [&](NodeId k) -> bool { return view.downstream_of(k)[at]; });
+        if (!after) {
+          return FusionDecision::no(Reason::contraction_prologue,
+                                    name_of(g, n) + " is work before an operand of " + name_of(g, contractions[0]) +
+                                        ": GEMM libraries read operands from memory");
+        }
+      }
+      if (!same) {
+        return FusionDecision::no(Reason::two_contractions,
+                                  name_of(g, contractions[0]) + " and " + name_of(g, contractions[1]) +
+                                      " would share one kernel: a kernel holds one contraction (only matmuls "
+                                      "sharing their left operand, with weights of one shape and nothing else, "
+                                      "merge into one GEMM on concatenated weights)");
+      }
+    }
+    return std::nullopt;
+  }
+  const NodeId c = contractions[0];
+  const std::int64_t out = g.node(c).type.numel();
+  const GroupView view(g, nodes);
+  const std::vector<bool> down = view.downstream_of(c);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const NodeId n = nodes[i];
+    if (n == c) continue;
+    const Node& node = g.node(n);
+    if (node.op_class() == OpClass::reduction) {
+      return FusionDecision::no(Reason::reduction_axis,
+                                name_of(g, n) + " reduces whole rows of " + name_of(g, c) +
+                                    "'s output, which cross the output tiles of the contraction");
+    }
+    if (!down[i]) {
+      return FusionDecision::no(Reason::contraction_prologue,
+                                name_of(g, n) + " is work before an operand of " + name_of(g, c) +
+                                    ": GEMM and convolution libraries read operands from memory, so it runs "
+                                    "as its own kernel (a layout op there is better expressed as operand strides)");
+    }
+    if (node.def->random) {
+      return FusionDecision::no(Reason::random_op, name_of(g, n) + " draws random numbers; a GEMM epilogue has "
+                                                                   "no Philox generator keyed by element index");
+    }
+    if (node.op_class() == OpClass::layout) {
+      return FusionDecision::no(Reason::layout_epilogue,
+                                name_of(g, n) + " moves elements after " + name_of(g, c) +
+                                    ": library epilogues store the output tile in place, they cannot remap "
+                                    "indices (the head split stays a separate kernel)");
+    }
+    if (node.type.numel() != out) {
+      return FusionDecision::no(Reason::shape_mismatch,
+                                name_of(g, n) + " iterates over " + shape_to_string(node.type.shape) +
+                                    ", not over the output " + shape_to_string(g.node(c).type.shape) + " of " +
+                                    name_of(g, c));
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<FusionDecision> check_reductions(const Graph& g, std::span<const NodeId> nodes,
+                                               const std::vector<NodeId>& reductions) {
+  const GroupView view(g, nodes);
+  const NodeId r0 = reductions[0];
+  const auto extent = row_extent(g, r0);
+  for (NodeId r : reductions) {
+    const auto e = row_extent(g, r);
+    if (!e) {
+      return FusionDecision::no(Reason::reduction_axis,
+                                name_of(g, r) + " reduces a leading axis of " +
+                                    shape_to_string(g.value_type(g.node(r).inputs[0].value).shape) +
+                                    ": a row-wise kernel would need whole columns, which cross its tiles");
+    }
+    if (e == extent) continue;
+    const std::vector<bool> down = view.downstream_of(r0);
+    const bool follows = down[static_cast<std::size_t>(std::find(nodes.begin(), nodes.end(), r) - nodes.begin())];
+    const std::string rows = std::to_string(extent->first) + " rows of " + std::to_string(extent->second) +
+                             " vs " + std::to_string(e->first) + " rows of " + std::to_string(e->second);
+    if (follows) {
+      return FusionDecision::no(Reason::reduction_followed_by_reduction,
+                                name_of(g, r) + " reduces the result of " + name_of(g, r0) +
+                                    " over another extent (" + rows + "); one row-wise kernel cannot do both");
+    }
+    return FusionDecision::no(Reason::reduction_axis,
+                              name_of(g, r0) + " and " + name_of(g, r) + " reduce rows of different extents (" +
+                                  rows + ")");
+  }
+  const std::int64_t rows = extent->first, cols = extent->second;
+  for (NodeId n : nodes) {
+    const Node& node = g.node(n);
+    if (node.op_class() == OpClass::reduction) continue;
+    if (node.def->random) {
+      return FusionDecision::no(Reason::random_op,
+                                name_of(g, n) + " draws random numbers; inside a row-wise reduction kernel the "
+                                                "element order is the reduction's, not the Philox counter's");
+    }
+    if (node.op_class() == OpClass::layout) {
+      return FusionDecision::no(Reason::reduction_axis,
+                                name_of(g, n) + " changes which elements form a row of " + name_of(g, r0));
+    }
+    const std::int64_t numel = node.type.numel();
+    const bool full_row = numel == rows * cols && !node.type.shape.empty() &&
+                          (cols % node.type.shape.back() == 0);
+    if (!full_row && numel != rows) {
+      return FusionDecision::no(Reason::shape_mismatch,
+                                name_of(g, n) + " iterates over " + shape_to_string(node.type.shape) +
+                                    ", neither the " + std::to_string(rows) + " x " + std::to_string(cols) +
+                                    " rows of " + name_of(g, r0) + " nor one value per row");
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::pair<std::int64_t, std::int64_t>> row_extent(const Graph& g, NodeId r) {
+  const Shape& in = g.value_type(g.node(r).inputs[0].value).shape;
+  if (g.node(r).op == "softmax") {
+    const auto a = normalize_axis(g.node(r).attrs.get_int("axis"), in.size());
+    if (!a || *a != static_cast<int>(in.size()) - 1) return std::nullopt;
+  }
+  const std::vector<int> axes = g.node(r).op == "softmax" ? std::vector<int>{static_cast<int>(in.size()) - 1}
+                                                          : reduced_axes(g, r);
+  if (axes.empty() || axes.back() != static_cast<int>(in.size()) - 1) return std::nullopt;
+  for (std::size_t i = 1; i < axes.size(); ++i) {
+    if (axes[i] != axes[i - 1] + 1) return std::nullopt;
+  }
+  std::int64_t rows = 1, cols = 1;
+  for (std::size_t i = 0; i < in.size(); ++i) (static_cast<int>(i) < axes.front() ? rows : cols) *= in[i];
+  return std::make_pair(rows, cols);
+}
+
+int estimate_live_values(const Graph& g, std::span<const NodeId> nodes) {
+  const GroupView view(g, nodes);
+  std::unordered_map<NodeId, int> pending;  // in-group consumers not yet computed
+  std::vector<ValueId> inputs;
+  for (NodeId n : nodes) {
+    for (NodeId c : g.consumers(g.value_of(n))) pending[n] += view.contains(c);
+    for (ValueId v : g.tensor_inputs(n)) {
+      auto p = g.producer(v);
+      if (!p || !view.contains(*p)) inputs.push_back(v);
+    }
+  }
+  std::sort(inputs.begin(), inputs.end());
+  inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+  auto width = [&](ValueId v) { return dtype_size(g.value_type(v).dtype) > 4 ? 2 : 1; };
+  int held_inputs = 0;
+  for (ValueId v : inputs) held_inputs += width(v);
+  int live = 0, peak = 0;
+  for (NodeId n : nodes) {
+    live += width(g.value_of(n));
+    peak = std::max(peak, live);
+    for (NodeId p : g.producers(n)) {
+      auto it = pending.find(p);
+      if (it != pending.end() && --it->second == 0) live -= width(g.value_of(p));
+    }
+  }
+  return peak + held_inputs;
+}
+
+FusionDecision check_group(const Graph& g, std::span<const NodeId> nodes, const EngineOptions& options) {
+  if (nodes.size() <= 1) return FusionDecision::yes("a single op");
+  if (static_cast<int>(nodes.size()) > options.max_fusion_size) {
+    return FusionDecision::no(Reason::max_fusion_size, std::to_string(nodes.size()) + " nodes exceed the limit of " +
+                                                           std::to_string(options.max_fusion_size) + " per kernel")
+        .with("nodes", static_cast<double>(nodes.size()))
+        .with("limit", options.max_fusion_size);
+  }
+  std::vector<NodeId> contractions, reductions;
+  for (NodeId n : nodes) {
+    const OpClass c = g.node(n).op_class();
+    if (c == OpClass::opaque) {
+      return FusionDecision::no(Reason::opaque_op, name_of(g, n) + " is opaque (a library call or a custom op): it "
+                                                                   "always runs as its own kernel");
+    }
+    if (c == OpClass::contraction) contractions.push_back(n);
+    if (c == OpClass::reduction) reductions.push_back(n);
+  }
+  std::optional<FusionDecision> verdict;
+  if (!contractions.empty()) {
+    verdict = check_contractions(g, nodes, contractions);
+  } else if (!reductions.empty()) {
+    verdict = check_reductions(g, nodes, reductions);
+  } else {
+    const std::int64_t numel = g.node(nodes[0]).type.numel();
+    for (NodeId n : nodes) {
+      if (g.node(n).type.numel() == numel) continue;
+      verdict = FusionDecision::no(Reason::shape_mismatch,
+                                   name_of(g, nodes[0]) + " iterates over " + shape_to_string(g.node(nodes[0]).type.shape) +
+                                       " but " + name_of(g, n) + " over " + shape_to_string(g.node(n).type.shape) +
+                                       ": one elementwise kernel needs one iteration space");
+      break;
+    }
+  }
+  if (verdict) return *verdict;
+  const int live = estimate_live_values(g, nodes);
+  if (live > options.register_budget) {
+    return FusionDecision::no(Reason::register_pressure,
+                              "about " + std::to_string(live) + " values live per thread, over the budget of " +
+                                  std::to_string(options.register_budget) + ": the kernel would spill registers")
+        .with("live_values", live)
+        .with("register_budget", options.register_budget);
+  }
+  return FusionDecision::yes("one kernel can compute these " + std::to_string(nodes.size()) + " ops")
+      .with("live_values", live);
+}
+
+}  // namespace fx

@@ -1,0 +1,241 @@
+#include "core/fusion/partition.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace fx {
+namespace {
+
+bool contains(const std::vector<NodeId>& v, NodeId n) { return std::find(v.begin(), v.end(), n) != v.end(); }
+
+char kind_letter(FusionKind k) {
+  switch (k) {
+    case FusionKind::vertical: return 'v';
+    case FusionKind::horizontal: return 'h';
+    case FusionKind::epilogue: return 'e';
+    case FusionKind::single: return 's';
+  }
+  return '?';
+}
+
+}  // namespace
+
+Partition::Partition(const Graph& g, const CostModel& model, const Plan& plan)
+    : g_(g), model_(model), reach_(static_cast<int>(plan.groups().size())) {
+  const std::size_t count = plan.groups().size();
+  topo_pos_.resize(static_cast<std::size_t>(g.num_nodes()));
+  for (std::size_t i = 0; i < g.topo_order().size(); ++i) topo_pos_[static_cast<std::size_t>(g.topo_order()[i])] = static_cast<int>(i);
+  group_of_.assign(plan.group_index().begin(), plan.group_index().end());
+  nodes_.resize(count);
+  recomputed_.resize(count);
+  recomputed_in_.resize(static_cast<std::size_t>(g.num_nodes()));
+  version_.assign(count, 0);
+  position_.resize(count);
+  order_.resize(count);
+  cost_.resize(count);
+  for (std::size_t s = 0; s < count; ++s) {
+    const Group& grp = plan.groups()[s];
+    nodes_[s] = grp.nodes;
+    recomputed_[s] = grp.recomputed;
+    for (NodeId n : grp.recomputed) recomputed_in_[static_cast<std::size_t>(n)].push_back(static_cast<int>(s));
+    position_[s] = order_[s] = static_cast<int>(s);
+    cost_[s] = grp.cost;
+  }
+}
+
+bool Partition::recomputes(int s, NodeId n) const { return contains(recomputed_[static_cast<std::size_t>(s)], n); }
+
+void Partition::for_each_successor(int s, const std::function<void(int)>& visit) const {
+  for (NodeId n : nodes(s)) {
+    for (NodeId c : g_.consumers(g_.value_of(n))) {
+      const int h = group_of(c);
+      if (h != s && !recomputes(h, n)) visit(h);
+      for (int r : recomputed_in_[static_cast<std::size_t>(c)]) {
+        if (r != s) visit(r);
+      }
+    }
+  }
+}
+
+bool Partition::has_edge(int a, int b) const {
+  bool found = false;
+  for_each_successor(a, [&](int h) { found = found || h == b; });
+  return found;
+}
+
+std::vector<std::pair<int, int>> Partition::pairs(int only) const {
+  std::vector<std::pair<int, int>> out;
+  auto add = [&](int a, int b) {
+    if (a == b || !alive(a) || !alive(b)) return;
+    if (position(a) > position(b)) std::swap(a, b);
+    out.emplace_back(a, b);
+  };
+  auto siblings_of = [&](ValueId v) {
+    int prev = -1;
+    for (NodeId c : g_.consumers(v)) {
+      const int h = group_of(c);
+      if (h == prev) continue;
+      if (prev >= 0 && (only < 0 || h == only || prev == only)) add(prev, h);
+      prev = h;
+    }
+  };
+  if (only >= 0) {
+    for_each_successor(only, [&](int h) { add(only, h); });
+    for (NodeId n : nodes(only)) {
+      for (NodeId p : g_.producers(n)) {
+        if (group_of(p) != only) add(group_of(p), only);
+      }
+      for (ValueId v : g_.tensor_inputs(n)) siblings_of(v);
+    }
+  } else {
+    for (int s = 0; s < slot_count(); ++s) {
+      if (alive(s)) for_each_successor(s, [&](int h) { add(s, h); });
+    }
+    for (ValueId v = 0; v < g_.num_values(); ++v) siblings_of(v);
+  }
+  auto key = [&](const std::pair<int, int>& p) { return std::make_pair(first_pos(p.first), first_pos(p.second)); };
+  std::sort(out.begin(), out.end(), [&](const auto& x, const auto& y) { return key(x) < key(y); });
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::string Partition::candidate_id(FusionKind kind, int a, int b) const {
+  return std::string(1, kind_letter(kind)) + ":" + g_.node(nodes(a).front()).name + "+" + g_.node(nodes(b).front()).name;
+}
+
+std::string Partition::pair_id(int a, int b, bool edge) const {
+  OpClass cls = OpClass::elementwise;
+  for (int s : {a, b}) {
+    for (NodeId n : nodes(s)) cls = combine(cls, g_.node(n).op_class());
+  }
+  const FusionKind kind = !edge ? FusionKind::horizontal
+                          : (cls == OpClass::reduction || cls == OpClass::contraction ? FusionKind::epilogue
+                                                                                      : FusionKind::vertical);
+  return candidate_id(kind, a, b);
+}
+
+std::optional<std::pair<int, int>> Partition::find_pair(std::string_view id) const {
+  for (const auto& [a, b] : pairs()) {
+    if (pair_id(a, b) == id) return std::make_pair(a, b);
+  }
+  return std::nullopt;
+}
+
+GroupCost Partition::cost_now(int s) const {
+  const GroupIo io = group_io(g_, nodes(s), recomputed(s), group_of_, s, recomputed_);
+  return model_.cost(g_, io, nodes(s), recomputed(s));
+}
+
+GroupCost Partition::cost_merged(int a, int b) {
+  std::vector<NodeId> merged = nodes(a);
+  merged.insert(merged.end(), nodes(b).begin(), nodes(b).end());
+  std::vector<NodeId> rec;
+  for (int s : {a, b}) {
+    for (NodeId n : recomputed(s)) {
+      if (group_of(n) != a && group_of(n) != b && !contains(rec, n)) rec.push_back(n);
+    }
+  }
+  for (NodeId n : nodes(b)) group_of_[static_cast<std::size_t>(n)] = a;
+  const GroupIo io = group_io(g_, merged, rec, group_of_, a, recomputed_);
+  for (NodeId n : nodes(b)) group_of_[static_cast<std::size_t>(n)] = b;
+  return model_.cost(g_, io, merged, rec);
+}
+
+GroupCost Partition::cost_recompute(int producer, int consumer, GroupCost& producer_after) {
+  std::vector<NodeId>& rec = recomputed_[static_cast<std::size_t>(consumer)];
+  const std::vector<NodeId> saved = rec;
+  for (NodeId n : nodes(producer)) rec.push_back(n);
+  for (NodeId n : recomputed(producer)) {
+    if (!contains(rec, n)) rec.push_back(n);
+  }
+  const GroupCost consumer_after = cost_now(consumer);
+  producer_after = cost_now(producer);
+  rec = saved;
+  return consumer_after;
+}
+
+std::vector<int> Partition::cycle_path(int a, int b) {
+  return reach_.path_via_others(
+      a, b, [this](int s, const std::function<void(int)>& visit) { for_each_successor(s, visit); },
+      [this](int s) { return position(s); });
+}
+
+std::vector<GroupSpec> Partition::specs() const {
+  std::vector<GroupSpec> out;
+  for (int s = 0; s < slot_count(); ++s) {
+    if (alive(s)) out.push_back({nodes(s), recomputed(s)});
+  }
+  return out;
+}
+
+void Partition::merge(int a, int b) {
+  [[maybe_unused]] const auto path = cycle_path(a, b);
+  assert(path.empty());
+  // Reorder the stretch between a and b: groups that do not depend on a, then the merged group, then the
+  // groups that depend on a (reached), keeping their order; b's slot dies.
+  std::vector<char> later(static_cast<std::size_t>(slot_count()), 0);
+  for (int s : reach_.reached()) later[static_cast<std::size_t>(s)] = 1;
+  const int pa = position(a), pb = position(b);
+  std::vector<int> first, second;
+  for (int k = pa + 1; k < pb; ++k) {
+    const int s = order_[static_cast<std::size_t>(k)];
+    if (s >= 0) (later[static_cast<std::size_t>(s)] ? second : first).push_back(s);
+  }
+  std::vector<int> seq = first;
+  seq.push_back(a);
+  seq.insert(seq.end(), second.begin(), second.end());
+  seq.resize(static_cast<std::size_t>(pb - pa + 1), -1);
+  for (int k = pa; k <= pb; ++k) {
+    const int s = seq[static_cast<std::size_t>(k - pa)];
+    order_[static_cast<std::size_t>(k)] = s;
+    if (s >= 0) position_[static_cast<std::size_t>(s)] = k;
+  }
+
+  std::vector<NodeId>& na = nodes_[static_cast<std::size_t>(a)];
+  for (NodeId n : nodes(b)) {
+    group_of_[static_cast<std::size_t>(n)] = a;
+    na.push_back(n);
+  }
+  std::sort(na.begin(), na.end(), [&](NodeId x, NodeId y) { return topo_pos_[static_cast<std::size_t>(x)] < topo_pos_[static_cast<std::size_t>(y)]; });
+  std::vector<NodeId> rec;
+  for (int s : {a, b}) {
+    for (NodeId n : recomputed(s)) {
+      auto& in = recomputed_in_[static_cast<std::size_t>(n)];
+      in.erase(std::remove(in.begin(), in.end(), s), in.end());
+      if (group_of(n) == a || contains(rec, n)) continue;
+      rec.push_back(n);
+      in.push_back(a);
+    }
+  }
+  recomputed_[static_cast<std::size_t>(a)] = std::move(rec);
+  nodes_[static_cast<std::size_t>(b)].clear();
+  recomputed_[static_cast<std::size_t>(b)].clear();
+  ++version_[static_cast<std::size_t>(a)];
+  ++version_[static_cast<std::size_t>(b)];
+  cost_[static_cast<std::size_t>(a)] = cost_now(a);
+}
+
+void Partition::recompute_into(int producer, int consumer) {
+  std::vector<NodeId>& rec = recomputed_[static_cast<std::size_t>(consumer)];
+  std::vector<NodeId> add = nodes(producer);
+  add.insert(add.end(), recomputed(producer).begin(), recomputed(producer).end());
+  for (NodeId n : add) {
+    if (contains(rec, n)) continue;
+    rec.push_back(n);
+    recomputed_in_[static_cast<std::size_t>(n)].push_back(consumer);
+  }
+  std::sort(rec.begin(), rec.end(), [&](NodeId x, NodeId y) { return topo_pos_[static_cast<std::size_t>(x)] < topo_pos_[static_cast<std::size_t>(y)]; });
+  ++version_[static_cast<std::size_t>(producer)];
+  ++version_[static_cast<std::size_t>(consumer)];
+  cost_[static_cast<std::size_t>(consumer)] = cost_now(consumer);
+  cost_[static_cast<std::size_t>(producer)] = cost_now(producer);
+}
+
+void Partition::apply(const Candidate& c) {
+  const int a = group_of(*g_.find_node(c.group_a.substr(2)));
+  const int b = group_of(*g_.find_node(c.group_b.substr(2)));
+  if (c.strategy == Strategy::recompute) recompute_into(a, b);
+  else merge(a, b);
+}
+
+}  // namespace fx

@@ -1,0 +1,75 @@
+// The engine's working state: a partition of the nodes into group slots that can be merged in place, with
+// a maintained topological order of the groups (for the bounded cycle check) and the evaluation of a
+// proposed merge (legality, cycle, cost, strategy). Internal to core/fusion; the public view is plan.h.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string_view>
+#include <string>
+#include <vector>
+
+#include "core/analysis/bounded_reach.h"
+#include "core/cost/cost_model.h"
+#include "core/fusion/engine.h"
+#include "core/fusion/plan.h"
+
+namespace fx {
+
+class Partition {
+ public:
+  Partition(const Graph& g, const CostModel& model, const Plan& plan);
+
+  const Graph& graph() const { return g_; }
+  int slot_count() const { return static_cast<int>(nodes_.size()); }
+  bool alive(int s) const { return !nodes_[static_cast<std::size_t>(s)].empty(); }
+  int group_of(NodeId n) const { return group_of_[static_cast<std::size_t>(n)]; }
+  const std::vector<NodeId>& nodes(int s) const { return nodes_[static_cast<std::size_t>(s)]; }
+  const std::vector<NodeId>& recomputed(int s) const { return recomputed_[static_cast<std::size_t>(s)]; }
+  int version(int s) const { return version_[static_cast<std::size_t>(s)]; }
+  int position(int s) const { return position_[static_cast<std::size_t>(s)]; }
+  int first_pos(int s) const { return topo_pos_[static_cast<std::size_t>(nodes(s).front())]; }
+  std::string group_id(int s) const { return "g:" + g_.node(nodes(s).front()).name; }
+  const GroupCost& cost(int s) const { return cost_[static_cast<std::size_t>(s)]; }
+
+  // Calls visit(b) for each group b that depends on group s.
+  void for_each_successor(int s, const std::function<void(int)>& visit) const;
+  // Pairs (a, b), a before b, along edges and between consecutive consumer groups of a shared value, in a
+  // deterministic order. With `only` >= 0, just the pairs that involve that group.
+  std::vector<std::pair<int, int>> pairs(int only = -1) const;
+
+  // The id a candidate for (a, b) gets, without evaluating it; finds the pair with that id.
+  std::string pair_id(int a, int b) const { return pair_id(a, b, has_edge(a, b)); }
+  std::string pair_id(int a, int b, bool edge) const;
+  std::optional<std::pair<int, int>> find_pair(std::string_view id) const;
+
+  // Evaluates merging groups a and b (a positioned before b) under the options and user rejections.
+  Candidate evaluate(int a, int b, const EngineOptions& options, const std::set<std::string>& rejected);
+  // Applies an evaluated, fusible candidate.
+  void apply(const Candidate& c);
+
+  std::vector<GroupSpec> specs() const;
+
+ private:
+  GroupCost cost_now(int s) const;
+  GroupCost cost_merged(int a, int b);
+  GroupCost cost_recompute(int producer, int consumer, GroupCost& producer_after);
+  std::vector<int> cycle_path(int a, int b);
+  void merge(int a, int b);
+  void recompute_into(int producer, int consumer);
+  std::string candidate_id(FusionKind kind, int a, int b) const;
+  bool has_edge(int a, int b) const;
+  bool recomputes(int s, NodeId n) const;
+
+  const Graph& g_;
+  const CostModel& model_;
+  std::vector<int> topo_pos_;
+  std::vector<int> group_of_;
+  std::vector<std::vector<NodeId>> nodes_, recomputed_;
+  std::vector<std::vector<int>> recomputed_in_;  // per node: groups that recompute it
+  std::vector<int> version_, position_, order_;  // order_[position] = slot, -1 for a dead slot
+  std::vector<GroupCost> cost_;
+  BoundedReach reach_;
+};
+
+}  // namespace fx

@@ -1,0 +1,200 @@
+// generate_group(): picks the kernel template for a group, or splits the group (saying why) when no single
+// kernel here can compute it.
+#include "kernels/codegen/codegen.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "kernels/codegen/codegen_internal.h"
+
+namespace fx::gpu {
+
+std::string_view kernel_kind_name(KernelKind k) {
+  switch (k) {
+    case KernelKind::elementwise: return "elementwise";
+    case KernelKind::row_reduction: return "row_reduction";
+    case KernelKind::generic_reduction: return "generic_reduction";
+    case KernelKind::transpose_tiled: return "transpose_tiled";
+  }
+  return "?";
+}
+
+std::vector<ValueId> group_outputs(const Graph& g, std::span<const NodeId> group) {
+  const std::set<NodeId> in(group.begin(), group.end());
+  std::vector<NodeId> sorted(group.begin(), group.end());
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<ValueId> out;
+  for (NodeId n : sorted) {
+    const ValueId v = g.value_of(n);
+    const auto& cons = g.consumers(v);
+    if (g.is_output(v) || std::any_of(cons.begin(), cons.end(), [&](NodeId c) { return !in.count(c); })) out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<ValueId> group_inputs(const Graph& g, std::span<const NodeId> group) {
+  const std::set<NodeId> in(group.begin(), group.end());
+  std::vector<ValueId> out;
+  for (NodeId n : g.topo_order()) {
+    if (!in.count(n)) continue;
+    for (ValueId v : g.tensor_inputs(n)) {
+      auto p = g.producer(v);
+      if ((!p || !in.count(*p)) && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    }
+  }
+  return out;
+}
+
+std::string unsupported_reason(const Graph& g, std::span<const NodeId> group) {
+  for (NodeId n : group) {
+    const Node& node = g.node(n);
+    if (node.op == "custom") return "node " + node.name + " is a custom op (" + node.label + "): it has no implementation to run";
+    if (node.op_class() == OpClass::contraction) return "node " + node.name + " (" + node.op + ") runs on cuBLASLt/cuDNN, not generated code";
+    if (node.op == "sort" || node.op == "topk") return "node " + node.name + " (" + node.op + ") runs through CUB, not generated code";
+  }
+  return {};
+}
+
+namespace codegen {
+
+std::int64_t bytes_of(const Graph& g, const std::vector<ValueId>& values) {
+  std::int64_t b = 0;
+  for (ValueId v : values) b += g.value_type(v).bytes();
+  return b;
+}
+
+std::string in_ptr(Identifiers& ids, const Graph& g, ValueId v) { return ids.get("in:" + std::to_string(v), "in_" + g.value_name(v)); }
+std::string out_ptr(Identifiers& ids, const Graph& g, ValueId v) { return ids.get("out:" + std::to_string(v), "out_" + g.value_name(v)); }
+
+std::string kernel_signature(const Graph& g, const std::string& name, int block, const std::vector<ValueId>& inputs,
+                             const std::vector<ValueId>& outputs, Identifiers& ids) {
+  std::string s = "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ") " + name + "(";
+  bool first = true;
+  for (ValueId v : inputs) {
+    s += std::string(first ? "" : ",") + "\n    const " + storage_type(g.value_type(v).dtype) + "* __restrict__ " + in_ptr(ids, g, v);
+    first = false;
+  }
+  for (ValueId v : outputs) {
+    s += std::string(first ? "" : ",") + "\n    " + storage_type(g.value_type(v).dtype) + "* __restrict__ " + out_ptr(ids, g, v);
+    first = false;
+  }
+  return s + ")";
+}
+
+std::string header_comment(const Graph& g, const std::vector<NodeId>& nodes, const std::string& what) {
+  std::string s = "// Kernel: " + what + ".\n// Graph nodes computed here:\n";
+  for (NodeId n : nodes) s += "//   " + describe_node(g, n) + "\n";
+  return s;
+}
+
+}  // namespace codegen
+
+namespace {
+
+std::string kernel_name(const Graph& g, int group_id, NodeId last) {
+  std::string s = "fx_g" + std::to_string(group_id) + "_";
+  for (char ch : g.node(last).name) s += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  return s;
+}
+
+// The nodes of `group` that `outputs` depend on, in topological order.
+std::vector<NodeId> needed_nodes(const Graph& g, const std::vector<NodeId>& group, const std::vector<ValueId>& outputs) {
+  const std::set<NodeId> in(group.begin(), group.end());
+  std::set<NodeId> need;
+  std::vector<ValueId> stack(outputs.begin(), outputs.end());
+  while (!stack.empty()) {
+    const ValueId v = stack.back();
+    stack.pop_back();
+    auto p = g.producer(v);
+    if (!p || !in.count(*p) || !need.insert(*p).second) continue;
+    for (ValueId u : g.tensor_inputs(*p)) stack.push_back(u);
+  }
+  std::vector<NodeId> out;
+  for (NodeId n : group) {
+    if (need.count(n)) out.push_back(n);
+  }
+  return out;
+}
+
+GroupCode elementwise_group(const Graph& g, const std::vector<NodeId>& nodes, const std::vector<ValueId>& outputs,
+                            int group_id, const std::string& suffix) {
+  // One kernel per output shape: a kernel loops over one index space.
+  std::map<Shape, std::vector<ValueId>> by_shape;
+  std::vector<Shape> order;
+  for (ValueId o : outputs) {
+    const Shape& s = g.value_type(o).shape;
+    if (!by_shape.count(s)) order.push_back(s);
+    by_shape[s].push_back(o);
+  }
+  GroupCode code;
+  if (order.size() > 1) {
+    code.note = "the group's outputs have " + std::to_string(order.size()) +
+                " different shapes; one kernel per output shape (each loops over one index space)";
+  }
+  for (const Shape& s : order) {
+    const auto& outs = by_shape[s];
+    const std::vector<NodeId> need = needed_nodes(g, nodes, outs);
+    std::string name = kernel_name(g, group_id, *g.producer(outs.back())) + suffix;
+    if (order.size() > 1) name += "_" + std::to_string(code.kernels.size());
+    code.kernels.push_back(codegen::generate_elementwise(g, need, outs, name));
+  }
+  return code;
+}
+
+GroupCode single_node(const Graph& g, NodeId n, int group_id, const CodegenOptions& options,
+                      const std::string& suffix = {}) {
+  const std::vector<NodeId> one = {n};
+  if (g.node(n).op_class() != OpClass::reduction) return elementwise_group(g, one, {g.value_of(n)}, group_id, suffix);
+  std::string why;
+  const std::string name = kernel_name(g, group_id, n) + suffix;
+  auto row = codegen::generate_row_reduction(g, one, {g.value_of(n)}, name, options, why);
+  GroupCode code;
+  if (row) {
+    code.kernels.push_back(std::move(*row));
+  } else {
+    code.kernels.push_back(codegen::generate_generic_reduction(g, n, name));
+    code.note = why + "; generic reduction kernel";
+  }
+  return code;
+}
+
+}  // namespace
+
+GroupCode generate_group(const Graph& g, std::span<const NodeId> group, int group_id, const CodegenOptions& options) {
+  return generate_group(g, group, group_outputs(g, group), group_id, options);
+}
+
+GroupCode generate_group(const Graph& g, std::span<const NodeId> group, const std::vector<ValueId>& outputs,
+                         int group_id, const CodegenOptions& options) {
+  if (std::string why = unsupported_reason(g, group); !why.empty()) throw std::invalid_argument(why);
+  if (group.empty()) throw std::invalid_argument("empty group");
+  const std::set<NodeId> in(group.begin(), group.end());
+  std::vector<NodeId> nodes;
+  for (NodeId n : g.topo_order()) {
+    if (in.count(n)) nodes.push_back(n);
+  }
+  if (outputs.empty()) return {};  // everything it computes is recomputed by its consumers: nothing to launch
+  if (nodes.size() == 1) return single_node(g, nodes[0], group_id, options);
+  const bool has_reduction =
+      std::any_of(nodes.begin(), nodes.end(), [&](NodeId n) { return g.node(n).op_class() == OpClass::reduction; });
+  if (!has_reduction) return elementwise_group(g, nodes, outputs, group_id, {});
+  std::string why;
+  auto row = codegen::generate_row_reduction(g, nodes, outputs, kernel_name(g, group_id, nodes.back()),
+                                             options, why);
+  GroupCode code;
+  if (row) {
+    code.kernels.push_back(std::move(*row));
+    return code;
+  }
+  // Not one row-wise kernel: run the group's nodes one kernel each (correct, and the report says why).
+  code.note = "not generated as one kernel: " + why + "; ran as one kernel per node";
+  for (NodeId n : nodes) {
+    GroupCode part = single_node(g, n, group_id, options, "_" + std::to_string(code.kernels.size()));
+    for (auto& k : part.kernels) code.kernels.push_back(std::move(k));
+  }
+  return code;
+}
+
+}  // namespace fx::gpu

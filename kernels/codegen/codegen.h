@@ -1,0 +1,67 @@
+// CUDA C++ source generation for fusion groups: one readable translation unit per kernel, compiled at run time
+// by NVRTC. Both plans use this generator: the unfused plan is one group per node, so eager-style single-op
+// kernels and fused kernels share one code path. Pure text: no CUDA header, no device needed.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+
+namespace fx::gpu {
+
+enum class KernelKind : std::uint8_t {
+  elementwise,        // any DAG of elementwise/broadcast/layout ops, one thread per kVec output elements
+  row_reduction,      // reductions over the innermost axes, one block per row, the row kept in registers
+  generic_reduction,  // any reduction axis, one thread per reduced fibre (slow, always correct)
+  transpose_tiled,    // a 2-D transpose staged through a shared-memory tile (coalesced reads and writes)
+};
+
+std::string_view kernel_kind_name(KernelKind k);
+
+// One kernel: its source, the values it reads and writes (kernel parameters in that order: inputs, then
+// outputs, each a device pointer), and how to launch it.
+struct GeneratedKernel {
+  std::string name;  // the extern "C" entry point, also the report's kernel name
+  KernelKind kind = KernelKind::elementwise;
+  std::string source;
+  std::vector<NodeId> nodes;     // the graph nodes whose values it computes, in topological order
+  std::vector<ValueId> inputs;   // read: graph inputs or values of earlier kernels
+  std::vector<ValueId> outputs;  // written
+  int block = 256;
+  std::int64_t grid = 1;  // blocks; the kernels loop, so a grid capped at the device limit still covers all work
+  std::int64_t bytes_moved = 0;  // minimum DRAM traffic: every input read once, every output written once
+};
+
+// What a group becomes. Usually one kernel; several when the group cannot be one kernel here (each reason in
+// `note`, so reports say why the executor ran it split).
+struct GroupCode {
+  std::vector<GeneratedKernel> kernels;
+  std::string note;
+};
+
+// Non-elementwise work the generator does not write: contraction (cuBLASLt/cuDNN), sort/topk (CUB) and
+// custom ops. The executor routes these; the generator refuses them with this message.
+std::string unsupported_reason(const Graph& graph, std::span<const NodeId> group);
+
+struct CodegenOptions {
+  int max_row_items = 32;  // registers per thread per row-level intermediate before the row leaves the chip
+};
+
+// Generates the kernels for one group (nodes in any order; they are sorted topologically). `group_id` names
+// the kernels ("fx_g3_..."). Throws std::invalid_argument when unsupported_reason() is not empty.
+GroupCode generate_group(const Graph& graph, std::span<const NodeId> group, int group_id,
+                         const CodegenOptions& options = {});
+// The same with the values to write given (a plan's GroupIo::outputs): with rematerialisation a value read
+// by another group may be recomputed there, and `group` then includes the recomputed producers.
+GroupCode generate_group(const Graph& graph, std::span<const NodeId> group, const std::vector<ValueId>& outputs,
+                         int group_id, const CodegenOptions& options = {});
+
+// The values of a group that must be written to memory: graph outputs, and values read outside the group.
+std::vector<ValueId> group_outputs(const Graph& graph, std::span<const NodeId> group);
+// The values a group reads from memory (graph inputs and other groups' values), in first-use order.
+std::vector<ValueId> group_inputs(const Graph& graph, std::span<const NodeId> group);
+
+}  // namespace fx::gpu

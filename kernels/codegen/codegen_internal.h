@@ -1,0 +1,35 @@
+// Internal to kernels/codegen: the kernel templates behind generate_group().
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/codegen/codegen.h"
+#include "kernels/codegen/emit.h"
+
+namespace fx::gpu::codegen {
+
+// Elementwise/layout DAG writing `outputs` (all of one shape). Nodes in topological order.
+GeneratedKernel generate_elementwise(const Graph& g, const std::vector<NodeId>& nodes,
+                                     const std::vector<ValueId>& outputs, const std::string& name);
+
+// A row-wise kernel for a group whose reductions all reduce the same trailing dimensions; nullopt with
+// `why` set when the group does not have that shape (the caller then splits it).
+std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std::vector<NodeId>& nodes,
+                                                      const std::vector<ValueId>& outputs, const std::string& name,
+                                                      const CodegenOptions& options, std::string& why);
+
+// One reduction node (sum/mean/max/min over any axes, softmax over any axis, layernorm/rmsnorm), one thread
+// per reduced fibre. Slow but correct for every axis.
+GeneratedKernel generate_generic_reduction(const Graph& g, NodeId node, const std::string& name);
+
+// Kernel signature pieces shared by the templates.
+std::string kernel_signature(const Graph& g, const std::string& name, int block, const std::vector<ValueId>& inputs,
+                             const std::vector<ValueId>& outputs, Identifiers& ids);
+std::string header_comment(const Graph& g, const std::vector<NodeId>& nodes, const std::string& what);
+std::int64_t bytes_of(const Graph& g, const std::vector<ValueId>& values);
+std::string in_ptr(Identifiers& ids, const Graph& g, ValueId v);
+std::string out_ptr(Identifiers& ids, const Graph& g, ValueId v);
+
+}  // namespace fx::gpu::codegen

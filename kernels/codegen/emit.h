@@ -1,0 +1,72 @@
+// Internal to kernels/codegen: the pieces every kernel template shares: C types per dtype, conversions,
+// literals, the expression of each elementwise op, identifiers, and the device helper preamble.
+#pragma once
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+
+namespace fx::gpu::codegen {
+
+// Registers hold f16/bf16 values as float (rounded to the dtype after every op, exactly as the unfused
+// plan's stores round them), integers as int/long long, bool as bool.
+std::string compute_type(DType t);
+// Memory holds f16/bf16 as their 16-bit patterns and bool as one byte.
+std::string storage_type(DType t);
+std::string from_storage(DType t, const std::string& raw);
+std::string to_storage(DType t, const std::string& value);
+std::string round_to(DType t, const std::string& expr);
+std::string literal(double value, DType t);
+std::string number(std::int64_t v);
+
+// The expression computing an elementwise node from its operands' expressions (already in compute types).
+// `flat_index` is the node's own element index (dropout keys its random stream by it).
+std::string elementwise_expr(const Graph& g, const Node& node, const std::vector<std::string>& args,
+                             const std::string& flat_index);
+
+// Unique C identifiers for tensor names (names in graph files are free text).
+class Identifiers {
+ public:
+  // The identifier for `key`, made from `base` the first time.
+  std::string get(const std::string& key, const std::string& base);
+  std::string fresh(const std::string& base);
+
+ private:
+  std::map<std::string, std::string> by_name_;
+  std::set<std::string> used_;
+};
+
+// One line per node for comments: "y = relu(add)   f32[8192, 8192]".
+std::string describe_node(const Graph& g, NodeId n);
+
+// Device helpers every generated kernel includes: conversions, math, Philox, block reductions.
+const std::string& device_preamble();
+
+// Broadcast offset of a tensor of shape `s` read at the element with coordinates `coords` of shape `d`
+// (numpy alignment: trailing dims). Coordinates are C expressions; broadcast dims contribute nothing.
+std::string broadcast_offset(const Shape& s, const Shape& d, const std::vector<std::string>& coords);
+// C expressions for the coordinates of flat element `flat` of shape `d`.
+std::vector<std::string> coords_of(const Shape& d, const std::string& flat);
+// The flat index of coordinates in shape d.
+std::string flat_of(const Shape& d, const std::vector<std::string>& coords);
+
+// A text buffer with indentation.
+class Code {
+ public:
+  explicit Code(int depth = 0) : depth_(depth) {}
+  Code& line(const std::string& text = {});
+  void indent() { depth_ += 1; }
+  void dedent() { depth_ -= 1; }
+  std::string str() const { return out_.str(); }
+  void append(const Code& other) { out_ << other.str(); }
+
+ private:
+  std::ostringstream out_;
+  int depth_ = 0;
+};
+
+}  // namespace fx::gpu::codegen

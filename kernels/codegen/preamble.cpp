@@ -1,0 +1,87 @@
+// The device helpers at the top of every generated translation unit. Self-contained (no #include): NVRTC
+// then needs no include path, and the CPU reference (core/reference) mirrors each helper exactly.
+#include "kernels/codegen/emit.h"
+
+namespace fx::gpu::codegen {
+
+const std::string& device_preamble() {
+  static const std::string text = R"(// ---- Fusion Explorer device helpers (the same in every generated kernel) ----
+// f16/bf16 live in registers as float and are rounded to their format after every op, exactly where the
+// unfused plan's stores round them; memory holds their 16-bit patterns.
+template <typename T, int N>
+struct alignas(sizeof(T) * N) fx_vec { T v[N]; };  // N elements moved by one (up to 16-byte) access
+
+__device__ __forceinline__ float fx_f16_to_f32(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ unsigned short fx_f32_to_f16(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float fx_bf16_to_f32(unsigned short h) { return __uint_as_float(((unsigned int)h) << 16); }
+__device__ __forceinline__ unsigned short fx_f32_to_bf16(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float fx_round_f16(float f) { return fx_f16_to_f32(fx_f32_to_f16(f)); }
+__device__ __forceinline__ float fx_round_bf16(float f) { return fx_bf16_to_f32(fx_f32_to_bf16(f)); }
+
+// relu/max/min propagate NaN as PyTorch does.
+template <typename T> __device__ __forceinline__ T fx_relu(T x) { return x < T(0) ? T(0) : x; }
+template <typename T> __device__ __forceinline__ T fx_abs(T x) { return x < T(0) ? -x : x; }
+template <typename T> __device__ __forceinline__ T fx_max(T a, T b) { return (a > b || a != a) ? a : b; }
+template <typename T> __device__ __forceinline__ T fx_min(T a, T b) { return (a < b || a != a) ? a : b; }
+__device__ __forceinline__ float fx_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ __forceinline__ float fx_silu(float x) { return x / (1.0f + expf(-x)); }
+__device__ __forceinline__ float fx_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.707106781186547524f)); }
+__device__ __forceinline__ float fx_gelu_tanh(float x) {
+  return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+}
+
+// Philox4x32-10 (Salmon et al., SC'11), keyed by the seed, counter = element index: the mask depends on
+// (seed, index) only, so every plan, fused or not, draws the same one without storing it.
+__device__ __forceinline__ unsigned int fx_philox_bits24(unsigned long long seed, unsigned long long index) {
+  unsigned int c0 = (unsigned int)index, c1 = (unsigned int)(index >> 32), c2 = 0u, c3 = 0u;
+  unsigned int k0 = (unsigned int)seed, k1 = (unsigned int)(seed >> 32);
+#pragma unroll
+  for (int round = 0; round < 10; ++round) {
+    const unsigned int hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
+    const unsigned int hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
+    c0 = hi1 ^ c1 ^ k0;
+    c1 = lo1;
+    c2 = hi0 ^ c3 ^ k1;
+    c3 = lo0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return c0 >> 8;
+}
+// Keeps x (scaled by 1/(1-p)) when its 24-bit draw is >= threshold = ceil(p * 2^24).
+__device__ __forceinline__ float fx_dropout(float x, unsigned int threshold, float scale, unsigned long long seed,
+                                            unsigned long long index) {
+  return fx_philox_bits24(seed, index) >= threshold ? x * scale : 0.0f;
+}
+
+// Block-wide reductions: a warp shuffle tree, then every thread combines the per-warp partials in warp order
+// (deterministic). `scratch` is 32 elements of shared memory; blockDim.x is a multiple of 32.
+struct fx_sum_op { template <typename T> __device__ T operator()(T a, T b) const { return a + b; } };
+struct fx_max_op { template <typename T> __device__ T operator()(T a, T b) const { return fx_max(a, b); } };
+struct fx_min_op { template <typename T> __device__ T operator()(T a, T b) const { return fx_min(a, b); } };
+
+template <typename T, typename Op>
+__device__ __forceinline__ T fx_warp_reduce(T v, Op op) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+template <typename T, typename Op>
+__device__ __forceinline__ T fx_block_reduce(T v, Op op, T* scratch) {
+  v = fx_warp_reduce(v, op);
+  const int warps = (int)(blockDim.x >> 5);
+  if (warps == 1) return v;
+  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
+  __syncthreads();
+  T r = scratch[0];
+  for (int w = 1; w < warps; ++w) r = op(r, scratch[w]);
+  __syncthreads();  // the next reduction reuses scratch
+  return r;
+}
+// ---- end of helpers ----
+)";
+  return text;
+}
+
+}  // namespace fx::gpu::codegen

@@ -1,0 +1,440 @@
+// Row-wise reduction groups: every reduction in the group reduces the same trailing dimensions (R elements
+// per row). One block per row; each thread holds kItems elements of every row-level value in registers, so a
+// multi-stage pattern (softmax: max, sum of exp, normalise; layernorm: mean, variance, normalise) reads its
+// input once and writes its output once. Per-row values (the statistics) are scalars every thread holds.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "kernels/codegen/codegen_internal.h"
+
+namespace fx::gpu::codegen {
+namespace {
+
+enum class Level { element, row };
+
+struct RowShape {
+  Shape full;            // the reduced tensors' shape
+  std::size_t split = 0;  // dims [split, rank) are reduced
+  std::int64_t r = 0, rows = 0;
+};
+
+// The trailing-dimension structure a reduction node needs, or nullopt when it reduces inner-and-outer axes.
+std::optional<RowShape> row_shape_of(const Graph& g, const Node& node) {
+  const Shape& f = g.value_type(node.inputs[0].value).shape;
+  if (f.empty()) return std::nullopt;
+  std::size_t split = f.size() - 1;
+  if (node.op == "layernorm") {
+    split = static_cast<std::size_t>(*normalize_axis(node.attrs.get_int("axis"), f.size()));
+  } else if (node.op == "softmax") {
+    if (static_cast<std::size_t>(*normalize_axis(node.attrs.get_int("axis"), f.size())) != f.size() - 1) return std::nullopt;
+  } else if (node.op != "rmsnorm") {
+    std::vector<int> axes;
+    for (auto a : node.attrs.get_ints("axis")) axes.push_back(*normalize_axis(a, f.size()));
+    std::sort(axes.begin(), axes.end());
+    for (std::size_t k = 0; k < axes.size(); ++k) {
+      if (axes[k] != static_cast<int>(f.size() - axes.size() + k)) return std::nullopt;
+    }
+    split = f.size() - axes.size();
+  }
+  RowShape rs{f, split, 1, 1};
+  for (std::size_t d = 0; d < f.size(); ++d) (d < split ? rs.rows : rs.r) *= f[d];
+  return rs;
+}
+
+bool is_stat_reduction(const std::string& op) { return op == "sum" || op == "mean" || op == "max" || op == "min"; }
+
+// Shape s read as a tensor broadcast over `full` (batchnorm parameters align with their channel axis).
+Shape effective_shape(const Graph& g, const Node& node, std::size_t k) {
+  const Shape& s = g.value_type(node.inputs[k].value).shape;
+  if (node.op != "batchnorm" || k == 0) return s;
+  const auto axis = static_cast<std::size_t>(*normalize_axis(node.attrs.get_int("axis"), node.type.shape.size()));
+  Shape e = {s[0]};
+  e.resize(node.type.shape.size() - axis, 1);
+  return e;
+}
+
+class RowEmitter {
+ public:
+  RowEmitter(const Graph& g, const std::vector<NodeId>& nodes, RowShape rs, int vec, int threads, int chunks)
+      : g_(g), nodes_(nodes), rs_(std::move(rs)), vec_(vec), threads_(threads), chunks_(chunks), body_(2) {
+    for (NodeId n : nodes) in_group_.insert(n);
+    exact_ = static_cast<std::int64_t>(vec) * threads * chunks == rs_.r;
+  }
+
+  bool classify(std::string& why);
+  void emit_node(NodeId n);
+  std::string store(ValueId o, std::string& why);
+
+  std::vector<ValueId> inputs;
+  Identifiers ids;
+  std::set<std::string> scratch_types;
+  Code& body() { return body_; }
+  bool exact() const { return exact_; }
+
+ private:
+  bool external(ValueId u) const {
+    auto p = g_.producer(u);
+    return !p || !in_group_.count(*p);
+  }
+  Level level_of(ValueId u) const { return external(u) ? Level::element : level_.at(*g_.producer(u)); }
+  std::string operand(const Node& node, std::size_t k);
+  std::string load_external(ValueId u, const Shape& eff);
+  std::string load_per_row(ValueId u);
+  std::string mask(const std::string& stmt) const {
+    return exact_ ? stmt : "if (col_of(k) < R) " + stmt;
+  }
+  void loop(const std::string& stmt) {
+    body_.line("#pragma unroll");
+    body_.line("for (int k = 0; k < kItems; ++k) " + stmt);
+  }
+  std::string reduce(const std::string& acc, DType t, const std::string& op) {
+    const std::string ct = compute_type(t) == "float" ? "float" : "long long";
+    scratch_types.insert(ct);
+    return "fx_block_reduce(" + acc + ", fx_" + op + "_op(), fx_scratch_" + (ct == "float" ? "f" : "i") + ")";
+  }
+  void emit_stat(NodeId n);
+  void emit_softmax(NodeId n);
+  void emit_norm(NodeId n);
+
+  const Graph& g_;
+  std::vector<NodeId> nodes_;
+  RowShape rs_;
+  int vec_, threads_, chunks_;
+  bool exact_ = false;
+  std::set<NodeId> in_group_;
+  std::map<NodeId, Level> level_;
+  std::map<std::string, std::string> loaded_;  // external value + shape -> local
+  std::map<NodeId, std::string> local_;
+  Code body_;
+};
+
+bool RowEmitter::classify(std::string& why) {
+  for (NodeId n : nodes_) {
+    const Node& node = g_.node(n);
+    if (node.op_class() == OpClass::reduction) {
+      auto rs = row_shape_of(g_, node);
+      if (!rs || rs->r != rs_.r || rs->rows != rs_.rows) {
+        why = "node " + node.name + " reduces other dimensions than the group's first reduction";
+        return false;
+      }
+      level_[n] = is_stat_reduction(node.op) ? Level::row : Level::element;
+      continue;
+    }
+    if (node.op_class() != OpClass::elementwise) {
+      why = "node " + node.name + " (" + node.op + ") is not elementwise";
+      return false;
+    }
+    bool any_row = false, any_element = false;
+    for (const Operand& o : node.inputs) {
+      if (o.is_scalar()) continue;
+      if (external(o.value)) continue;
+      (level_of(o.value) == Level::row ? any_row : any_element) = true;
+    }
+    const bool row_level = any_row && !any_element && node.type.numel() == rs_.rows;
+    level_[n] = row_level ? Level::row : Level::element;
+    for (const Operand& o : node.inputs) {
+      if (row_level && !o.is_scalar() && external(o.value) && g_.value_type(o.value).numel() != 1 &&
+          g_.value_type(o.value).numel() != rs_.rows) {
+        why = "node " + node.name + " combines a per-row value with " + g_.value_name(o.value) + " " +
+              shape_to_string(g_.value_type(o.value).shape);
+        return false;
+      }
+    }
+    if (!row_level && broadcast_shapes(node.type.shape, rs_.full) != rs_.full) {
+      why = "node " + node.name + " " + shape_to_string(node.type.shape) + " does not broadcast to the rows " +
+            shape_to_string(rs_.full);
+      return false;
+    }
+  }
+  // A row-level value read by an element-level op must vary with the row only.
+  for (NodeId n : nodes_) {
+    if (level_[n] != Level::element) continue;
+    const Node& node = g_.node(n);
+    for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+      const Operand& o = node.inputs[k];
+      if (o.is_scalar() || external(o.value) || level_of(o.value) != Level::row) continue;
+      Shape s = g_.value_type(o.value).shape;
+      s.insert(s.begin(), rs_.full.size() - std::min(s.size(), rs_.full.size()), 1);
+      for (std::size_t d = 0; d < s.size(); ++d) {
+        if ((d < rs_.split && s[d] != rs_.full[d]) || (d >= rs_.split && s[d] != 1)) {
+          why = "node " + node.name + " reads the per-row value " + g_.value_name(o.value) + " " +
+                shape_to_string(g_.value_type(o.value).shape) + " across columns";
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+std::string RowEmitter::load_external(ValueId u, const Shape& eff) {
+  const std::string key = std::to_string(u) + shape_to_string(eff);
+  if (auto f = loaded_.find(key); f != loaded_.end()) return f->second;
+  if (std::find(inputs.begin(), inputs.end(), u) == inputs.end()) inputs.push_back(u);
+  const TensorType& t = g_.value_type(u);
+  const std::string ptr = in_ptr(ids, g_, u), name = ids.fresh(g_.value_name(u)), ct = compute_type(t.dtype);
+  Shape s = eff;
+  s.insert(s.begin(), rs_.full.size() - std::min(s.size(), rs_.full.size()), 1);
+  const bool outer_ones = std::all_of(s.begin(), s.begin() + static_cast<long>(rs_.split), [](auto d) { return d == 1; });
+  const bool inner_full = std::equal(s.begin() + static_cast<long>(rs_.split), s.end(), rs_.full.begin() + static_cast<long>(rs_.split));
+  const bool inner_ones = std::all_of(s.begin() + static_cast<long>(rs_.split), s.end(), [](auto d) { return d == 1; });
+  if (numel(s) == 1) {
+    body_.line("const " + ct + " " + name + " = " + from_storage(t.dtype, ptr + "[0]") + ";");
+    return loaded_[key] = name;
+  }
+  if (inner_ones) {  // one value per row
+    const std::string off = broadcast_offset(s, rs_.full, coords_of(rs_.full, "row * R"));
+    body_.line("const " + ct + " " + name + " = " + from_storage(t.dtype, ptr + "[" + off + "]") + ";  // per row");
+    return loaded_[key] = name;
+  }
+  body_.line(ct + " " + name + "[kItems];");
+  if (inner_full && (outer_ones || s == rs_.full)) {
+    const std::string base = outer_ones ? "" : "row * R + ";
+    const std::string vt = "fx_vec<" + storage_type(t.dtype) + ", kVec>";
+    body_.line(std::string("#pragma unroll  // ") + (outer_ones ? "one row of the broadcast operand" : "the row") +
+               ", one vector access per chunk");
+    body_.line("for (int c = 0; c < kChunks; ++c) {");
+    body_.indent();
+    body_.line("const int col = (c * (int)blockDim.x + (int)threadIdx.x) * kVec;");
+    body_.line("fx_vec<" + storage_type(t.dtype) + ", kVec> raw = {};");
+    body_.line((exact_ ? "" : "if (col < R) ") + std::string("raw = *reinterpret_cast<const ") + vt + "*>(" + ptr + " + " + base + "col);");
+    body_.line("#pragma unroll");
+    body_.line("for (int v = 0; v < kVec; ++v) " + name + "[c * kVec + v] = " + from_storage(t.dtype, "raw.v[v]") + ";");
+    body_.dedent();
+    body_.line("}");
+  } else {
+    const std::string off = broadcast_offset(s, rs_.full, coords_of(rs_.full, "(row * R + col_of(k))"));
+    body_.line("#pragma unroll  // broadcast operand: one scalar access per element");
+    body_.line("for (int k = 0; k < kItems; ++k) " + name + "[k] = col_of(k) < R ? " +
+               from_storage(t.dtype, ptr + "[" + off + "]") + " : " + ct + "(0);");
+  }
+  return loaded_[key] = name;
+}
+
+// An external operand of a per-row op: one element per row (or a single element).
+std::string RowEmitter::load_per_row(ValueId u) {
+  const std::string key = std::to_string(u) + "/row";
+  if (auto f = loaded_.find(key); f != loaded_.end()) return f->second;
+  if (std::find(inputs.begin(), inputs.end(), u) == inputs.end()) inputs.push_back(u);
+  const TensorType& t = g_.value_type(u);
+  const std::string name = ids.fresh(g_.value_name(u));
+  const std::string index = t.numel() == 1 ? "0" : "row";
+  body_.line("const " + compute_type(t.dtype) + " " + name + " = " + from_storage(t.dtype, in_ptr(ids, g_, u) + "[" + index + "]") + ";");
+  return loaded_[key] = name;
+}
+
+// The expression of operand k of an element-level node, inside the per-item loop (item k).
+std::string RowEmitter::operand(const Node& node, std::size_t k) {
+  const Operand& o = node.inputs[k];
+  if (o.is_scalar()) return literal(o.scalar, node.type.dtype);
+  if (external(o.value)) {
+    const std::string name = load_external(o.value, effective_shape(g_, node, k));
+    Shape s = effective_shape(g_, node, k);
+    s.insert(s.begin(), rs_.full.size() - std::min(s.size(), rs_.full.size()), 1);
+    const bool per_row = numel(s) == 1 || std::all_of(s.begin() + static_cast<long>(rs_.split), s.end(), [](auto d) { return d == 1; });
+    return per_row ? name : name + "[k]";
+  }
+  const NodeId p = *g_.producer(o.value);
+  return level_[p] == Level::row ? local_[p] : local_[p] + "[k]";
+}
+
+void RowEmitter::emit_node(NodeId n) {
+  const Node& node = g_.node(n);
+  const std::string name = local_[n] = ids.fresh(node.name);
+  const std::string ct = compute_type(node.type.dtype);
+  body_.line("// " + describe_node(g_, n));
+  if (is_stat_reduction(node.op)) return emit_stat(n);
+  if (node.op == "softmax") return emit_softmax(n);
+  if (node.op == "layernorm" || node.op == "rmsnorm") return emit_norm(n);
+  std::vector<std::string> args;
+  if (level_[n] == Level::row) {
+    for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+      const Operand& o = node.inputs[k];
+      if (o.is_scalar()) {
+        args.push_back(literal(o.scalar, node.type.dtype));
+      } else if (external(o.value)) {
+        args.push_back(load_per_row(o.value));
+      } else {
+        args.push_back(local_[*g_.producer(o.value)]);
+      }
+    }
+    body_.line("const " + ct + " " + name + " = " + elementwise_expr(g_, node, args, "row") + ";");
+    return;
+  }
+  for (std::size_t k = 0; k < node.inputs.size(); ++k) args.push_back(operand(node, k));
+  const Shape& s = node.type.shape;
+  const std::string flat = s == rs_.full ? "row * R + col_of(k)"
+                                         : broadcast_offset(s, rs_.full, coords_of(rs_.full, "(row * R + col_of(k))"));
+  body_.line(ct + " " + name + "[kItems];");
+  loop(name + "[k] = " + elementwise_expr(g_, node, args, flat) + ";");
+}
+
+void RowEmitter::emit_stat(NodeId n) {
+  const Node& node = g_.node(n);
+  const std::string& name = local_[n];
+  const DType t = node.type.dtype;
+  const std::string at = compute_type(t) == "float" ? "float" : "long long";
+  const std::string x = operand(node, 0);
+  const bool is_sum = node.op == "sum" || node.op == "mean";
+  const std::string identity = is_sum ? at + "(0)"
+                               : is_floating(t) ? (node.op == "max" ? "(-__int_as_float(0x7f800000))" : "__int_as_float(0x7f800000)")
+                                                : (node.op == "max" ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL");
+  const std::string op = is_sum ? "sum" : node.op;
+  body_.line(at + " " + name + "_acc = " + identity + ";");
+  loop(mask(is_sum ? name + "_acc += " + x + ";" : name + "_acc = fx_" + op + "(" + name + "_acc, (" + at + ")" + x + ");"));
+  std::string r = reduce(name + "_acc", t, op);
+  if (node.op == "mean") r = "(" + r + " / (" + at + ")R)";
+  body_.line("const " + compute_type(t) + " " + name + " = " + round_to(t, "(" + compute_type(t) + ")" + r) + ";");
+}
+
+void RowEmitter::emit_softmax(NodeId n) {
+  const Node& node = g_.node(n);
+  const std::string& y = local_[n];
+  const std::string x = operand(node, 0);
+  const DType t = node.type.dtype;
+  body_.line("float " + y + "[kItems];");
+  body_.line("float " + y + "_max = -__int_as_float(0x7f800000);");
+  loop(mask(y + "_max = fx_max(" + y + "_max, " + x + ");"));
+  body_.line(y + "_max = " + reduce(y + "_max", t, "max") + ";");
+  body_.line("float " + y + "_sum = 0.0f;");
+  loop("{ " + y + "[k] = expf(" + x + " - " + y + "_max); " + (exact_ ? "" : "if (col_of(k) < R) ") + y + "_sum += " + y + "[k]; }");
+  body_.line("const float " + y + "_inv = 1.0f / " + reduce(y + "_sum", t, "sum") + ";");
+  loop(y + "[k] = " + round_to(t, y + "[k] * " + y + "_inv") + ";");
+}
+
+void RowEmitter::emit_norm(NodeId n) {
+  const Node& node = g_.node(n);
+  const std::string& y = local_[n];
+  const DType t = node.type.dtype;
+  const bool layer = node.op == "layernorm";
+  const std::string x = operand(node, 0);
+  const std::string gamma = node.inputs.size() > 1 ? operand(node, 1) : "";
+  const std::string beta = node.inputs.size() > 2 ? operand(node, 2) : "";
+  const std::string eps = literal(node.attrs.get_number("eps"), DType::f32);
+  body_.line("float " + y + "[kItems];");
+  if (layer) {  // two passes over registers: exact, and no extra memory traffic
+    body_.line("float " + y + "_acc = 0.0f;");
+    loop(mask(y + "_acc += " + x + ";"));
+    body_.line("const float " + y + "_mean = " + reduce(y + "_acc", t, "sum") + " / (float)R;");
+    body_.line("float " + y + "_sq = 0.0f;");
+    loop(mask("{ const float d = " + x + " - " + y + "_mean; " + y + "_sq += d * d; }"));
+    body_.line("const float " + y + "_rstd = rsqrtf(" + reduce(y + "_sq", t, "sum") + " / (float)R + " + eps + ");");
+    std::string e = "(" + x + " - " + y + "_mean) * " + y + "_rstd";
+    if (!gamma.empty()) e += " * " + gamma;
+    if (!beta.empty()) e += " + " + beta;
+    loop(y + "[k] = " + round_to(t, e) + ";");
+  } else {
+    body_.line("float " + y + "_sq = 0.0f;");
+    loop(mask(y + "_sq += " + x + " * " + x + ";"));
+    body_.line("const float " + y + "_rms = rsqrtf(" + reduce(y + "_sq", t, "sum") + " / (float)R + " + eps + ");");
+    loop(y + "[k] = " + round_to(t, x + " * " + y + "_rms * " + gamma) + ";");
+  }
+}
+
+std::string RowEmitter::store(ValueId o, std::string& why) {
+  const NodeId n = *g_.producer(o);
+  const TensorType& t = g_.value_type(o);
+  const std::string ptr = out_ptr(ids, g_, o);
+  if (level_[n] == Level::row) {
+    return "if (threadIdx.x == 0) " + ptr + "[row] = " + to_storage(t.dtype, local_[n]) + ";";
+  }
+  if (numel(t.shape) != numel(rs_.full)) {
+    why = "output " + g_.value_name(o) + " " + shape_to_string(t.shape) + " is not row-shaped";
+    return {};
+  }
+  const std::string vt = "fx_vec<" + storage_type(t.dtype) + ", kVec>";
+  return "for (int c = 0; c < kChunks; ++c) {\n"
+         "      const int col = (c * (int)blockDim.x + (int)threadIdx.x) * kVec;\n"
+         "      " + vt + " raw;\n"
+         "#pragma unroll\n"
+         "      for (int v = 0; v < kVec; ++v) raw.v[v] = " + to_storage(t.dtype, local_[n] + "[c * kVec + v]") + ";\n"
+         "      " + (exact_ ? "" : "if (col < R) ") + "*reinterpret_cast<" + vt + "*>(" + ptr + " + row * R + col) = raw;\n"
+         "    }";
+}
+
+}  // namespace
+
+std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std::vector<NodeId>& nodes,
+                                                      const std::vector<ValueId>& outputs, const std::string& name,
+                                                      const CodegenOptions& options, std::string& why) {
+  std::optional<RowShape> rs;
+  for (NodeId n : nodes) {
+    if (g.node(n).op_class() == OpClass::reduction) {
+      rs = row_shape_of(g, g.node(n));
+      if (!rs) {
+        why = "node " + g.node(n).name + " does not reduce the innermost dimensions";
+        return std::nullopt;
+      }
+      break;
+    }
+  }
+  if (!rs) {
+    why = "no reduction in the group";
+    return std::nullopt;
+  }
+  // Elements per vector: one 16-byte access of the widest row-level tensor, dividing the row.
+  std::int64_t widest = 1;
+  for (ValueId v : group_inputs(g, nodes)) widest = std::max(widest, dtype_size(g.value_type(v).dtype));
+  for (ValueId v : outputs) widest = std::max(widest, dtype_size(g.value_type(v).dtype));
+  int vec = static_cast<int>(std::min<std::int64_t>(8, 16 / widest));
+  while (vec > 1 && rs->r % vec != 0) vec /= 2;
+  const std::int64_t vectors = (rs->r + vec - 1) / vec;
+  int threads = static_cast<int>(std::clamp<std::int64_t>((vectors + 31) / 32 * 32, 32, 256));
+  std::int64_t chunks = (vectors + threads - 1) / threads;
+  if (chunks * vec > 16) {  // long rows: more threads before more registers
+    threads = static_cast<int>(std::clamp<std::int64_t>((vectors + 31) / 32 * 32, 32, 1024));
+    chunks = (vectors + threads - 1) / threads;
+  }
+  if (chunks * vec > options.max_row_items) {
+    why = "a row of " + std::to_string(rs->r) + " elements does not fit in registers (" +
+          std::to_string(chunks * vec) + " per thread per value)";
+    return std::nullopt;
+  }
+  RowEmitter em(g, nodes, *rs, vec, threads, static_cast<int>(chunks));
+  if (!em.classify(why)) return std::nullopt;
+  for (NodeId n : nodes) em.emit_node(n);
+  std::vector<std::string> stores;
+  for (ValueId o : outputs) {
+    stores.push_back(em.store(o, why));
+    if (stores.back().empty()) return std::nullopt;
+  }
+
+  GeneratedKernel k;
+  k.name = name;
+  k.kind = KernelKind::row_reduction;
+  k.nodes = nodes;
+  k.inputs = em.inputs;
+  k.outputs = outputs;
+  k.block = threads;
+  k.grid = std::clamp<std::int64_t>(rs->rows, 1, INT32_MAX);
+  k.bytes_moved = bytes_of(g, k.inputs) + bytes_of(g, k.outputs);
+  const std::string idx = rs->rows * rs->r * 2 < INT32_MAX ? "int" : "long long";
+  Code c;
+  c.line(header_comment(g, nodes, "row-wise: one block per row of " + std::to_string(rs->r) + " elements, " +
+                                      std::to_string(chunks * vec) + " per thread kept in registers"));
+  c.line(kernel_signature(g, name, threads, k.inputs, outputs, em.ids) + " {");
+  c.indent();
+  c.line("constexpr int kVec = " + std::to_string(vec) + ";     // elements per vector access");
+  c.line("constexpr int kChunks = " + std::to_string(chunks) + ";  // vector accesses per thread per row");
+  c.line("constexpr int kItems = kVec * kChunks;");
+  c.line("const " + idx + " R = " + number(rs->r) + ";  // row length");
+  c.line("const " + idx + " rows = " + number(rs->rows) + ";");
+  for (const auto& t : em.scratch_types) {
+    c.line("__shared__ " + t + " fx_scratch_" + (t == "float" ? "f" : "i") + "[32];");
+  }
+  c.line(std::string("// Item k of a thread is column col_of(k): chunks of kVec consecutive columns, ") +
+         (em.exact() ? "and the row is covered exactly." : "masked past the row's end."));
+  c.line("auto col_of = [](int k) { return ((k / kVec) * (int)blockDim.x + (int)threadIdx.x) * kVec + k % kVec; };");
+  c.line("(void)col_of;");
+  c.line("for (" + idx + " row = blockIdx.x; row < rows; row += gridDim.x) {");
+  c.append(em.body());
+  for (const auto& s : stores) c.line("  " + s);
+  c.line("}");
+  c.dedent();
+  c.line("}");
+  k.source = device_preamble() + "\n" + c.str();
+  return k;
+}
+
+}  // namespace fx::gpu::codegen

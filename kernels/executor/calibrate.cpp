@@ -1,0 +1,106 @@
+// Copy bandwidth and launch overhead, timed with CUDA events (medians).
+#include "kernels/executor/calibrate.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/codegen/emit.h"
+#include "kernels/common/cuda_call.h"
+#include "kernels/nvrtc/nvrtc_compiler.h"
+
+namespace fx::gpu {
+namespace {
+
+const char* kCopySource = R"(// Calibration: a 16-byte-vector copy, one vector per thread, as the generated elementwise kernels move data.
+extern "C" __global__ void __launch_bounds__(256) fx_copy(const float4* __restrict__ in, float4* __restrict__ out, long long n) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) out[i] = in[i];
+}
+extern "C" __global__ void fx_empty() {}
+)";
+
+struct Buffer {
+  void* p = nullptr;
+  explicit Buffer(std::int64_t bytes) { FX_CUDA_CALL(cudaMalloc(&p, static_cast<std::size_t>(bytes))); }
+  ~Buffer() { cudaFree(p); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+};
+
+struct EventPair {
+  cudaEvent_t a = nullptr, b = nullptr;
+  EventPair() {
+    FX_CUDA_CALL(cudaEventCreate(&a));
+    FX_CUDA_CALL(cudaEventCreate(&b));
+  }
+  ~EventPair() {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+};
+
+template <typename F>
+double median_ms(int repeat, F&& body) {
+  EventPair ev;
+  std::vector<double> t;
+  body();  // warm-up
+  for (int r = 0; r < repeat; ++r) {
+    FX_CUDA_CALL(cudaEventRecord(ev.a, nullptr));
+    body();
+    FX_CUDA_CALL(cudaEventRecord(ev.b, nullptr));
+    FX_CUDA_CALL(cudaEventSynchronize(ev.b));
+    float ms = 0;
+    FX_CUDA_CALL(cudaEventElapsedTime(&ms, ev.a, ev.b));
+    t.push_back(ms);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+Calibration calibrate_device(std::int64_t bytes, int repeat) {
+  Calibration c;
+  c.device = query_device(0);
+  bytes = bytes / 16 * 16;
+  c.copy_bytes = bytes;
+  Buffer src(bytes), dst(bytes);
+  FX_CUDA_CALL(cudaMemset(src.p, 1, static_cast<std::size_t>(bytes)));
+  const double memcpy_ms = median_ms(repeat, [&] {
+    FX_CUDA_CALL(cudaMemcpyAsync(dst.p, src.p, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToDevice, nullptr));
+  });
+  c.memcpy_bandwidth = 2.0 * static_cast<double>(bytes) / (memcpy_ms * 1e-3);
+
+  NvrtcCompiler compiler;
+  const Cubin cubin = compiler.compile(kCopySource, "fx_copy", c.device.arch());
+  cudaLibrary_t lib = nullptr;
+  FX_CUDA_CALL(cudaLibraryLoadData(&lib, cubin->data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  struct Unload {
+    cudaLibrary_t l;
+    ~Unload() { cudaLibraryUnload(l); }
+  } unload{lib};
+  cudaKernel_t copy = nullptr, empty = nullptr;
+  FX_CUDA_CALL(cudaLibraryGetKernel(&copy, lib, "fx_copy"));
+  FX_CUDA_CALL(cudaLibraryGetKernel(&empty, lib, "fx_empty"));
+  long long n = bytes / 16;
+  void* in = src.p;
+  void* out = dst.p;
+  void* args[] = {&in, &out, &n};
+  const auto blocks = static_cast<unsigned>(std::min<long long>((n + 255) / 256, 1 << 30));
+  const double kernel_ms = median_ms(repeat, [&] {
+    FX_CUDA_CALL(cudaLaunchKernel(reinterpret_cast<const void*>(copy), dim3(blocks), dim3(256), args, 0, nullptr));
+  });
+  c.copy_kernel_bandwidth = 2.0 * static_cast<double>(bytes) / (kernel_ms * 1e-3);
+
+  constexpr int kLaunches = 1000;
+  const double launches_ms = median_ms(5, [&] {
+    for (int i = 0; i < kLaunches; ++i) {
+      FX_CUDA_CALL(cudaLaunchKernel(reinterpret_cast<const void*>(empty), dim3(1), dim3(32), nullptr, 0, nullptr));
+    }
+  });
+  c.launch_overhead_s = launches_ms * 1e-3 / kLaunches;
+  return c;
+}
+
+}  // namespace fx::gpu

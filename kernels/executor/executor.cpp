@@ -1,0 +1,274 @@
+// Executor setup: the device, code generation and NVRTC compile of both plans, the memory plan (computed
+// before any allocation), seeded inputs and poisoned outputs, and single launches.
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <stdexcept>
+
+#include "kernels/codegen/emit.h"
+#include "kernels/common/cuda_call.h"
+#include "kernels/executor/executor_internal.h"
+
+namespace fx::gpu {
+
+DeviceInfo query_device(int ordinal) {
+  int count = 0;
+  const cudaError_t r = cudaGetDeviceCount(&count);
+  if (r == cudaErrorInsufficientDriver || r == cudaErrorNoDevice || (r == cudaSuccess && count == 0)) {
+    cudaGetLastError();
+    throw NoDeviceError(std::string("no CUDA device (") + (r == cudaSuccess ? "no device found" : cudaGetErrorString(r)) + ")");
+  }
+  FX_CUDA_CALL(r);
+  cudaDeviceProp p{};
+  FX_CUDA_CALL(cudaGetDeviceProperties(&p, ordinal));
+  FX_CUDA_CALL(cudaSetDevice(ordinal));
+  DeviceInfo d;
+  d.ordinal = ordinal;
+  d.name = p.name;
+  d.sm_count = p.multiProcessorCount;
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  d.memory_bus_bits = p.memoryBusWidth;
+  d.l2_bytes = p.l2CacheSize;
+  int clock = 0, mem_clock = 0;
+  FX_CUDA_CALL(cudaDeviceGetAttribute(&clock, cudaDevAttrClockRate, ordinal));
+  FX_CUDA_CALL(cudaDeviceGetAttribute(&mem_clock, cudaDevAttrMemoryClockRate, ordinal));
+  d.clock_khz = clock;
+  d.memory_clock_khz = mem_clock;
+  std::size_t free_b = 0, total_b = 0;
+  FX_CUDA_CALL(cudaMemGetInfo(&free_b, &total_b));
+  d.free_memory = static_cast<std::int64_t>(free_b);
+  d.total_memory = static_cast<std::int64_t>(total_b);
+  return d;
+}
+
+double tolerance_for(DType t) {
+  switch (t) {
+    case DType::f32: return 1e-5;
+    case DType::f16:
+    case DType::bf16: return 1e-2;
+    default: return 0.0;  // integers and bool: exact
+  }
+}
+
+namespace {
+
+std::size_t align256(std::int64_t b) { return (static_cast<std::size_t>(b) + 255) / 256 * 256; }
+
+// Inputs that feed log, sqrt, rsqrt, pow's base, reciprocal or a divisor get positive values, so a graph
+// that is finite for sensible inputs stays finite (NaN never passes verification).
+bool needs_positive(const Graph& g, ValueId v) {
+  for (NodeId c : g.consumers(v)) {
+    const Node& n = g.node(c);
+    if (n.op == "log" || n.op == "sqrt" || n.op == "rsqrt" || n.op == "reciprocal") return true;
+    if ((n.op == "pow" || n.op == "div") && !n.inputs.empty()) {
+      const std::size_t k = n.op == "pow" ? 0 : 1;
+      if (k < n.inputs.size() && n.inputs[k].value == v) return true;
+    }
+    if (n.op == "batchnorm" && n.inputs.size() > 2 && n.inputs[2].value == v) return true;  // the variance
+  }
+  return false;
+}
+
+std::string fill_source(DType t) {
+  using namespace codegen;
+  const std::string name = std::string("fx_fill_") + std::string(dtype_name(t));
+  std::string value;
+  if (is_floating(t)) {
+    value = to_storage(t, "lo + (hi - lo) * u");
+  } else if (t == DType::boolean) {
+    value = "(unsigned char)(bits & 1u)";
+  } else {
+    value = "(" + storage_type(t) + ")(lo + floorf(u * (hi - lo + 1.0f)))";
+  }
+  return device_preamble() + "\n// Seeded inputs: element i takes a Philox draw keyed by (seed, i); uniform in [lo, hi).\n"
+         "extern \"C\" __global__ void " + name + "(" + storage_type(t) +
+         "* out, long long n, unsigned long long seed, float lo, float hi) {\n"
+         "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {\n"
+         "    const unsigned int bits = fx_philox_bits24(seed, (unsigned long long)i);\n"
+         "    const float u = (float)bits * (1.0f / 16777216.0f);\n"
+         "    (void)u;\n"
+         "    out[i] = " + value + ";\n"
+         "  }\n"
+         "}\n";
+}
+
+}  // namespace
+
+Executor::Impl::~Impl() {
+  release();
+  for (auto& plan : plans) {
+    for (auto& s : plan.steps) {
+      if (s.library) cudaLibraryUnload(s.library);
+    }
+  }
+  for (auto& [t, lk] : fill_kernels) cudaLibraryUnload(lk.first);
+  if (stream) cudaStreamDestroy(stream);
+}
+
+std::pair<cudaLibrary_t, cudaKernel_t> Executor::Impl::load(const std::string& source, const std::string& name) {
+  const Cubin cubin = compiler.compile(source, name, device.arch());
+  cudaLibrary_t lib = nullptr;
+  FX_CUDA_CALL(cudaLibraryLoadData(&lib, cubin->data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  cudaKernel_t fn = nullptr;
+  try {
+    FX_CUDA_CALL(cudaLibraryGetKernel(&fn, lib, name.c_str()));
+  } catch (...) {
+    cudaLibraryUnload(lib);
+    throw;
+  }
+  return {lib, fn};
+}
+
+void Executor::Impl::build_plan(int p, const Plan& plan) {
+  PlanSteps& ps = plans[p];
+  ps.name = p == 0 ? "unfused" : "fused";
+  ps.predicted_ms = plan.predicted_time_s() * 1e3;
+  ps.bytes = plan.bytes_moved();
+  int index = 0;
+  for (const Group& group : plan.groups()) {
+    if (group.eliminated()) continue;
+    std::vector<NodeId> nodes = group.nodes;
+    nodes.insert(nodes.end(), group.recomputed.begin(), group.recomputed.end());
+    if (std::string why = unsupported_reason(graph, nodes); !why.empty()) {
+      throw std::invalid_argument("cannot run group " + group.id + ": " + why);
+    }
+    GroupCode code = generate_group(graph, nodes, group.io.outputs, index++);
+    if (!code.note.empty()) ps.notes.push_back(group.id + ": " + code.note);
+    for (GeneratedKernel& k : code.kernels) {
+      Step s;
+      s.group = group.id;
+      s.group_predicted_ms = group.cost.time_s * 1e3;
+      s.group_predicted_bytes = group.cost.bytes_read + group.cost.bytes_written;
+      s.kernel = std::move(k);
+      ps.steps.push_back(std::move(s));
+    }
+  }
+  std::size_t done = 0;
+  for (Step& s : ps.steps) {
+    progress("compile", static_cast<double>(done++) / static_cast<double>(ps.steps.size()),
+             ps.name + " plan: " + s.kernel.name);
+    auto [lib, fn] = load(s.kernel.source, s.kernel.name);
+    s.library = lib;
+    s.function = fn;
+  }
+}
+
+void Executor::Impl::plan_memory() {
+  std::size_t at = 0;
+  for (ValueId v = 0; v < static_cast<ValueId>(graph.inputs().size()); ++v) {
+    input_offsets[v] = at;
+    at += align256(graph.value_type(v).bytes());
+  }
+  for (auto& ps : plans) {
+    for (const Step& s : ps.steps) {
+      for (ValueId v : s.kernel.outputs) {
+        if (ps.offsets.count(v)) continue;
+        ps.offsets[v] = at;
+        at += align256(graph.value_type(v).bytes());
+      }
+    }
+  }
+  arena_bytes = at;
+}
+
+void Executor::Impl::allocate() {
+  if (arena) return;
+  std::size_t free_b = 0, total_b = 0;
+  FX_CUDA_CALL(cudaMemGetInfo(&free_b, &total_b));
+  // Keep room for cuBLASLt/cuDNN workspaces, CUDA graphs and the context's own growth.
+  const std::size_t headroom = std::size_t{256} << 20;
+  if (arena_bytes + headroom > free_b) {
+    throw std::runtime_error("the run needs " + format_bytes(static_cast<double>(arena_bytes)) + " of device memory (+" +
+                             format_bytes(static_cast<double>(headroom)) + " headroom) but only " +
+                             format_bytes(static_cast<double>(free_b)) + " of " + format_bytes(static_cast<double>(total_b)) +
+                             " is free on " + device.name + "; nothing was allocated");
+  }
+  FX_CUDA_CALL(cudaMalloc(reinterpret_cast<void**>(&arena), std::max<std::size_t>(arena_bytes, 256)));
+}
+
+void Executor::Impl::release() {
+  if (arena) cudaFree(arena);
+  arena = nullptr;
+}
+
+void* Executor::Impl::pointer(int p, ValueId v) const {
+  if (auto it = input_offsets.find(v); it != input_offsets.end()) return arena + it->second;
+  if (auto it = plans[p].offsets.find(v); it != plans[p].offsets.end()) return arena + it->second;
+  throw std::logic_error("value " + graph.value_name(v) + " has no buffer in the " + plans[p].name + " plan");
+}
+
+void Executor::Impl::fill_inputs() {
+  for (ValueId v = 0; v < static_cast<ValueId>(graph.inputs().size()); ++v) {
+    const TensorType& t = graph.value_type(v);
+    if (!fill_kernels.count(t.dtype)) {
+      fill_kernels[t.dtype] = load(fill_source(t.dtype), "fx_fill_" + std::string(dtype_name(t.dtype)));
+    }
+    const bool positive = needs_positive(graph, v);
+    float lo = positive ? 0.5f : -2.0f, hi = 2.0f;
+    if (!is_floating(t.dtype)) lo = 1.0f, hi = 16.0f;  // integers: never 0, so they can divide
+    void* out = pointer(0, v);
+    long long n = t.numel();
+    unsigned long long seed = options.seed * 1000003ull + static_cast<unsigned long long>(v);
+    void* args[] = {&out, &n, &seed, &lo, &hi};
+    const long long blocks = std::min<long long>((n + 255) / 256, 65535);
+    FX_CUDA_CALL(cudaLaunchKernel(reinterpret_cast<const void*>(fill_kernels[t.dtype].second),
+                                  dim3(static_cast<unsigned>(blocks)), dim3(256), args, 0, stream));
+  }
+}
+
+void Executor::Impl::poison_outputs() {
+  // 0xFF bytes are NaN in f32, f16 and bf16 (and -1 in integers): an element no kernel wrote cannot pass.
+  for (auto& ps : plans) {
+    for (const auto& [v, off] : ps.offsets) {
+      FX_CUDA_CALL(cudaMemsetAsync(arena + off, 0xFF, static_cast<std::size_t>(graph.value_type(v).bytes()), stream));
+    }
+  }
+}
+
+void Executor::Impl::launch(int p, std::size_t s) {
+  const Step& step = plans[p].steps[s];
+  LaunchInfo info{p, static_cast<int>(s), step.kernel.name, step.group, static_cast<std::uint64_t>(p) * 1'000'000u + s};
+  if (options.before_launch) options.before_launch(info);
+  std::vector<void*> ptrs;
+  for (ValueId v : step.kernel.inputs) ptrs.push_back(pointer(p, v));
+  for (ValueId v : step.kernel.outputs) ptrs.push_back(pointer(p, v));
+  std::vector<void*> args;
+  for (void*& ptr : ptrs) args.push_back(&ptr);
+  FX_CUDA_CALL(cudaLaunchKernel(reinterpret_cast<const void*>(step.function), dim3(static_cast<unsigned>(step.kernel.grid)),
+                                dim3(static_cast<unsigned>(step.kernel.block)), args.data(), 0, stream));
+  if (options.after_launch) options.after_launch(info);
+}
+
+void Executor::Impl::launch_all(int p) {
+  for (std::size_t s = 0; s < plans[p].steps.size(); ++s) launch(p, s);
+}
+
+Executor::Executor(const Graph& graph, const Plan& unfused, const Plan& fused, RunOptions options)
+    : impl_(std::make_unique<Impl>(graph, std::move(options))) {
+  impl_->device = query_device(0);
+  impl_->progress("device", 0.0, impl_->device.name + " (" + impl_->device.arch() + ")");
+  FX_CUDA_CALL(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
+  impl_->build_plan(0, unfused);
+  impl_->build_plan(1, fused);
+  impl_->plan_memory();
+}
+
+Executor::~Executor() = default;
+Executor::Executor(Executor&&) noexcept = default;
+Executor& Executor::operator=(Executor&&) noexcept = default;
+
+std::int64_t Executor::required_bytes() const { return static_cast<std::int64_t>(impl_->arena_bytes); }
+
+void Executor::prepare() {
+  impl_->allocate();
+  impl_->fill_inputs();
+  FX_CUDA_CALL(cudaStreamSynchronize(impl_->stream));
+}
+
+void Executor::launch_plan_once(int plan) {
+  impl_->launch_all(plan);
+  FX_CUDA_CALL(cudaStreamSynchronize(impl_->stream));
+}
+
+}  // namespace fx::gpu

@@ -1,0 +1,121 @@
+// The CUDA executor: runs a graph's unfused plan (one kernel per node, as eager PyTorch does) and a fused plan
+// (one kernel per group) on the same seeded inputs, checks that every graph output agrees, and times both
+// with CUDA events. No vendor header here: CUDA types live behind the pimpl.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/fusion/plan.h"
+#include "core/graph/graph.h"
+
+namespace fx::gpu {
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  int sm_count = 0;
+  int cc_major = 0, cc_minor = 0;
+  std::int64_t total_memory = 0, free_memory = 0;
+  int clock_khz = 0, memory_clock_khz = 0, memory_bus_bits = 0;
+  std::int64_t l2_bytes = 0;
+  std::string arch() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
+};
+
+// Throws NoDeviceError (gpu_error.h) when there is no driver or no device.
+DeviceInfo query_device(int ordinal = 0);
+
+// One launch of a plan, as the profiler sees it: `plan` 0 is the unfused plan, 1 the fused one.
+struct LaunchInfo {
+  int plan = 0;
+  int step = 0;              // index of the kernel in its plan
+  std::string kernel;        // kernel name
+  std::string group;         // the plan's group id
+  std::uint64_t step_id = 0;  // plan * 1'000'000 + step: unique per launch site, for CUPTI external ids
+};
+
+struct RunOptions {
+  int warmup = 3;
+  int repeat = 20;              // timed runs per plan; the median is reported (at least 20 is recommended)
+  bool cuda_graph = false;      // also time each plan replayed as a CUDA graph
+  std::uint64_t seed = 20261122;
+  std::string dump_dir;         // when set: inputs and both plans' outputs as .npy, and manifest.json
+  // Called before and after every kernel launch (the profiler wraps launches with these).
+  std::function<void(const LaunchInfo&)> before_launch, after_launch;
+  // Progress: step name, fraction done (0..1), one line for people.
+  std::function<void(const std::string&, double, const std::string&)> progress;
+};
+
+struct KernelReport {
+  std::string name, group, kind, library;  // library: "generated (NVRTC)", "cuBLASLt", "cuDNN"
+  std::vector<std::string> nodes;
+  std::int64_t bytes = 0;                  // minimum traffic: inputs read once, outputs written once
+  std::optional<double> group_predicted_ms;  // the cost model's time for the whole group
+  std::int64_t group_predicted_bytes = 0;
+  double measured_ms = 0;                  // median over the timed runs
+};
+
+struct PlanReport {
+  std::string name;  // "unfused" / "fused"
+  std::vector<KernelReport> kernels;
+  std::vector<std::string> notes;  // groups run as several kernels, and why
+  double total_ms = 0;             // median of whole-plan times
+  double min_ms = 0, max_ms = 0;
+  std::optional<double> graph_ms;  // median of CUDA-graph replays
+  double predicted_ms = 0;
+  std::int64_t bytes = 0;
+};
+
+struct OutputCheck {
+  std::string name;
+  std::string dtype;
+  double rel_error = 0;   // ||fused - unfused|| / ||unfused||
+  double threshold = 0;
+  std::int64_t nan_count = 0;  // NaN in the fused output where the unfused has none, or any NaN at all
+  bool passed = false;
+};
+
+struct RunReport {
+  DeviceInfo device;
+  PlanReport unfused, fused;
+  std::vector<OutputCheck> checks;
+  bool verified = false;
+  double speedup = 0;  // unfused total / fused total
+  int kernels_compiled = 0, cache_hits = 0;
+  double compile_seconds = 0;
+  std::int64_t device_bytes = 0;  // allocated for the run
+};
+
+double tolerance_for(DType t);
+
+class Executor {
+ public:
+  // Generates and compiles every kernel of both plans and plans the memory; allocates nothing yet. Throws
+  // NoDeviceError without a device, std::invalid_argument for work it cannot run (a custom op, ...),
+  // CompileError with log and source, GpuError for a failed call.
+  Executor(const Graph& graph, const Plan& unfused, const Plan& fused, RunOptions options = {});
+  ~Executor();
+  Executor(Executor&&) noexcept;
+  Executor& operator=(Executor&&) noexcept;
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Bytes the run allocates; checked against free memory before any allocation.
+  std::int64_t required_bytes() const;
+  // Allocates, fills inputs, verifies, times both plans. Frees everything on return or on error.
+  RunReport run();
+  // For the profiler: after run() (or prepare()), launch one plan once on the executor's stream and wait.
+  void prepare();
+  void launch_plan_once(int plan);
+
+  struct Impl;  // defined in executor_internal.h (CUDA types); public so the run's helpers can take it
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fx::gpu

@@ -1,0 +1,70 @@
+// Internal to kernels/executor: the executor's state, with CUDA types.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/codegen/codegen.h"
+#include "kernels/executor/executor.h"
+#include "kernels/nvrtc/nvrtc_compiler.h"
+
+namespace fx::gpu {
+
+// One launch of a plan: a generated kernel loaded from its CUBIN.
+struct Step {
+  GeneratedKernel kernel;
+  std::string group;
+  std::optional<double> group_predicted_ms;
+  std::int64_t group_predicted_bytes = 0;
+  cudaLibrary_t library = nullptr;
+  cudaKernel_t function = nullptr;
+};
+
+struct PlanSteps {
+  std::string name;
+  std::vector<Step> steps;
+  std::vector<std::string> notes;
+  double predicted_ms = 0;
+  std::int64_t bytes = 0;
+  std::map<ValueId, std::size_t> offsets;  // values this plan writes -> offset in the arena
+};
+
+struct Executor::Impl {
+  Graph graph;
+  RunOptions options;
+  DeviceInfo device;
+  NvrtcCompiler compiler;
+  PlanSteps plans[2];
+  std::map<ValueId, std::size_t> input_offsets;
+  std::size_t arena_bytes = 0;
+  char* arena = nullptr;
+  cudaStream_t stream = nullptr;
+  std::map<DType, std::pair<cudaLibrary_t, cudaKernel_t>> fill_kernels;
+
+  Impl(const Graph& g, RunOptions o) : graph(g), options(std::move(o)) {}
+  ~Impl();
+
+  void build_plan(int p, const Plan& plan);
+  void plan_memory();
+  void allocate();
+  void release();
+  void fill_inputs();
+  void poison_outputs();
+  void launch(int p, std::size_t s);
+  void launch_all(int p);
+  void* pointer(int p, ValueId v) const;
+  std::pair<cudaLibrary_t, cudaKernel_t> load(const std::string& source, const std::string& name);
+  void progress(const std::string& step, double fraction, const std::string& message) const {
+    if (options.progress) options.progress(step, fraction, message);
+  }
+};
+
+// Host copies of one value, converted to double (f16/bf16 decoded, bool as 0/1).
+std::vector<double> to_doubles(DType t, const std::vector<char>& raw);
+// Writes a .npy file (bf16 as its 16-bit patterns, '<u2'); returns the numpy descr written.
+std::string write_npy(const std::string& path, DType t, const Shape& shape, const std::vector<char>& raw);
+
+}  // namespace fx::gpu

@@ -1,0 +1,299 @@
+// Executor::run(): verification of the fused plan against the unfused one, event timing of both plans and of
+// each kernel (median of the timed runs), optional CUDA-graph replay, and the .npy dump for the PyTorch harness.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/common/cuda_call.h"
+#include "kernels/executor/executor_internal.h"
+
+namespace fx::gpu {
+
+namespace {
+
+double bf16_to_double(std::uint16_t h) {
+  std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+double f16_to_double(std::uint16_t h) {
+  const int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  double v;
+  if (exp == 0) {
+    v = std::ldexp(mant, -24);
+  } else if (exp == 31) {
+    v = mant ? NAN : INFINITY;
+  } else {
+    v = std::ldexp(mant + 1024, exp - 25);
+  }
+  return sign ? -v : v;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Owns the events of the timed runs.
+struct Events {
+  std::vector<cudaEvent_t> e;
+  explicit Events(std::size_t n) : e(n, nullptr) {
+    for (auto& ev : e) FX_CUDA_CALL(cudaEventCreate(&ev));
+  }
+  ~Events() {
+    for (auto ev : e) {
+      if (ev) cudaEventDestroy(ev);
+    }
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+};
+
+float elapsed(cudaEvent_t a, cudaEvent_t b) {
+  float ms = 0;
+  FX_CUDA_CALL(cudaEventElapsedTime(&ms, a, b));
+  return ms;
+}
+
+std::vector<char> download(const void* ptr, std::int64_t bytes) {
+  std::vector<char> host(static_cast<std::size_t>(bytes));
+  FX_CUDA_CALL(cudaMemcpy(host.data(), ptr, host.size(), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+OutputCheck compare(const std::string& name, DType t, const std::vector<double>& fused, const std::vector<double>& unfused) {
+  OutputCheck c;
+  c.name = name;
+  c.dtype = std::string(dtype_name(t));
+  c.threshold = tolerance_for(t);
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < fused.size(); ++i) {
+    if (std::isnan(fused[i]) || std::isnan(unfused[i])) {
+      ++c.nan_count;
+      continue;
+    }
+    const double d = fused[i] - unfused[i];
+    diff += d * d;
+    norm += unfused[i] * unfused[i];
+  }
+  c.rel_error = norm > 0 ? std::sqrt(diff / norm) : (diff > 0 ? INFINITY : 0.0);
+  c.passed = c.nan_count == 0 && c.rel_error <= c.threshold;
+  return c;
+}
+
+}  // namespace
+
+std::vector<double> to_doubles(DType t, const std::vector<char>& raw) {
+  const std::size_t n = raw.size() / static_cast<std::size_t>(dtype_size(t));
+  std::vector<double> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const char* p = raw.data() + i * static_cast<std::size_t>(dtype_size(t));
+    switch (t) {
+      case DType::f32: { float f; std::memcpy(&f, p, 4); out[i] = f; break; }
+      case DType::f16: { std::uint16_t h; std::memcpy(&h, p, 2); out[i] = f16_to_double(h); break; }
+      case DType::bf16: { std::uint16_t h; std::memcpy(&h, p, 2); out[i] = bf16_to_double(h); break; }
+      case DType::i32: { std::int32_t v; std::memcpy(&v, p, 4); out[i] = v; break; }
+      case DType::i64: { std::int64_t v; std::memcpy(&v, p, 8); out[i] = static_cast<double>(v); break; }
+      case DType::boolean: out[i] = *p ? 1.0 : 0.0; break;
+    }
+  }
+  return out;
+}
+
+std::string write_npy(const std::string& path, DType t, const Shape& shape, const std::vector<char>& raw) {
+  std::string descr;
+  switch (t) {
+    case DType::f32: descr = "<f4"; break;
+    case DType::f16: descr = "<f2"; break;
+    case DType::bf16: descr = "<u2"; break;  // numpy has no bfloat16: the bit patterns
+    case DType::i32: descr = "<i4"; break;
+    case DType::i64: descr = "<i8"; break;
+    case DType::boolean: descr = "|b1"; break;
+  }
+  std::string dims;
+  for (auto d : shape) dims += std::to_string(d) + ",";
+  if (shape.size() > 1) dims.pop_back();
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  const std::size_t total = 10 + header.size() + 1;
+  header += std::string((64 - total % 64) % 64, ' ') + "\n";
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw std::runtime_error("cannot write " + path);
+  const unsigned char magic[] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+  out.write(reinterpret_cast<const char*>(magic), 8);
+  const auto len = static_cast<std::uint16_t>(header.size());
+  const char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
+  out.write(len_bytes, 2);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  out.write(raw.data(), static_cast<std::streamsize>(raw.size()));
+  return descr;
+}
+
+namespace {
+
+void dump(Executor::Impl& im, const std::string& dir) {
+  namespace fs = std::filesystem;
+  const Graph& g = im.graph;
+  nlohmann::ordered_json manifest = {{"graph", g.name()}, {"seed", im.options.seed}};
+  auto entry = [&](const std::string& sub, ValueId v, int plan) {
+    fs::create_directories(fs::path(dir) / sub);
+    const std::string file = sub + "/" + g.value_name(v) + ".npy";
+    const auto& t = g.value_type(v);
+    const std::string descr = write_npy((fs::path(dir) / file).string(), t.dtype, t.shape, download(im.pointer(plan, v), t.bytes()));
+    return nlohmann::ordered_json{{"name", g.value_name(v)}, {"file", file}, {"dtype", dtype_name(t.dtype)},
+                                  {"npy_descr", descr}, {"shape", t.shape}};
+  };
+  for (ValueId v = 0; v < static_cast<ValueId>(g.inputs().size()); ++v) manifest["inputs"].push_back(entry("inputs", v, 0));
+  for (ValueId v : g.outputs()) {
+    manifest["unfused"].push_back(entry("unfused", v, 0));
+    manifest["fused"].push_back(entry("fused", v, 1));
+  }
+  std::ofstream(fs::path(dir) / "manifest.json") << manifest.dump(2) << "\n";
+}
+
+std::vector<OutputCheck> verify(Executor::Impl& im) {
+  std::vector<OutputCheck> checks;
+  for (ValueId v : im.graph.outputs()) {
+    const auto& t = im.graph.value_type(v);
+    auto unfused = to_doubles(t.dtype, download(im.pointer(0, v), t.bytes()));
+    auto fused = to_doubles(t.dtype, download(im.pointer(1, v), t.bytes()));
+    checks.push_back(compare(im.graph.value_name(v), t.dtype, fused, unfused));
+  }
+  return checks;
+}
+
+PlanReport time_plan(Executor::Impl& im, int p) {
+  PlanSteps& ps = im.plans[p];
+  const std::size_t k = ps.steps.size();
+  const int repeat = std::max(1, im.options.repeat);
+  for (int w = 0; w < im.options.warmup; ++w) im.launch_all(p);
+  Events ev(static_cast<std::size_t>(repeat) * (k + 1));
+  for (int r = 0; r < repeat; ++r) {
+    const std::size_t base = static_cast<std::size_t>(r) * (k + 1);
+    FX_CUDA_CALL(cudaEventRecord(ev.e[base], im.stream));
+    for (std::size_t s = 0; s < k; ++s) {
+      im.launch(p, s);
+      FX_CUDA_CALL(cudaEventRecord(ev.e[base + s + 1], im.stream));
+    }
+  }
+  FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
+  PlanReport rep;
+  rep.name = ps.name;
+  rep.notes = ps.notes;
+  rep.predicted_ms = ps.predicted_ms;
+  rep.bytes = ps.bytes;
+  std::vector<double> totals;
+  std::vector<std::vector<double>> per(k);
+  for (int r = 0; r < repeat; ++r) {
+    const std::size_t base = static_cast<std::size_t>(r) * (k + 1);
+    totals.push_back(elapsed(ev.e[base], ev.e[base + k]));
+    for (std::size_t s = 0; s < k; ++s) per[s].push_back(elapsed(ev.e[base + s], ev.e[base + s + 1]));
+  }
+  rep.total_ms = median(totals);
+  rep.min_ms = *std::min_element(totals.begin(), totals.end());
+  rep.max_ms = *std::max_element(totals.begin(), totals.end());
+  for (std::size_t s = 0; s < k; ++s) {
+    const Step& st = ps.steps[s];
+    KernelReport kr;
+    kr.name = st.kernel.name;
+    kr.group = st.group;
+    kr.kind = std::string(kernel_kind_name(st.kernel.kind));
+    kr.library = "generated (NVRTC)";
+    for (NodeId n : st.kernel.nodes) kr.nodes.push_back(im.graph.node(n).name);
+    kr.bytes = st.kernel.bytes_moved;
+    kr.group_predicted_ms = st.group_predicted_ms;
+    kr.group_predicted_bytes = st.group_predicted_bytes;
+    kr.measured_ms = median(per[s]);
+    rep.kernels.push_back(std::move(kr));
+  }
+  return rep;
+}
+
+// The plan captured once as a CUDA graph and replayed: launch overhead drops out of the timing.
+double time_graph(Executor::Impl& im, int p) {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  FX_CUDA_CALL(cudaStreamBeginCapture(im.stream, cudaStreamCaptureModeThreadLocal));
+  try {
+    im.launch_all(p);
+  } catch (...) {
+    cudaStreamEndCapture(im.stream, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    throw;
+  }
+  FX_CUDA_CALL(cudaStreamEndCapture(im.stream, &graph));
+  struct Guard {
+    cudaGraph_t& g;
+    cudaGraphExec_t& e;
+    ~Guard() {
+      if (e) cudaGraphExecDestroy(e);
+      if (g) cudaGraphDestroy(g);
+    }
+  } guard{graph, exec};
+  FX_CUDA_CALL(cudaGraphInstantiate(&exec, graph, 0));
+  for (int w = 0; w < im.options.warmup; ++w) FX_CUDA_CALL(cudaGraphLaunch(exec, im.stream));
+  const int repeat = std::max(1, im.options.repeat);
+  Events ev(static_cast<std::size_t>(repeat) * 2);
+  for (int r = 0; r < repeat; ++r) {
+    FX_CUDA_CALL(cudaEventRecord(ev.e[2 * static_cast<std::size_t>(r)], im.stream));
+    FX_CUDA_CALL(cudaGraphLaunch(exec, im.stream));
+    FX_CUDA_CALL(cudaEventRecord(ev.e[2 * static_cast<std::size_t>(r) + 1], im.stream));
+  }
+  FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
+  std::vector<double> t;
+  for (int r = 0; r < repeat; ++r) t.push_back(elapsed(ev.e[2 * static_cast<std::size_t>(r)], ev.e[2 * static_cast<std::size_t>(r) + 1]));
+  return median(t);
+}
+
+}  // namespace
+
+RunReport Executor::run() {
+  Impl& im = *impl_;
+  struct Release {
+    Impl& im;
+    ~Release() { im.release(); }
+  } release{im};
+  RunReport rep;
+  im.progress("allocate", 0.1, format_bytes(static_cast<double>(im.arena_bytes)) + " of device memory");
+  im.allocate();
+  rep.device_bytes = static_cast<std::int64_t>(im.arena_bytes);
+  im.progress("inputs", 0.15, "seeded random inputs");
+  im.fill_inputs();
+  im.poison_outputs();
+  im.progress("verify", 0.2, "running both plans once");
+  im.launch_all(0);
+  im.launch_all(1);
+  FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
+  rep.checks = verify(im);
+  rep.verified = std::all_of(rep.checks.begin(), rep.checks.end(), [](const OutputCheck& c) { return c.passed; });
+  if (!im.options.dump_dir.empty()) {
+    im.progress("dump", 0.3, "writing .npy files to " + im.options.dump_dir);
+    dump(im, im.options.dump_dir);
+  }
+  im.progress("time", 0.4, "timing the unfused plan");
+  rep.unfused = time_plan(im, 0);
+  im.progress("time", 0.7, "timing the fused plan");
+  rep.fused = time_plan(im, 1);
+  if (im.options.cuda_graph) {
+    im.progress("graph", 0.9, "CUDA-graph replay");
+    rep.unfused.graph_ms = time_graph(im, 0);
+    rep.fused.graph_ms = time_graph(im, 1);
+  }
+  rep.device = im.device;
+  rep.speedup = rep.fused.total_ms > 0 ? rep.unfused.total_ms / rep.fused.total_ms : 0;
+  const CompileStats cs = im.compiler.stats();
+  rep.kernels_compiled = cs.compiled;
+  rep.cache_hits = cs.memory_hits + cs.disk_hits;
+  rep.compile_seconds = cs.compile_seconds;
+  im.progress("done", 1.0, rep.verified ? "verified" : "verification FAILED");
+  return rep;
+}
+
+}  // namespace fx::gpu

@@ -1,0 +1,64 @@
+// JSON of the run report. Times are milliseconds; the "total_ms" of a plan is the median of whole-plan runs.
+#include "kernels/executor/report_json.h"
+
+namespace fx::gpu {
+
+nlohmann::ordered_json device_to_json(const DeviceInfo& d) {
+  return {{"name", d.name},
+          {"arch", d.arch()},
+          {"sm_count", d.sm_count},
+          {"total_memory_bytes", d.total_memory},
+          {"free_memory_bytes", d.free_memory},
+          {"clock_mhz", d.clock_khz / 1000.0},
+          {"memory_clock_mhz", d.memory_clock_khz / 1000.0},
+          {"memory_bus_bits", d.memory_bus_bits},
+          {"l2_bytes", d.l2_bytes}};
+}
+
+namespace {
+
+nlohmann::ordered_json plan_to_json(const PlanReport& p) {
+  nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+  for (const KernelReport& k : p.kernels) {
+    kernels.push_back({{"name", k.name},
+                       {"group", k.group},
+                       {"kind", k.kind},
+                       {"library", k.library},
+                       {"nodes", k.nodes},
+                       {"bytes", k.bytes},
+                       {"group_predicted_ms", k.group_predicted_ms ? nlohmann::ordered_json(*k.group_predicted_ms) : nullptr},
+                       {"group_predicted_bytes", k.group_predicted_bytes},
+                       {"measured_ms", k.measured_ms},
+                       {"measured_gbps", k.measured_ms > 0 ? static_cast<double>(k.bytes) / (k.measured_ms * 1e6) : 0.0}});
+  }
+  return {{"name", p.name},
+          {"kernel_count", p.kernels.size()},
+          {"kernels", kernels},
+          {"notes", p.notes},
+          {"total_ms", p.total_ms},
+          {"min_ms", p.min_ms},
+          {"max_ms", p.max_ms},
+          {"graph_ms", p.graph_ms ? nlohmann::ordered_json(*p.graph_ms) : nullptr},
+          {"predicted_ms", p.predicted_ms},
+          {"predicted_bytes", p.bytes}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json report_to_json(const RunReport& r) {
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+  for (const OutputCheck& c : r.checks) {
+    checks.push_back({{"output", c.name}, {"dtype", c.dtype}, {"rel_error", c.rel_error}, {"threshold", c.threshold},
+                      {"nan_count", c.nan_count}, {"passed", c.passed}});
+  }
+  return {{"format", "fusion-explorer/run"},
+          {"version", 1},
+          {"device", device_to_json(r.device)},
+          {"plans", {plan_to_json(r.unfused), plan_to_json(r.fused)}},
+          {"speedup", r.speedup},
+          {"verification", {{"passed", r.verified}, {"outputs", checks}}},
+          {"compile", {{"kernels_compiled", r.kernels_compiled}, {"cache_hits", r.cache_hits}, {"seconds", r.compile_seconds}}},
+          {"device_bytes", r.device_bytes}};
+}
+
+}  // namespace fx::gpu

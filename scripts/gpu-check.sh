@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: configure without Qt/Graphviz, build, run the `gpu` tests and the NVRTC tests,
+# calibrate the device, run every elementwise/reduction sample (unfused vs auto-fused) and print a summary.
+# Logs and JSON go to $OUT (default ./gpu-check-out). Designed to finish in < 8 minutes on an H100 with -j16.
+#
+#   OUT=/tmp/out scripts/gpu-check.sh            # everything
+#   SAMPLES="softmax layernorm" scripts/gpu-check.sh   # a subset of the benchmark samples
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/gpu-check-out}
+BUILD=${BUILD:-$ROOT/build-gpu-check}
+JOBS=${JOBS:-16}
+REPEAT=${REPEAT:-50}
+mkdir -p "$OUT/runs"
+START=$(date +%s)
+STATUS=0
+step() { echo; echo "=== [$(( $(date +%s) - START ))s] $*" | tee -a "$OUT/steps.log"; }
+
+step "machine"
+{ nvidia-smi || echo "nvidia-smi failed"; nproc; free -g; } > "$OUT/machine.txt" 2>&1
+head -20 "$OUT/machine.txt"
+
+step "configure ($BUILD)"
+GEN=""; command -v ninja > /dev/null && GEN="-G Ninja"
+if ! cmake -S "$ROOT" -B "$BUILD" $GEN -DFX_WITH_GUI=OFF -DCMAKE_BUILD_TYPE=Release > "$OUT/configure.log" 2>&1; then
+  tail -40 "$OUT/configure.log"; echo "CONFIGURE FAILED (see $OUT/configure.log)"; exit 1
+fi
+grep "Fusion Explorer" "$OUT/configure.log"
+
+step "build (-j$JOBS)"
+if ! cmake --build "$BUILD" -j"$JOBS" --target fusion-cli fx_gpu_tests fx_kernels_tests > "$OUT/build.log" 2>&1; then
+  grep -E "error|Error" "$OUT/build.log" | head -40; echo "BUILD FAILED (see $OUT/build.log)"; exit 1
+fi
+grep -c "warning" "$OUT/build.log" | sed 's/^/compiler warnings: /'
+CLI=$BUILD/app/cli/fusion-cli
+export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$OUT/cache}
+
+step "ctest -L gpu"
+ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 400 > "$OUT/ctest-gpu.log" 2>&1 || STATUS=1
+tail -25 "$OUT/ctest-gpu.log"
+
+step "ctest -L kernels (codegen goldens + NVRTC compile of every sample)"
+ctest --test-dir "$BUILD" -L kernels --output-on-failure --timeout 300 > "$OUT/ctest-kernels.log" 2>&1 || STATUS=1
+tail -5 "$OUT/ctest-kernels.log"
+
+step "calibrate"
+"$CLI" calibrate --json "$OUT/device.json" 2>&1 | tee "$OUT/calibrate.log" || STATUS=1
+
+step "benchmark: fusion-cli run on each elementwise/reduction sample"
+DEFAULT_SAMPLES="relu_mul_add sigmoid_chain gelu_tanh_decomposed softmax softmax_decomposed layernorm residual_layernorm sum_of_squares sin_cos exp_two_consumers dropout_chain transpose_chain cast_chain"
+for s in ${SAMPLES:-$DEFAULT_SAMPLES}; do
+  f=$ROOT/sample_graphs/$s.json
+  [ -f "$f" ] || { echo "missing $f"; continue; }
+  echo "--- $s"
+  "$CLI" run "$f" --auto --repeat "$REPEAT" --cuda-graph --json "$OUT/runs/$s.json" > "$OUT/runs/$s.log" 2>&1
+  rc=$?
+  cat "$OUT/runs/$s.log"
+  [ $rc -eq 0 ] || { echo "run $s: exit code $rc"; STATUS=1; }
+done
+# One --dump for the PyTorch harness (small: sum of squares).
+"$CLI" run "$ROOT/sample_graphs/sum_of_squares.json" --auto --repeat 3 --dump "$OUT/dump-sum_of_squares" > "$OUT/dump.log" 2>&1 || STATUS=1
+ls -R "$OUT/dump-sum_of_squares" | head -12
+
+step "summary"
+python3 - "$OUT" <<'PY' | tee "$OUT/summary.md"
+import json, os, sys, glob
+out = sys.argv[1]
+copy = None
+try:
+    copy = json.load(open(os.path.join(out, "device.json")))["hbm_bandwidth_gbps"] * 1e9
+except Exception as e:
+    print("(no calibration:", e, ")")
+print(f"copy bandwidth (read+write): {copy/1e12:.3f} TB/s" if copy else "copy bandwidth: unknown")
+print("| sample | unfused k / ms | fused k / ms | graph ms (u/f) | speedup | fused GB/s | frac. of copy | verified | max rel err |")
+print("|---|---|---|---|---|---|---|---|---|")
+for f in sorted(glob.glob(os.path.join(out, "runs", "*.json"))):
+    r = json.load(open(f))
+    u, fu = r["plans"]
+    by = sum(k["bytes"] for k in fu["kernels"])
+    gbps = by / (fu["total_ms"] * 1e6) if fu["total_ms"] else 0
+    frac = f"{gbps * 1e9 / copy:.2f}" if copy else "-"
+    err = max((c["rel_error"] for c in r["verification"]["outputs"]), default=0)
+    g = f'{u["graph_ms"]:.3f}/{fu["graph_ms"]:.3f}' if u.get("graph_ms") is not None else "-"
+    print(f'| {os.path.basename(f)[:-5]} | {u["kernel_count"]} / {u["total_ms"]:.3f} | {fu["kernel_count"]} / {fu["total_ms"]:.3f} '
+          f'| {g} | {r["speedup"]:.2f}x | {gbps:.0f} | {frac} | {r["verification"]["passed"]} | {err:.1e} |')
+PY
+echo
+echo "total $(( $(date +%s) - START ))s; status $STATUS (0 = all gpu tests passed and every run verified)"
+exit $STATUS

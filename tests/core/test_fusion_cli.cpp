@@ -1,0 +1,76 @@
+// fusion-cli's fusion verbs, run as a program (FX_CLI_PATH): analyze, fuse, explain, dot --plan.
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct CliResult {
+  int status;
+  std::string out;
+};
+
+CliResult cli(const std::string& args) {
+  const std::string command = std::string(FX_CLI_PATH) + " " + args + " 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe.get())) out.append(buf.data(), n);
+  const int status = pclose(pipe.release());
+  return {WEXITSTATUS(status), out};
+}
+
+std::string sample(const std::string& name) { return std::string(FX_SOURCE_DIR) + "/sample_graphs/" + name; }
+
+TEST(FusionCli, AnalyzeListsCandidatesAsJson) {
+  const CliResult r = cli("analyze " + sample("relu_mul_add.json") + " --json --device h100");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["device"], "H100 SXM");
+  EXPECT_EQ(j["kernels"], 3);
+  ASSERT_EQ(j["candidates"].size(), 2u);
+  EXPECT_EQ(j["candidates"][0]["id"], "v:mul+add");
+  EXPECT_EQ(j["candidates"][0]["reason"], "FUSIBLE");
+}
+
+TEST(FusionCli, FuseWritesAFusedGraphThatDotDraws) {
+  const auto dir = std::filesystem::temp_directory_path() / "fx_fusion_cli_test";
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "swiglu.fused.json").string();
+  CliResult r = cli("fuse " + sample("swiglu_bf16.json") + " --auto -o " + out);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("2 kernels"), std::string::npos) << r.out;
+  r = cli("dot " + sample("swiglu_bf16.json") + " --plan " + out);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("subgraph \"cluster_g0\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("#dbe8fb"), std::string::npos) << r.out;  // epilogue colour
+  r = cli("explain " + out + " g u");
+  EXPECT_NE(r.out.find("TWO_CONTRACTIONS"), std::string::npos) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FusionCli, FuseByIdAndBadIds) {
+  CliResult r = cli("fuse " + sample("relu_mul_add.json") + " --accept v:mul+add --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["kernels"], 2);
+  r = cli("fuse " + sample("relu_mul_add.json") + " --accept v:no+such");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("cannot accept v:no+such"), std::string::npos) << r.out;
+  r = cli("fuse " + sample("relu_mul_add.json") + " --auto --disable sideways");
+  EXPECT_EQ(r.status, 2);
+}
+
+TEST(FusionCli, ExplainNamesTheReasonAsJson) {
+  const CliResult r = cli("explain " + sample("gpt2_block.json") + " masked probs --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["fuse"], false);
+  EXPECT_EQ(j["reason"], "REDUCTION_AXIS");
+}
+
+}  // namespace

@@ -1,0 +1,189 @@
+// Plans: undo/redo round trips, accept by id, fused graph files (round trip and rejection of invalid
+// sections), the decision log, what-if limits, determinism.
+#include <nlohmann/json.hpp>
+
+#include "core/generate/transformer.h"
+#include "tests/core/fusion_test_util.h"
+
+namespace fx {
+namespace {
+
+using testing::sample;
+using testing::test_device;
+
+TEST(FusionPlan, UnfusedPlanHasOneGroupPerNode) {
+  FusionEngine engine(sample("relu_mul_add.json"), test_device());
+  EXPECT_EQ(engine.plan().kernel_count(), 3);
+  EXPECT_EQ(engine.plan().groups()[0].id, "g:mul");
+  EXPECT_FALSE(engine.can_undo());
+}
+
+TEST(FusionPlan, AcceptUndoRedoRoundTrip) {
+  FusionEngine engine(sample("relu_mul_add.json"), test_device());
+  const Plan unfused = engine.plan();
+  ASSERT_TRUE(engine.accept("v:mul+add").fuse);
+  const Plan one = engine.plan();
+  EXPECT_EQ(one.kernel_count(), 2);
+  ASSERT_TRUE(engine.accept("v:mul+y").fuse);  // the merged group is named after its first node
+  EXPECT_EQ(engine.plan().kernel_count(), 1);
+  EXPECT_TRUE(engine.undo());
+  EXPECT_EQ(engine.plan(), one);
+  EXPECT_TRUE(engine.undo());
+  EXPECT_EQ(engine.plan(), unfused);
+  EXPECT_FALSE(engine.can_undo());
+  EXPECT_TRUE(engine.redo());
+  EXPECT_EQ(engine.plan(), one);
+  EXPECT_TRUE(engine.redo());
+  EXPECT_EQ(engine.plan().kernel_count(), 1);
+  EXPECT_FALSE(engine.can_redo());
+}
+
+TEST(FusionPlan, RejectIsUndoableAndBlocksAutoFuse) {
+  FusionEngine engine(sample("relu_mul_add.json"), test_device());
+  engine.reject("v:mul+add");
+  engine.auto_fuse();
+  EXPECT_EQ(engine.plan().kernel_count(), 2);  // add+y still fuse
+  EXPECT_TRUE(engine.undo());                   // auto-fuse
+  EXPECT_TRUE(engine.undo());                   // the rejection
+  EXPECT_TRUE(engine.rejected_ids().empty());
+  engine.auto_fuse();
+  EXPECT_EQ(engine.plan().kernel_count(), 1);
+}
+
+TEST(FusionPlan, AcceptOfAnUnknownOrIllegalCandidateChangesNothing) {
+  const Graph g = testing::graph_from(testing::graph_json(
+      R"([{"name": "x", "shape": [64, 64], "dtype": "f32"}, {"name": "W", "shape": [64, 64], "dtype": "f32"}])",
+      R"([{"name": "m1", "op": "matmul", "inputs": ["x", "W"]}, {"name": "m2", "op": "matmul", "inputs": ["m1", "W"]}])",
+      R"(["m2"])"));
+  FusionEngine engine(g, test_device());
+  EXPECT_EQ(engine.accept("v:nothing+here").reason, Reason::not_related);
+  const auto d = engine.accept("e:m1+m2");
+  EXPECT_FALSE(d.fuse);
+  EXPECT_EQ(d.reason, Reason::two_contractions);
+  EXPECT_FALSE(engine.can_undo());
+}
+
+TEST(FusionPlan, FusedGraphFileRoundTrip) {
+  FusionEngine engine(sample("softmax_decomposed.json"), test_device());
+  engine.auto_fuse();
+  const std::string text = engine.save_fused_graph();
+  auto loaded = FusionEngine::load_fused_graph(text, test_device());
+  ASSERT_TRUE(loaded.ok()) << format_diagnostics(loaded.errors());
+  EXPECT_EQ(loaded->plan(), engine.plan());
+  EXPECT_EQ(loaded->log().size(), engine.log().size());
+  EXPECT_EQ(loaded->save_fused_graph(), text);  // stable byte for byte
+  const auto doc = nlohmann::json::parse(text);
+  ASSERT_EQ(doc["fusion"]["groups"].size(), 1u);
+  EXPECT_EQ(doc["fusion"]["groups"][0]["nodes"].size(), 5u);
+  EXPECT_EQ(doc["fusion"]["groups"][0]["bytes_read"], 16384LL * 4096 * 4);
+}
+
+std::string with_groups(const std::string& groups) {
+  FusionEngine engine(sample("softmax_decomposed.json"), test_device());
+  auto doc = nlohmann::json::parse(engine.save_fused_graph());
+  doc["fusion"]["groups"] = nlohmann::json::parse(groups);
+  return doc.dump();
+}
+
+TEST(FusionPlan, RejectsANodeInTwoGroups) {
+  auto r = FusionEngine::load_fused_graph(
+      with_groups(R"([{"nodes": ["mx", "sub", "e"]}, {"nodes": ["e", "s", "y"]}])"), test_device());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.errors()[0].pointer, "/fusion/groups/1/nodes/0");
+  EXPECT_NE(r.errors()[0].message.find("two groups"), std::string::npos) << r.errors()[0].message;
+}
+
+TEST(FusionPlan, RejectsAnIllegalGroupAndAMissingNode) {
+  auto r = FusionEngine::load_fused_graph(
+      with_groups(R"([{"nodes": ["mx", "sub", "e", "s"]}, {"nodes": ["nope"]}])"), test_device());
+  ASSERT_FALSE(r.ok());
+  const std::string all = format_diagnostics(r.errors());
+  EXPECT_NE(all.find("no node named 'nope'"), std::string::npos) << all;
+  EXPECT_NE(all.find("'y' is in no group"), std::string::npos) << all;
+
+  FusionEngine engine(sample("swiglu_bf16.json"), test_device());
+  auto doc = nlohmann::json::parse(engine.save_fused_graph());
+  doc["fusion"]["groups"] = nlohmann::json::parse(R"([{"nodes": ["g", "u", "act", "y"]}])");
+  auto illegal = FusionEngine::load_fused_graph(doc.dump(), test_device());
+  ASSERT_FALSE(illegal.ok());
+  EXPECT_EQ(illegal.errors()[0].pointer, "/fusion/groups/0");
+  EXPECT_NE(illegal.errors()[0].message.find("illegal group"), std::string::npos) << illegal.errors()[0].message;
+}
+
+TEST(FusionPlan, RejectsGroupsInACycle) {
+  // a -> m -> y with a and y in one group and m alone: the two kernels would wait on each other.
+  const std::string graph = testing::graph_json(
+      R"([{"name": "x", "shape": [64, 64], "dtype": "f32"}, {"name": "W", "shape": [64, 64], "dtype": "f32"}])",
+      R"([{"name": "a", "op": "exp", "inputs": ["x"]}, {"name": "m", "op": "matmul", "inputs": ["a", "W"]},
+          {"name": "y", "op": "add", "inputs": ["a", "m"]}])",
+      R"(["y"])");
+  auto doc = nlohmann::json::parse(graph);
+  doc["fusion"] = nlohmann::json::parse(R"({"groups": [{"nodes": ["a", "y"]}, {"nodes": ["m"]}]})");
+  auto r = FusionEngine::load_fused_graph(doc.dump(), test_device());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.errors()[0].message.find("cycle"), std::string::npos) << r.errors()[0].message;
+}
+
+TEST(FusionPlan, DecisionLogRecordsAcceptedAndRejectedPairs) {
+  FusionEngine engine(sample("swiglu_bf16.json"), test_device());
+  engine.auto_fuse();
+  const auto log = nlohmann::json::parse(engine.decision_log_json());
+  EXPECT_EQ(log["graph"], "swiglu_bf16");
+  EXPECT_EQ(log["device"], "H200");
+  int accepted = 0, two_contractions = 0;
+  for (const auto& e : log["entries"]) {
+    accepted += e["action"] == "accepted";
+    two_contractions += e["reason"] == "TWO_CONTRACTIONS";
+    EXPECT_TRUE(e.contains("time_before_us") && e.contains("time_after_us") && e.contains("message"));
+    if (e["action"] == "accepted") {
+      EXPECT_LT(e["time_after_us"].get<double>(), e["time_before_us"].get<double>());
+    }
+  }
+  EXPECT_EQ(accepted, 2);
+  EXPECT_GE(two_contractions, 1);
+}
+
+TEST(FusionPlan, WhatIfLimitsChangeThePlan) {
+  FusionEngine engine(sample("gelu_tanh_decomposed.json"), test_device());
+  engine.auto_fuse();
+  EXPECT_EQ(engine.plan().kernel_count(), 1);
+  EngineOptions small;
+  small.max_fusion_size = 3;
+  engine.set_options(small);
+  engine.reset();
+  engine.auto_fuse();
+  EXPECT_GT(engine.plan().kernel_count(), 1);
+  for (const Group& g : engine.plan().groups()) EXPECT_LE(g.nodes.size(), 3u);
+  EngineOptions no_vertical;
+  no_vertical.disabled_kinds = {FusionKind::vertical};
+  engine.set_options(no_vertical);
+  engine.reset();
+  engine.auto_fuse();
+  EXPECT_GT(engine.plan().kernel_count(), 1);
+  for (const Group& g : engine.plan().groups()) {
+    EXPECT_EQ(std::count(g.kinds.begin(), g.kinds.end(), FusionKind::vertical), 0) << g.id;
+  }
+}
+
+TEST(FusionPlan, GeneratedTransformerIsDeterministicAndLegal) {
+  TransformerShape shape;
+  shape.layers = 4;
+  auto g = build_graph(transformer_spec(shape));
+  ASSERT_TRUE(g.ok());
+  FusionEngine a(*g, test_device()), b(*g, test_device());
+  a.auto_fuse();
+  b.auto_fuse();
+  EXPECT_EQ(a.plan(), b.plan());
+  const std::string log_a = a.decision_log_json(), log_b = b.decision_log_json();
+  EXPECT_TRUE(log_a == log_b) << "decision logs differ";
+  EXPECT_LT(a.plan().kernel_count(), g->num_nodes() * 2 / 3);
+  for (const Group& grp : a.plan().groups()) {
+    EXPECT_TRUE(check_group(*g, grp.nodes, a.options()).fuse) << grp.id;
+  }
+  auto reloaded = FusionEngine::load_fused_graph(a.save_fused_graph(), test_device());
+  ASSERT_TRUE(reloaded.ok()) << format_diagnostics(reloaded.errors());
+  EXPECT_EQ(reloaded->plan(), a.plan());
+}
+
+}  // namespace
+}  // namespace fx

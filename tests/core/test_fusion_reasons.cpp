@@ -1,0 +1,163 @@
+// Every reason code has a graph that triggers it, checked through explain() on the unfused plan.
+#include "tests/core/fusion_test_util.h"
+
+namespace fx {
+namespace {
+
+using testing::graph_from;
+using testing::graph_json;
+using testing::node;
+using testing::test_device;
+
+FusionDecision explain(const std::string& json, const std::string& a, const std::string& b, EngineOptions o = {}) {
+  const Graph g = graph_from(json);
+  FusionEngine engine(g, test_device(), o);
+  return engine.explain(node(g, a), node(g, b));
+}
+
+const char* kX = R"([{"name": "x", "shape": [1024, 1024], "dtype": "f32"},
+                     {"name": "W", "shape": [1024, 1024], "dtype": "f32", "role": "weight"}])";
+
+TEST(FusionReasons, FusibleChainSavesTime) {
+  auto d = explain(graph_json(kX, R"([{"name": "a", "op": "exp", "inputs": ["x"]},
+                                      {"name": "y", "op": "relu", "inputs": ["a"]}])", R"(["y"])"), "a", "y");
+  EXPECT_TRUE(d.fuse);
+  EXPECT_EQ(d.reason, Reason::fusible);
+  EXPECT_GT(d.numbers.at("saved_us"), 0);
+}
+
+TEST(FusionReasons, Cycle) {
+  auto d = explain(graph_json(kX, R"([{"name": "a", "op": "exp", "inputs": ["x"]},
+                                      {"name": "m", "op": "matmul", "inputs": ["a", "W"]},
+                                      {"name": "y", "op": "add", "inputs": ["a", "m"]}])", R"(["y"])"), "a", "y");
+  EXPECT_EQ(d.reason, Reason::cycle) << d.message;
+  EXPECT_NE(d.message.find("g:a -> g:m -> g:y"), std::string::npos) << d.message;
+}
+
+TEST(FusionReasons, OpaqueOp) {
+  auto d = explain(graph_json(kX, R"([{"name": "a", "op": "exp", "inputs": ["x"]},
+                                      {"name": "s", "op": "sort", "inputs": ["a"]}])", R"(["s"])"), "a", "s");
+  EXPECT_EQ(d.reason, Reason::opaque_op) << d.message;
+}
+
+TEST(FusionReasons, RandomOpInsideAReduction) {
+  auto d = explain(graph_json(kX, R"([{"name": "d", "op": "dropout", "inputs": ["x"], "attrs": {"p": 0.1}},
+                                      {"name": "s", "op": "sum", "inputs": ["d"], "attrs": {"axis": -1}}])",
+                              R"(["s"])"),
+                   "d", "s");
+  EXPECT_EQ(d.reason, Reason::random_op) << d.message;
+}
+
+TEST(FusionReasons, TwoContractions) {
+  auto d = explain(graph_json(kX, R"([{"name": "m1", "op": "matmul", "inputs": ["x", "W"]},
+                                      {"name": "m2", "op": "matmul", "inputs": ["m1", "W"]}])", R"(["m2"])"),
+                   "m1", "m2");
+  EXPECT_EQ(d.reason, Reason::two_contractions) << d.message;
+}
+
+TEST(FusionReasons, ContractionPrologue) {
+  auto d = explain(graph_json(kX, R"([{"name": "a", "op": "relu", "inputs": ["x"]},
+                                      {"name": "m", "op": "matmul", "inputs": ["a", "W"]}])", R"(["m"])"), "a", "m");
+  EXPECT_EQ(d.reason, Reason::contraction_prologue) << d.message;
+}
+
+TEST(FusionReasons, LayoutEpilogue) {
+  auto d = explain(graph_json(kX, R"([{"name": "m", "op": "matmul", "inputs": ["x", "W"]},
+                                      {"name": "t", "op": "transpose", "inputs": ["m"], "attrs": {"perm": [1, 0]}}])",
+                              R"(["t"])"),
+                   "m", "t");
+  EXPECT_EQ(d.reason, Reason::layout_epilogue) << d.message;
+}
+
+TEST(FusionReasons, ReductionAxisOfAColumnReduction) {
+  auto d = explain(graph_json(kX, R"([{"name": "s", "op": "sum", "inputs": ["x"], "attrs": {"axis": 0, "keepdim": true}},
+                                      {"name": "y", "op": "sub", "inputs": ["x", "s"]}])", R"(["y"])"), "s", "y");
+  EXPECT_EQ(d.reason, Reason::reduction_axis) << d.message;
+}
+
+TEST(FusionReasons, ReductionAxisAfterAMatmul) {
+  auto d = explain(graph_json(kX, R"([{"name": "m", "op": "matmul", "inputs": ["x", "W"]},
+                                      {"name": "p", "op": "softmax", "inputs": ["m"]}])", R"(["p"])"), "m", "p");
+  EXPECT_EQ(d.reason, Reason::reduction_axis) << d.message;
+}
+
+TEST(FusionReasons, ReductionFollowedByReduction) {
+  auto d = explain(graph_json(R"([{"name": "x", "shape": [8, 64, 32], "dtype": "f32"}])",
+                              R"([{"name": "s1", "op": "sum", "inputs": ["x"], "attrs": {"axis": -1}},
+                                  {"name": "s2", "op": "sum", "inputs": ["s1"], "attrs": {"axis": -1}}])", R"(["s2"])"),
+                   "s1", "s2");
+  EXPECT_EQ(d.reason, Reason::reduction_followed_by_reduction) << d.message;
+}
+
+TEST(FusionReasons, ShapeMismatch) {
+  auto d = explain(graph_json(R"([{"name": "x", "shape": [1024, 1024], "dtype": "f32"},
+                                  {"name": "b", "shape": [1024], "dtype": "f32"}])",
+                              R"([{"name": "a", "op": "exp", "inputs": ["b"]},
+                                  {"name": "y", "op": "add", "inputs": ["x", "a"]}])", R"(["y"])"),
+                   "a", "y");
+  EXPECT_EQ(d.reason, Reason::shape_mismatch) << d.message;
+}
+
+TEST(FusionReasons, OutputNeededElsewhereStillFusesWithSeveralOutputs) {
+  const std::string json = graph_json(kX, R"([{"name": "a", "op": "exp", "inputs": ["x"]},
+                                              {"name": "y", "op": "add", "inputs": ["a", 1.0]},
+                                              {"name": "m", "op": "matmul", "inputs": ["a", "W"]}])", R"(["y", "m"])");
+  auto d = explain(json, "a", "y");
+  EXPECT_TRUE(d.fuse);
+  EXPECT_EQ(d.reason, Reason::output_needed_elsewhere) << d.message;
+  EXPECT_NE(d.message.find("several outputs"), std::string::npos) << d.message;
+}
+
+TEST(FusionReasons, RegisterPressure) {
+  EngineOptions o;
+  o.register_budget = 2;
+  auto d = explain(graph_json(kX, R"([{"name": "a", "op": "exp", "inputs": ["x"]},
+                                      {"name": "y", "op": "mul", "inputs": ["a", "W"]}])", R"(["y"])"), "a", "y", o);
+  EXPECT_EQ(d.reason, Reason::register_pressure) << d.message;
+  EXPECT_GT(d.numbers.at("live_values"), 2);
+}
+
+TEST(FusionReasons, MaxFusionSize) {
+  EngineOptions o;
+  o.max_fusion_size = 1;
+  auto d = explain(graph_json(kX, R"([{"name": "a", "op": "exp", "inputs": ["x"]},
+                                      {"name": "y", "op": "relu", "inputs": ["a"]}])", R"(["y"])"), "a", "y", o);
+  EXPECT_EQ(d.reason, Reason::max_fusion_size) << d.message;
+}
+
+TEST(FusionReasons, NotProfitable) {
+  // Two compute-bound GEMMs of one x: on a device with free launches, one GEMM on concatenated weights does
+  // the same math in the same time, so the model predicts no saving (the Q,K,V lesson of VERIFIED-FACTS.md).
+  const Graph g = graph_from(graph_json(kX, R"([{"name": "q", "op": "matmul", "inputs": ["x", "W"]},
+                                              {"name": "k", "op": "matmul", "inputs": ["x", "W"]}])", R"(["q", "k"])"));
+  DeviceDescription d = test_device();
+  d.launch_overhead_s = 0;
+  FusionEngine engine(g, d);
+  auto verdict = engine.explain(node(g, "q"), node(g, "k"));
+  EXPECT_EQ(verdict.reason, Reason::not_profitable) << verdict.message;
+  EXPECT_EQ(verdict.numbers.at("compute_bound"), 1);
+}
+
+TEST(FusionReasons, UserRejectedAndKindDisabled) {
+  const Graph g = graph_from(graph_json(kX, R"([{"name": "a", "op": "exp", "inputs": ["x"]},
+                                              {"name": "y", "op": "relu", "inputs": ["a"]}])", R"(["y"])"));
+  FusionEngine engine(g, test_device());
+  EXPECT_EQ(engine.reject("v:a+y", "keep them apart").reason, Reason::user_rejected);
+  EXPECT_EQ(engine.explain(node(g, "a"), node(g, "y")).reason, Reason::user_rejected);
+  EXPECT_EQ(engine.auto_fuse(), 0);
+
+  EngineOptions o;
+  o.disabled_kinds = {FusionKind::vertical};
+  FusionEngine off(g, test_device(), o);
+  EXPECT_EQ(off.explain(node(g, "a"), node(g, "y")).reason, Reason::kind_disabled);
+}
+
+TEST(FusionReasons, EveryCodeHasAName) {
+  for (int r = 0; r <= static_cast<int>(Reason::not_related); ++r) {
+    const auto reason = static_cast<Reason>(r);
+    EXPECT_EQ(parse_reason(to_string(reason)), reason);
+  }
+}
+
+}  // namespace
+}  // namespace fx

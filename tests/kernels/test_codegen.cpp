@@ -1,0 +1,146 @@
+// The generator's text (golden snippets) and an NVRTC compile of every sample's kernels, unfused and
+// auto-fused, for sm_90: no GPU needed (NVRTC compiles without a device).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "core/fusion/engine.h"
+#include "core/graph/graph_io.h"
+#include "kernels/codegen/codegen.h"
+#include "kernels/nvrtc/nvrtc_compiler.h"
+
+namespace fx::gpu {
+namespace {
+
+Graph load(const std::string& name) {
+  auto g = load_graph_file(std::string(FX_SOURCE_DIR) + "/sample_graphs/" + name);
+  EXPECT_TRUE(g.ok()) << name;
+  return std::move(g).value();
+}
+
+// The fused plan's kernels, concatenated source.
+std::string fused_source(const std::string& sample) {
+  FusionEngine engine(load(sample), DeviceDescription::h100_sxm());
+  engine.auto_fuse();
+  std::string all;
+  int id = 0;
+  for (const Group& group : engine.plan().groups()) {
+    std::vector<NodeId> nodes = group.nodes;
+    nodes.insert(nodes.end(), group.recomputed.begin(), group.recomputed.end());
+    if (group.eliminated() || !unsupported_reason(engine.graph(), nodes).empty()) continue;
+    for (const auto& k : generate_group(engine.graph(), nodes, group.io.outputs, id++).kernels) all += k.source;
+  }
+  return all;
+}
+
+TEST(Codegen, ElementwiseChainIsOneVectorisedLoopWithOneLocalPerNode) {
+  const std::string src = fused_source("relu_mul_add.json");
+  EXPECT_NE(src.find("const fx_vec<float, 4> x_v = *reinterpret_cast<const fx_vec<float, 4>*>(in_x + base);"), std::string::npos) << src;
+  EXPECT_NE(src.find("const float mul = (x * w);  // mul = mul(x, w)"), std::string::npos) << src;
+  EXPECT_NE(src.find("const float y = fx_relu(add);"), std::string::npos) << src;
+  EXPECT_NE(src.find("*reinterpret_cast<fx_vec<float, 4>*>(out_y + base) = out_y_v;"), std::string::npos) << src;
+}
+
+TEST(Codegen, SoftmaxKeepsTheRowInRegistersAndReducesTwice) {
+  const std::string src = fused_source("softmax_decomposed.json");
+  EXPECT_NE(src.find("constexpr int kChunks = 4;"), std::string::npos) << src;
+  EXPECT_NE(src.find("fx_block_reduce(mx_acc, fx_max_op(), fx_scratch_f)"), std::string::npos) << src;
+  EXPECT_NE(src.find("fx_block_reduce(s_acc, fx_sum_op(), fx_scratch_f)"), std::string::npos) << src;
+  EXPECT_NE(src.find("e[k] = expf(sub[k]);"), std::string::npos) << src;
+  // One read of x and one write of y: a single kernel with one input and one output pointer.
+  EXPECT_EQ(src.find("extern \"C\""), src.rfind("extern \"C\"")) << src;
+}
+
+TEST(Codegen, TransposeRemapsIndicesAndCastsRound) {
+  const std::string tr = fused_source("transpose_chain.json");
+  EXPECT_NE(tr.find("in_x[(((i) % 8192) * 8192 + ((i) / 8192))]"), std::string::npos) << tr;
+  const std::string cast = fused_source("cast_chain.json");
+  EXPECT_NE(cast.find("fx_round_f16((float)(relu))"), std::string::npos) << cast;
+}
+
+TEST(Codegen, DropoutDrawsFromPhiloxByElementIndex) {
+  const std::string src = fused_source("dropout_chain.json");
+  EXPECT_NE(src.find("fx_dropout(mul, 1677722u, 1.11111116f, 0ULL, (unsigned long long)(i))"), std::string::npos) << src;
+}
+
+TEST(Codegen, GroupOutputsAndInputs) {
+  const Graph g = load("exp_two_consumers.json");
+  std::vector<NodeId> all;
+  for (NodeId n = 0; n < g.num_nodes(); ++n) all.push_back(n);
+  EXPECT_EQ(group_outputs(g, all).size(), g.outputs().size());
+  EXPECT_EQ(group_inputs(g, all).size(), g.inputs().size());
+  const GroupCode code = generate_group(g, all, 7);
+  ASSERT_EQ(code.kernels.size(), 1u);
+  EXPECT_EQ(code.kernels[0].name.rfind("fx_g7_", 0), 0u);
+}
+
+TEST(Codegen, RefusesCustomAndContraction) {
+  const Graph g = load("mlp_relu_f32.json");
+  const std::vector<NodeId> mm = {*g.find_node("mm")};
+  EXPECT_NE(unsupported_reason(g, mm).find("cuBLASLt"), std::string::npos);
+  EXPECT_THROW(generate_group(g, mm, 0), std::invalid_argument);
+}
+
+// Every sample, both plans: every generated kernel compiles for sm_90.
+TEST(CodegenNvrtc, EverySampleCompilesForSm90) {
+  NvrtcCompiler compiler{std::filesystem::path{}};  // no disk cache: compile for real
+  int kernels = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(FX_SOURCE_DIR) + "/sample_graphs")) {
+    if (entry.path().extension() != ".json") continue;
+    const Graph g = load(entry.path().filename().string());
+    FusionEngine engine(g, DeviceDescription::h100_sxm());
+    const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
+    engine.auto_fuse();
+    for (const Plan* plan : {&unfused, &engine.plan()}) {
+      int id = 0;
+      for (const Group& group : plan->groups()) {
+        std::vector<NodeId> nodes = group.nodes;
+        nodes.insert(nodes.end(), group.recomputed.begin(), group.recomputed.end());
+        if (group.eliminated() || !unsupported_reason(engine.graph(), nodes).empty()) continue;
+        for (const auto& k : generate_group(engine.graph(), nodes, group.io.outputs, id++).kernels) {
+          try {
+            const Cubin cubin = compiler.compile(k.source, k.name, "sm_90");
+            EXPECT_GT(cubin->size(), 1000u) << k.name;
+            ++kernels;
+          } catch (const CompileError& e) {
+            ADD_FAILURE() << entry.path() << " " << k.name << ":\n" << e.log() << "\n" << k.source;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(kernels, 50);
+}
+
+TEST(CodegenNvrtc, CompileErrorCarriesLogAndSource) {
+  NvrtcCompiler compiler{std::filesystem::path{}};
+  try {
+    compiler.compile("extern \"C\" __global__ void broken() { undefined_name(); }", "broken", "sm_90");
+    FAIL() << "expected a compile error";
+  } catch (const CompileError& e) {
+    EXPECT_NE(e.log().find("undefined_name"), std::string::npos) << e.log();
+    EXPECT_NE(e.source().find("broken"), std::string::npos);
+  }
+}
+
+TEST(CodegenNvrtc, DiskCacheIsReused) {
+  const auto dir = std::filesystem::temp_directory_path() / ("fx-nvrtc-test-" + std::to_string(::getpid()));
+  const std::string src = "extern \"C\" __global__ void k(float* p) { p[threadIdx.x] = 1.0f; }";
+  {
+    NvrtcCompiler a(dir);
+    a.compile(src, "k", "sm_90");
+    EXPECT_EQ(a.stats().compiled, 1);
+    a.compile(src, "k", "sm_90");
+    EXPECT_EQ(a.stats().memory_hits, 1);
+  }
+  NvrtcCompiler b(dir);
+  b.compile(src, "k", "sm_90");
+  EXPECT_EQ(b.stats().disk_hits, 1);
+  EXPECT_EQ(b.stats().compiled, 0);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace fx::gpu
