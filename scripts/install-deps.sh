@@ -11,6 +11,7 @@ packages=(
   fonts-dejavu-core xvfb xauth
   clang libclang-rt-14-dev
   python3 python3-numpy
+  libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler python3-onnx
 )
 
 missing=()

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Unit tests of tools/export_torch.py's pure-Python parts (no torch): ATen mapping, fallbacks, repair.
+
+When fusion-cli is built (FX_CLI or build*/app/cli/fusion-cli), the graphs written here are also validated
+by it, so the mapping is checked against the C++ op registry."""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import export_torch as et  # noqa: E402
+
+
+def find_cli():
+    if os.environ.get("FX_CLI"):
+        return os.environ["FX_CLI"]
+    found = sorted(glob.glob(os.path.join(ROOT, "build*", "app", "cli", "fusion-cli")), key=os.path.getmtime)
+    return found[-1] if found else None
+
+
+def meta(ins, out):
+    return {"in": ins, "out": out}
+
+
+class MappingTest(unittest.TestCase):
+    def setUp(self):
+        self.w = et.GraphWriter("t", "test")
+
+    def test_linear_is_a_transposed_matmul_plus_bias(self):
+        x = self.w.add_input("x", [8, 16, 64], "f32")
+        wt = self.w.add_input("w", [32, 64], "f32", "weight")
+        b = self.w.add_input("b", [32], "f32", "weight")
+        out, reason = et.map_call(self.w, "fc", "linear", [x, wt, b], {},
+                                  meta([([8, 16, 64], "f32"), ([32, 64], "f32"), ([32], "f32")], ([8, 16, 32], "f32")))
+        self.assertIsNone(reason)
+        self.assertEqual(out, et.Ref("fc"))
+        mm, add = self.w.nodes
+        self.assertEqual((mm["op"], mm["attrs"]), ("matmul", {"transpose_b": True}))
+        self.assertEqual((add["op"], add["inputs"]), ("add", ["fc/matmul", "b"]))
+
+    def test_batch_norm_reorders_to_mean_var_gamma_beta(self):
+        refs = [self.w.add_input(n, s, "f32") for n, s in
+                [("x", [2, 4, 8, 8]), ("g", [4]), ("be", [4]), ("m", [4]), ("v", [4])]]
+        out, reason = et.map_call(self.w, "bn", "_native_batch_norm_legit_no_training", refs + [0.1, 1e-5], {},
+                                  meta([], [([2, 4, 8, 8], "f32"), ([0], "f32"), ([0], "f32")]))
+        self.assertIsNone(reason)
+        self.assertEqual(out[0], et.Ref("bn"))
+        self.assertEqual(self.w.nodes[0]["inputs"], ["x", "m", "v", "g", "be"])
+        self.assertEqual(self.w.nodes[0]["attrs"], {"eps": 1e-5})
+
+    def test_conv2d_and_convolution_read_groups_from_their_own_positions(self):
+        x = self.w.add_input("x", [1, 4, 8, 8], "f32")
+        k = self.w.add_input("k", [4, 2, 3, 3], "f32", "weight")
+        m = meta([([1, 4, 8, 8], "f32"), ([4, 2, 3, 3], "f32")], ([1, 4, 8, 8], "f32"))
+        et.map_call(self.w, "c1", "conv2d", [x, k, None, [1, 1], [1, 1], [1, 1], 2], {}, m)
+        et.map_call(self.w, "c2", "convolution", [x, k, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 2], {}, m)
+        self.assertEqual([n["attrs"]["groups"] for n in self.w.nodes], [2, 2])
+        _, reason = et.map_call(self.w, "c3", "convolution", [x, k, None, [1], [1], [1], True, [0, 0], 2], {}, m)
+        self.assertEqual(reason, "transposed convolution")
+        self.assertEqual(self.w.nodes[-1]["op"], "custom")
+
+    def test_unmapped_ops_become_custom_with_the_torch_shape(self):
+        x = self.w.add_input("x", [2, 3, 32, 32], "f32")
+        out, reason = et.map_call(self.w, "pool", "max_pool2d", [x, [2, 2]], {},
+                                  meta([([2, 3, 32, 32], "f32")], ([2, 3, 16, 16], "f32")))
+        self.assertEqual(reason, "no mapping")
+        self.assertEqual(self.w.nodes[-1], {"name": "pool", "op": "custom", "inputs": ["x"],
+                                            "attrs": {"label": "max_pool2d"}, "shape": [2, 3, 16, 16], "dtype": "f32"})
+
+    def test_split_becomes_slices_and_scalar_full_a_literal(self):
+        qkv = self.w.add_input("qkv", [8, 1024, 2304], "f32")
+        parts, reason = et.map_call(self.w, "split", "split", [qkv, 768, 2], {},
+                                    meta([([8, 1024, 2304], "f32")], [([8, 1024, 768], "f32")] * 3))
+        self.assertIsNone(reason)
+        self.assertEqual([(n["attrs"]["start"], n["attrs"]["end"]) for n in self.w.nodes], [(0, 768), (768, 1536),
+                                                                                           (1536, 2304)])
+        scale, reason = et.map_call(self.w, "full", "full", [[], 8.0], {"dtype": "f32"}, meta([], ([], "f32")))
+        self.assertEqual((scale, reason), (8.0, None))
+        out, _ = et.map_call(self.w, "div", "div", [parts[0], scale], {},
+                             meta([([8, 1024, 768], "f32")], ([8, 1024, 768], "f32")))
+        self.assertEqual(self.w.nodes[-1]["inputs"], ["split_0", 8.0])
+
+    def test_views_reshape_to_the_output_shape_and_no_ops_alias(self):
+        x = self.w.add_input("x", [8, 1024, 768], "f32")
+        out, _ = et.map_call(self.w, "v", "view", [x, [8, 1024, 12, 64]], {},
+                             meta([([8, 1024, 768], "f32")], ([8, 1024, 12, 64], "f32")))
+        self.assertEqual(self.w.nodes[-1]["attrs"], {"shape": [8, 1024, 12, 64]})
+        same, _ = et.map_call(self.w, "d", "dropout", [out, 0.1, False], {},
+                              meta([([8, 1024, 12, 64], "f32")], ([8, 1024, 12, 64], "f32")))
+        self.assertEqual(same, out)
+        t, _ = et.map_call(self.w, "t", "transpose", [out, -1, -2], {},
+                           meta([([8, 1024, 12, 64], "f32")], ([8, 1024, 64, 12], "f32")))
+        self.assertEqual(self.w.nodes[-1]["attrs"], {"perm": [0, 1, 3, 2]})
+
+    def test_names_stay_unique(self):
+        self.w.add_input("x", [4], "f32")
+        r = self.w.add_node("x", "relu", [et.Ref("x")], None, [4], "f32")
+        self.assertEqual(r.name, "x#2")
+
+    def test_aten_name(self):
+        self.assertEqual(et.aten_name("aten.conv2d.default"), "conv2d")
+        self.assertEqual(et.aten_name("<built-in function getitem>"), "<built-in function getitem>")
+
+    def test_rejected_nodes_are_parsed_from_diagnostics(self):
+        text = "g.json: error: /nodes/3/inputs/1: shape mismatch\ng.json: error: /nodes/10/shape: stated shape"
+        self.assertEqual(et.rejected_nodes(text), [3, 10])
+
+
+class RepairTest(unittest.TestCase):
+    def graph(self):
+        w = et.GraphWriter("repair", "a node whose stated shape the registry disagrees with")
+        x = w.add_input("x", [4, 8], "f32")
+        bad = w.add_node("bad", "sum", [x], {"axis": 1, "keepdim": False}, [4, 1], "f32")  # really [4]
+        w.add_node("y", "relu", [bad], None, [4, 1], "f32")
+        w.outputs.append("y")
+        return w.to_json()
+
+    def test_repair_with_a_fake_validator_replaces_the_named_node(self):
+        g = self.graph()
+        calls = []
+
+        def validate(graph):
+            calls.append(1)
+            return "" if graph["nodes"][0]["op"] == "custom" else "e: /nodes/0/shape: stated shape differs"
+        self.assertEqual(et.repair(g, validate), [("bad", "sum")])
+        self.assertEqual(g["nodes"][0]["attrs"], {"label": "sum (rejected)"})
+        self.assertEqual(len(calls), 2)
+
+    @unittest.skipUnless(find_cli(), "fusion-cli is not built")
+    def test_repair_with_fusion_cli(self):
+        g = self.graph()
+        replaced = et.repair(g, et.cli_validator(find_cli()))
+        self.assertEqual(replaced, [("bad", "sum")])
+        self.assertEqual(et.cli_validator(find_cli())(g), "")
+
+    @unittest.skipUnless(find_cli(), "fusion-cli is not built")
+    def test_written_mappings_validate(self):
+        w = et.GraphWriter("mapped", "linear, layer_norm, softmax and split through the C++ registry")
+        x = w.add_input("x", [2, 16, 64], "f32")
+        wt = w.add_input("w", [192, 64], "f32", "weight")
+        b = w.add_input("b", [192], "f32", "weight")
+        g_, be = w.add_input("g", [64], "f32", "weight"), w.add_input("be", [64], "f32", "weight")
+        ln, _ = et.map_call(w, "ln", "layer_norm", [x, [64], g_, be, 1e-5], {},
+                            meta([([2, 16, 64], "f32")] * 3, ([2, 16, 64], "f32")))
+        qkv, _ = et.map_call(w, "qkv", "linear", [ln, wt, b], {},
+                             meta([([2, 16, 64], "f32"), ([192, 64], "f32"), ([192], "f32")], ([2, 16, 192], "f32")))
+        q, k, v = et.map_call(w, "split", "split", [qkv, 64, 2], {},
+                              meta([([2, 16, 192], "f32")], [([2, 16, 64], "f32")] * 3))[0]
+        kt, _ = et.map_call(w, "kt", "transpose", [k, -1, -2], {}, meta([([2, 16, 64], "f32")], ([2, 64, 16], "f32")))
+        s, _ = et.map_call(w, "s", "matmul", [q, kt], {}, meta([([2, 16, 64], "f32"), ([2, 64, 16], "f32")],
+                                                                ([2, 16, 16], "f32")))
+        p, _ = et.map_call(w, "p", "softmax", [s, -1, False], {}, meta([([2, 16, 16], "f32")], ([2, 16, 16], "f32")))
+        o, _ = et.map_call(w, "o", "matmul", [p, v], {}, meta([([2, 16, 16], "f32"), ([2, 16, 64], "f32")],
+                                                               ([2, 16, 64], "f32")))
+        w.outputs.append(o.name)
+        self.assertEqual(et.cli_validator(find_cli())(w.to_json()), "")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
