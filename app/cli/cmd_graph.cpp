@@ -36,7 +36,8 @@ int validate(const std::vector<std::string>& argv, std::ostream& out, std::ostre
 }
 
 struct Totals {
-  std::int64_t input_bytes = 0, weight_bytes = 0, output_bytes = 0, intermediate_bytes = 0;
+  // Sums in double: each tensor's bytes fit in int64, but a sum of several may not.
+  double input_bytes = 0, weight_bytes = 0, output_bytes = 0, intermediate_bytes = 0;
   double flops = 0;
   std::map<std::string, int> by_class;
   std::map<std::string, int> by_op;
@@ -44,16 +45,22 @@ struct Totals {
 
 Totals totals_of(const Graph& g) {
   Totals t;
-  for (const GraphInput& in : g.inputs()) (in.role == Role::activation ? t.input_bytes : t.weight_bytes) += in.type.bytes();
-  for (ValueId v : g.outputs()) t.output_bytes += g.value_type(v).bytes();
+  for (const GraphInput& in : g.inputs()) (in.role == Role::activation ? t.input_bytes : t.weight_bytes) += static_cast<double>(in.type.bytes());
+  for (ValueId v : g.outputs()) t.output_bytes += static_cast<double>(g.value_type(v).bytes());
   for (NodeId n = 0; n < g.num_nodes(); ++n) {
     const Node& node = g.node(n);
     ++t.by_class[std::string(op_class_name(node.op_class()))];
     ++t.by_op[node.op];
     t.flops += g.flops(n);
-    if (!g.is_output(g.value_of(n))) t.intermediate_bytes += node.type.bytes();
+    if (!g.is_output(g.value_of(n))) t.intermediate_bytes += static_cast<double>(node.type.bytes());
   }
   return t;
+}
+
+// Byte totals as exact integers where a double holds them exactly (below 2^53), else as a double.
+nlohmann::ordered_json json_bytes(double bytes) {
+  if (bytes < 9007199254740992.0) return static_cast<std::int64_t>(bytes);
+  return bytes;
 }
 
 int info(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
@@ -74,10 +81,10 @@ int info(const std::vector<std::string>& argv, std::ostream& out, std::ostream& 
     j["inputs"] = g->inputs().size();
     j["outputs"] = g->outputs().size();
     j["tensors"] = g->num_values();
-    j["input_bytes"] = t.input_bytes;
-    j["weight_bytes"] = t.weight_bytes;
-    j["output_bytes"] = t.output_bytes;
-    j["intermediate_bytes"] = t.intermediate_bytes;
+    j["input_bytes"] = json_bytes(t.input_bytes);
+    j["weight_bytes"] = json_bytes(t.weight_bytes);
+    j["output_bytes"] = json_bytes(t.output_bytes);
+    j["intermediate_bytes"] = json_bytes(t.intermediate_bytes);
     j["flops"] = t.flops;
     j["op_classes"] = t.by_class;
     j["ops"] = t.by_op;
@@ -88,10 +95,10 @@ int info(const std::vector<std::string>& argv, std::ostream& out, std::ostream& 
   out << "  nodes          " << g->num_nodes() << "\n";
   out << "  tensors        " << g->num_values() << " (" << g->inputs().size() << " graph inputs, "
       << g->outputs().size() << " outputs)\n";
-  out << "  inputs         " << format_bytes(static_cast<double>(t.input_bytes)) << " activations, "
-      << format_bytes(static_cast<double>(t.weight_bytes)) << " weights and constants\n";
-  out << "  outputs        " << format_bytes(static_cast<double>(t.output_bytes)) << "\n";
-  out << "  intermediates  " << format_bytes(static_cast<double>(t.intermediate_bytes))
+  out << "  inputs         " << format_bytes(t.input_bytes) << " activations, "
+      << format_bytes(t.weight_bytes) << " weights and constants\n";
+  out << "  outputs        " << format_bytes(t.output_bytes) << "\n";
+  out << "  intermediates  " << format_bytes(t.intermediate_bytes)
       << " (what an unfused run writes to memory and reads back)\n";
   std::ostringstream flops;
   flops << std::setprecision(3) << t.flops / 1e9 << " GFLOP";

@@ -24,22 +24,60 @@ nlohmann::ordered_json entry_json(const LogEntry& e) {
   return j;
 }
 
-LogEntry entry_from_json(const nlohmann::json& j) {
+// Reads one decision-log entry; a mistyped field is reported at its pointer, never thrown.
+std::optional<LogEntry> entry_from_json(const nlohmann::json& j, const std::string& pointer, Diagnostics& errors) {
+  bool ok = true;
+  auto text = [&](const char* key, const char* fallback) -> std::string {
+    auto it = j.find(key);
+    if (it == j.end()) return fallback;
+    if (!it->is_string()) {
+      errors.push_back({pointer + "/" + key, std::string("decision field \"") + key + "\" must be a string, got " +
+                                                 it->type_name()});
+      ok = false;
+      return fallback;
+    }
+    return it->get<std::string>();
+  };
+  auto number = [&](const char* key) -> double {
+    auto it = j.find(key);
+    if (it == j.end()) return 0.0;
+    if (!it->is_number()) {
+      errors.push_back({pointer + "/" + key, std::string("decision field \"") + key + "\" must be a number, got " +
+                                                 it->type_name()});
+      ok = false;
+      return 0.0;
+    }
+    return it->get<double>();
+  };
   LogEntry e;
-  e.step = j.value("step", 0);
-  e.action = j.value("action", "");
-  e.by = j.value("by", "");
-  e.candidate_id = j.value("candidate", "");
-  e.kind = parse_fusion_kind(j.value("kind", "vertical")).value_or(FusionKind::vertical);
-  const std::string strategy = j.value("strategy", "merge");
+  auto step_it = j.find("step");
+  if (step_it != j.end() && !step_it->is_number_integer()) {
+    errors.push_back({pointer + "/step", std::string("decision field \"step\" must be an integer, got ") +
+                                             step_it->type_name()});
+    ok = false;
+  } else if (step_it != j.end()) {
+    e.step = step_it->get<int>();
+  }
+  e.action = text("action", "");
+  e.by = text("by", "");
+  e.candidate_id = text("candidate", "");
+  e.kind = parse_fusion_kind(text("kind", "vertical")).value_or(FusionKind::vertical);
+  const std::string strategy = text("strategy", "merge");
   e.strategy = strategy == "recompute" ? Strategy::recompute
                : strategy == "multi_output" ? Strategy::multi_output : Strategy::merge;
-  e.group_a = j.value("group_a", "");
-  e.group_b = j.value("group_b", "");
-  e.reason = parse_reason(j.value("reason", "FUSIBLE")).value_or(Reason::fusible);
-  e.message = j.value("message", "");
-  e.time_before_us = j.value("time_before_us", 0.0);
-  e.time_after_us = j.value("time_after_us", 0.0);
+  e.group_a = text("group_a", "");
+  e.group_b = text("group_b", "");
+  const std::string reason = text("reason", "FUSIBLE");
+  auto parsed = parse_reason(reason);
+  if (!parsed && ok) {
+    errors.push_back({pointer + "/reason", "unknown reason code '" + reason + "'"});
+    ok = false;
+  }
+  e.reason = parsed.value_or(Reason::fusible);
+  e.message = text("message", "");
+  e.time_before_us = number("time_before_us");
+  e.time_after_us = number("time_after_us");
+  if (!ok) return std::nullopt;
   return e;
 }
 
@@ -184,10 +222,19 @@ Expected<FusionEngine> FusionEngine::load_fused_graph(std::string_view json_text
       if (id.is_string()) engine.rejected_.insert(id.get<std::string>());
     }
   }
-  if (f.contains("decisions") && f["decisions"].is_array()) {
-    for (const auto& e : f["decisions"]) {
-      if (e.is_object()) engine.log_.push_back(entry_from_json(e));
+  if (f.contains("decisions")) {
+    const nlohmann::json& decisions = f["decisions"];
+    if (!decisions.is_array()) return Diagnostic{"/fusion/decisions", "must be an array of decisions"};
+    Diagnostics errors;
+    for (std::size_t i = 0; i < decisions.size(); ++i) {
+      const std::string at = "/fusion/decisions/" + std::to_string(i);
+      if (!decisions[i].is_object()) {
+        errors.push_back({at, "a decision must be an object"});
+      } else if (auto e = entry_from_json(decisions[i], at, errors)) {
+        engine.log_.push_back(std::move(*e));
+      }
     }
+    if (!errors.empty()) return errors;
     if (!engine.log_.empty()) engine.step_ = engine.log_.back().step;
   }
   return engine;
