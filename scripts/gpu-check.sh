@@ -47,8 +47,9 @@ tail -5 "$OUT/ctest-kernels.log"
 step "calibrate"
 "$CLI" calibrate --json "$OUT/device.json" 2>&1 | tee "$OUT/calibrate.log" || STATUS=1
 
-step "benchmark: fusion-cli run on each elementwise/reduction sample"
-DEFAULT_SAMPLES="relu_mul_add sigmoid_chain gelu_tanh_decomposed softmax softmax_decomposed layernorm residual_layernorm sum_of_squares sin_cos exp_two_consumers dropout_chain transpose_chain cast_chain"
+step "benchmark: fusion-cli run on each sample (elementwise/reduction, then contractions: cuBLASLt/cuDNN)"
+CONTRACTION_SAMPLES="mlp_relu_f32 mlp_gelu_bf16 mlp_relu_small_bf16 swiglu_bf16 qkv_bf16 conv_bn_relu gpt2_block"
+DEFAULT_SAMPLES="relu_mul_add sigmoid_chain gelu_tanh_decomposed softmax softmax_decomposed layernorm residual_layernorm sum_of_squares sin_cos exp_two_consumers dropout_chain transpose_chain cast_chain $CONTRACTION_SAMPLES"
 for s in ${SAMPLES:-$DEFAULT_SAMPLES}; do
   f=$ROOT/sample_graphs/$s.json
   [ -f "$f" ] || { echo "missing $f"; continue; }
@@ -58,6 +59,27 @@ for s in ${SAMPLES:-$DEFAULT_SAMPLES}; do
   cat "$OUT/runs/$s.log"
   [ $rc -eq 0 ] || { echo "run $s: exit code $rc"; STATUS=1; }
 done
+# SwiGLU as x@[W1|W3] in one strided-batched GEMM plus one silu(g)*u kernel: 2 launches. The auto plan keeps
+# silu with the first GEMM, which no cuBLASLt epilogue computes, so it runs as 4.
+if [ -z "${SAMPLES:-}" ]; then
+  echo "--- swiglu_bf16 (plan: h:g+u v:act+y)"
+  "$CLI" fuse "$ROOT/sample_graphs/swiglu_bf16.json" --accept h:g+u v:act+y -o "$OUT/swiglu_bf16_hmerged.fused.json" > /dev/null \
+    && "$CLI" run "$ROOT/sample_graphs/swiglu_bf16.json" --plan "$OUT/swiglu_bf16_hmerged.fused.json" --repeat "$REPEAT" \
+         --cuda-graph --json "$OUT/runs/swiglu_bf16_hmerged.json" > "$OUT/runs/swiglu_bf16_hmerged.log" 2>&1
+  rc=$?
+  cat "$OUT/runs/swiglu_bf16_hmerged.log"
+  [ $rc -eq 0 ] || { echo "run swiglu_bf16_hmerged: exit code $rc"; STATUS=1; }
+fi
+# LARGE=1: the generated 48-layer GPT stack (1,440 nodes) end to end; most of its time is NVRTC compiles.
+if [ "${LARGE:-0}" = 1 ]; then
+  step "48-layer transformer, unfused vs auto-fused"
+  "$CLI" generate transformer --layers 48 -o "$OUT/transformer48.json" \
+    && timeout 420 "$CLI" run "$OUT/transformer48.json" --auto --repeat 3 --json "$OUT/runs/transformer48.json" \
+         > "$OUT/runs/transformer48.log" 2>&1
+  rc=$?
+  grep -E "plan:|speedup|rel. error|note: g:(q_mm|scores|fc_mm)" "$OUT/runs/transformer48.log" | head -40
+  [ $rc -eq 0 ] || { echo "run transformer48: exit code $rc"; tail -20 "$OUT/runs/transformer48.log"; STATUS=1; }
+fi
 # One --dump for the PyTorch harness (small: sum of squares).
 "$CLI" run "$ROOT/sample_graphs/sum_of_squares.json" --auto --repeat 3 --dump "$OUT/dump-sum_of_squares" > "$OUT/dump.log" 2>&1 || STATUS=1
 ls -R "$OUT/dump-sum_of_squares" | head -12
@@ -72,8 +94,14 @@ try:
 except Exception as e:
     print("(no calibration:", e, ")")
 print(f"copy bandwidth (read+write): {copy/1e12:.3f} TB/s" if copy else "copy bandwidth: unknown")
-print("| sample | unfused k / ms | fused k / ms | graph ms (u/f) | speedup | fused GB/s | frac. of copy | verified | max rel err |")
-print("|---|---|---|---|---|---|---|---|---|")
+def measured(p):
+    # fusion-cli run's counter pass (docs/measurement.md): DRAM bytes, or "not measured" with a reason.
+    m = p.get("measured", {})
+    b, q = m.get("bytes"), m.get("measured_over_predicted")
+    return (f"{b / 2**30:.3f}" if isinstance(b, (int, float)) else "-"), (f"{q:.2f}" if isinstance(q, (int, float)) else "-")
+print("| sample | unfused k / ms | fused k / ms | graph ms (u/f) | speedup | fused GB/s | frac. of copy | verified | max rel err "
+      "| measured GiB (u/f) | measured/predicted (u/f) | HBM reduction |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for f in sorted(glob.glob(os.path.join(out, "runs", "*.json"))):
     r = json.load(open(f))
     u, fu = r["plans"]
@@ -82,8 +110,11 @@ for f in sorted(glob.glob(os.path.join(out, "runs", "*.json"))):
     frac = f"{gbps * 1e9 / copy:.2f}" if copy else "-"
     err = max((c["rel_error"] for c in r["verification"]["outputs"]), default=0)
     g = f'{u["graph_ms"]:.3f}/{fu["graph_ms"]:.3f}' if u.get("graph_ms") is not None else "-"
+    red = r.get("hbm_traffic_reduction")
+    red = f"{red:.2f}x" if isinstance(red, (int, float)) else "- (" + r.get("hbm_traffic_reduction_reason", "no profile") + ")"
     print(f'| {os.path.basename(f)[:-5]} | {u["kernel_count"]} / {u["total_ms"]:.3f} | {fu["kernel_count"]} / {fu["total_ms"]:.3f} '
-          f'| {g} | {r["speedup"]:.2f}x | {gbps:.0f} | {frac} | {r["verification"]["passed"]} | {err:.1e} |')
+          f'| {g} | {r["speedup"]:.2f}x | {gbps:.0f} | {frac} | {r["verification"]["passed"]} | {err:.1e} '
+          f'| {measured(u)[0]}/{measured(fu)[0]} | {measured(u)[1]}/{measured(fu)[1]} | {red} |')
 PY
 echo
 echo "total $(( $(date +%s) - START ))s; status $STATUS (0 = all gpu tests passed and every run verified)"

@@ -7,10 +7,12 @@
 
 #include "app/cli/command.h"
 #include "app/cli/plan_source.h"
+#include "app/cli/run_profile.h"
 
 #ifdef FX_HAVE_CUDA
 #include "kernels/common/gpu_error.h"
 #include "kernels/executor/executor.h"
+#include "kernels/executor/profile_pass.h"
 #include "kernels/executor/report_json.h"
 #include "kernels/nvrtc/nvrtc_compiler.h"
 #endif
@@ -20,15 +22,25 @@ namespace {
 
 const char* kHelp =
     "usage: fusion-cli run FILE [--plan PLAN | --auto] [--repeat N] [--warmup N] [--cuda-graph] [--json OUT]\n"
-    "                          [--progress] [--dump DIR] [--seed S] [--device NAME|FILE]\n\n"
+    "                          [--progress] [--dump DIR] [--seed S] [--device NAME|FILE]\n"
+    "                          [--reference | --no-reference] [--no-profile] [--csv OUT] [--trace OUT]\n\n"
     "Runs the unfused plan (one kernel per node) and the fused plan (one kernel per group) on the same seeded\n"
     "inputs, compares every graph output (relative error; f32 1e-5, f16/bf16 1e-2; NaN never passes) and times\n"
-    "both with CUDA events (median of --repeat runs, default 20, after --warmup runs, default 3).\n"
+    "both with CUDA events (median of --repeat runs, default 20, after --warmup runs, default 3). Matmul and conv2d\n"
+    "run on cuBLASLt/cuDNN; in f32 both plans use TF32 tensor cores (PyTorch's cuDNN default), and f32 outputs\n"
+    "downstream of them are checked at 2e-3 x sqrt(TF32 contractions on the longest chain above), at most 1e-2.\n"
     "  --plan PLAN   a fused graph file; --auto runs auto-fuse (the default for a plain graph file)\n"
     "  --cuda-graph  also time each plan replayed as a CUDA graph (launch overhead removed)\n"
     "  --json OUT    the full report as JSON; --progress prints one JSON line per step on stdout\n"
     "  --dump DIR    DIR/inputs/*.npy, DIR/unfused/*.npy, DIR/fused/*.npy and DIR/manifest.json\n"
+    "  --reference   also check both plans against the float64 CPU reference (default: only for graphs with\n"
+    "                every tensor under 16M elements); --no-reference never does\n"
     "  --device      the cost model's device (default: the preset matching the GPU, else h100)\n"
+    "After the timing runs, a timing pass (CUPTI activity records: every CUDA kernel, library ones included, on\n"
+    "its step and group) and a counter pass (CUPTI range profiler, each step alone with a cold L2) measure DRAM\n"
+    "bytes read and written per kernel, next to the cost model's bytes (docs/measurement.md).\n"
+    "  --no-profile  skip the counter pass (bytes \"not measured\")\n"
+    "  --csv OUT     kernel timings as CSV; --trace OUT as a Chrome trace (Perfetto), kernels named by group\n"
     "Exit codes: 0 verified, 1 verification failed or a GPU error, 2 bad input, 3 no CUDA device.\n";
 
 #ifdef FX_HAVE_CUDA
@@ -41,7 +53,9 @@ void print_plan(std::ostream& os, const gpu::PlanReport& p) {
     const double gbps = k.measured_ms > 0 ? static_cast<double>(k.bytes) / (k.measured_ms * 1e6) : 0;
     os << "  " << std::left << std::setw(36) << k.name << std::right << std::setw(10) << std::setprecision(4)
        << k.measured_ms << " ms " << std::setw(9) << std::setprecision(1) << gbps << " GB/s  "
-       << format_bytes(static_cast<double>(k.bytes)) << "  [" << k.kind << "]\n";
+       << format_bytes(static_cast<double>(k.bytes)) << "  [" << k.kind << "]";
+    if (!k.path.empty()) os << "  " << k.path;  // the library path of a cuBLASLt/cuDNN/CUB call
+    os << "\n";
   }
   for (const auto& n : p.notes) os << "  note: " << n << "\n";
 }
@@ -53,8 +67,8 @@ std::string default_device_for(const std::string& gpu_name) {
 }
 
 int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Args args(argv, {"--auto", "--cuda-graph", "--progress"},
-            {"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed", "--device"});
+  Args args(argv, {"--auto", "--cuda-graph", "--progress", "--reference", "--no-reference", "--no-profile"},
+            {"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed", "--device", "--csv", "--trace"});
   if (!args.ok() || args.positionals().size() != 1) {
     err << "fusion-cli run: " << (args.ok() ? "name one graph file" : args.error()) << "\n";
     return kBadInput;
@@ -86,6 +100,8 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   }
   opt.cuda_graph = args.has("--cuda-graph");
   opt.dump_dir = args.value("--dump").value_or("");
+  if (args.has("--reference")) opt.reference = gpu::RunOptions::Reference::on;
+  if (args.has("--no-reference")) opt.reference = gpu::RunOptions::Reference::off;
   if (progress) {
     opt.progress = [&out](const std::string& step, double fraction, const std::string& message) {
       out << nlohmann::json{{"step", step}, {"progress", fraction}, {"message", message}}.dump() << std::endl;
@@ -95,9 +111,12 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   human << g.name() << ": " << plans->unfused.kernel_count() << " nodes -> " << plans->fused.kernel_count()
         << " groups (" << plans->how << ") on " << dev.name << "\n";
   gpu::RunReport rep;
+  gpu::ProfilePass profile(opt);  // before the executor, which copies the launch hooks
+  gpu::ProfileMeasurements measured;
   try {
     gpu::Executor ex(g, plans->unfused, plans->fused, opt);
     rep = ex.run();
+    measured = profile.measure(ex, rep, {.counters = !args.has("--no-profile")});
   } catch (const gpu::CompileError& e) {
     err << "fusion-cli run: " << e.what() << "\n--- source ---\n" << e.source() << "\n";
     return kFailed;
@@ -117,8 +136,22 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
           << c.rel_error << " (limit " << c.threshold << ")" << std::defaultfloat
           << (c.nan_count ? ", " + std::to_string(c.nan_count) + " NaN" : "") << (c.passed ? "" : "  FAILED") << "\n";
   }
+  if (!rep.reference_note.empty()) human << "reference: " << rep.reference_note << "\n";
+  for (const auto& c : rep.reference_checks) {
+    human << "  reference, " << c.name << " (" << c.dtype << "): rel. error " << std::scientific << std::setprecision(2)
+          << c.rel_error << " (limit " << c.threshold << ")" << std::defaultfloat
+          << (c.nan_count ? ", " + std::to_string(c.nan_count) + " NaN" : "") << (c.passed ? "" : "  FAILED") << "\n";
+  }
+  std::string peak_note;
+  const DeviceDescription peak = peak_device_for(dev.name, peak_note);
+  gpu::ProfileSummary summary =
+      gpu::summarize_profile(rep, measured, plans->unfused, plans->fused, peak, dev.l2_bytes);
+  if (!peak_note.empty()) summary.notes.push_back(peak_note);
+  print_profile(human, summary);
+  if (!write_timing_exports(measured, args.value("--csv"), args.value("--trace"), err)) return kFailed;
   if (auto file = args.value("--json")) {
     auto j = gpu::report_to_json(rep);
+    gpu::add_profile_to_json(j, summary);
     j["graph"] = g.name();
     j["plan_source"] = plans->how;
     std::ofstream(*file) << j.dump(2) << "\n";

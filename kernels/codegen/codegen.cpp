@@ -17,6 +17,7 @@ std::string_view kernel_kind_name(KernelKind k) {
     case KernelKind::row_reduction: return "row_reduction";
     case KernelKind::generic_reduction: return "generic_reduction";
     case KernelKind::transpose_tiled: return "transpose_tiled";
+    case KernelKind::cub_sort: return "cub_sort";
   }
   return "?";
 }
@@ -138,7 +139,8 @@ GroupCode elementwise_group(const Graph& g, const std::vector<NodeId>& nodes, co
     const std::vector<NodeId> need = needed_nodes(g, nodes, outs);
     std::string name = kernel_name(g, group_id, *g.producer(outs.back())) + suffix;
     if (order.size() > 1) name += "_" + std::to_string(code.kernels.size());
-    code.kernels.push_back(codegen::generate_elementwise(g, need, outs, name));
+    auto tiled = codegen::generate_transpose_tiled(g, need, outs, name);
+    code.kernels.push_back(tiled ? std::move(*tiled) : codegen::generate_elementwise(g, need, outs, name));
   }
   return code;
 }

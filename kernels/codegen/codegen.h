@@ -17,6 +17,7 @@ enum class KernelKind : std::uint8_t {
   row_reduction,      // reductions over the innermost axes, one block per row, the row kept in registers
   generic_reduction,  // any reduction axis, one thread per reduced fibre (slow, always correct)
   transpose_tiled,    // a 2-D transpose staged through a shared-memory tile (coalesced reads and writes)
+  cub_sort,           // not generated: sort/topk through CUB's segmented sort (kernels/sort)
 };
 
 std::string_view kernel_kind_name(KernelKind k);

@@ -14,6 +14,11 @@ namespace fx::gpu::codegen {
 GeneratedKernel generate_elementwise(const Graph& g, const std::vector<NodeId>& nodes,
                                      const std::vector<ValueId>& outputs, const std::string& name);
 
+// The same DAG as a tiled kernel when it holds a transpose that moves the innermost dimension (staged
+// through shared memory so reads and writes stay coalesced); nullopt when the group has no such transpose.
+std::optional<GeneratedKernel> generate_transpose_tiled(const Graph& g, const std::vector<NodeId>& nodes,
+                                                        const std::vector<ValueId>& outputs, const std::string& name);
+
 // A row-wise kernel for a group whose reductions all reduce the same trailing dimensions; nullopt with
 // `why` set when the group does not have that shape (the caller then splits it).
 std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std::vector<NodeId>& nodes,

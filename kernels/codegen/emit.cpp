@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "core/reference/numerics.h"
+
 namespace fx::gpu::codegen {
 
 std::string compute_type(DType t) {
@@ -68,6 +70,19 @@ std::string literal(double value, DType t) {
   std::string s = buf;
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return value < 0 ? "(" + s + "f)" : s + "f";
+}
+
+std::string scalar_operand(const Graph& g, const Node& node, double value) {
+  DType t = node.type.dtype;
+  if (t == DType::boolean) {
+    for (const Operand& o : node.inputs) {
+      if (!o.is_scalar()) {
+        t = g.value_type(o.value).dtype;
+        break;
+      }
+    }
+  }
+  return literal(value, t);
 }
 
 namespace {
@@ -135,7 +150,7 @@ std::string elementwise_expr(const Graph& g, const Node& node, const std::vector
     const double p = node.attrs.get_number("p");
     // Keep an element when the top 24 bits of its Philox draw are >= p * 2^24: an integer threshold, so the
     // CPU reference draws exactly the same mask.
-    const auto threshold = static_cast<std::int64_t>(std::ceil(p * 16777216.0));
+    const std::uint32_t threshold = dropout_threshold(p);
     const double scale = 1.0 / (1.0 - p);
     e = "fx_dropout(" + a[0] + ", " + std::to_string(threshold) + "u, " + literal(scale, DType::f32) + ", " +
         std::to_string(node.attrs.get_int("seed")) + "ULL, (unsigned long long)(" + flat_index + "))";
@@ -159,7 +174,18 @@ std::string Identifiers::fresh(const std::string& base_in) {
                                                  "default", "break", "continue", "unsigned", "signed", "void",
                                                  "struct", "class", "new", "delete", "this", "true", "false",
                                                  "sizeof", "static", "extern", "register", "volatile", "template",
-                                                 "typename", "namespace", "operator", "union", "enum", "goto"};
+                                                 "typename", "namespace", "operator", "union", "enum", "goto",
+                                                 // the generators' own locals (row, tiled transpose, reductions)
+                                                 "a", "b", "a0", "b0", "aa", "bb", "A", "B", "R", "d", "j", "o", "len",
+                                                 "acc", "row_max", "row_sum", "inv_sum", "sq", "mean", "rstd",
+                                                 "fibres", "lane", "warp",
+                                                 "rows", "col_of", "tiles_a", "tiles_b", "kChunks", "kItems", "kRows",
+                                                 "kTile", "kVec", "kThreads", "idx", "tid", "step", "stride",
+                                                 // CUDA built-ins and the math functions the expressions call
+                                                 "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "expf",
+                                                 "logf", "sqrtf", "rsqrtf", "tanhf", "erff", "sinf", "cosf", "powf",
+                                                 "fabsf", "fmaxf", "fminf", "exp", "log", "sqrt", "tanh", "erf", "sin",
+                                                 "cos", "pow", "abs", "min", "max"};
   std::string id = base;
   for (int k = 2; used_.count(id) || reserved.count(id) || id.rfind("fx_", 0) == 0 || id.rfind("__", 0) == 0; ++k) {
     id = base + "_" + std::to_string(k);

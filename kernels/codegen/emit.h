@@ -21,6 +21,9 @@ std::string from_storage(DType t, const std::string& raw);
 std::string to_storage(DType t, const std::string& value);
 std::string round_to(DType t, const std::string& expr);
 std::string literal(double value, DType t);
+// A scalar operand of `node` as a literal of the type it combines with: a comparison's scalar takes its tensor
+// operand's dtype (gt(x, 0.5) compares with 0.5f, not with the result type bool).
+std::string scalar_operand(const Graph& g, const Node& node, double value);
 std::string number(std::int64_t v);
 
 // The expression computing an elementwise node from its operands' expressions (already in compute types).

@@ -84,12 +84,12 @@ GeneratedKernel generate_generic_reduction(const Graph& g, NodeId n, const std::
     c.line(loop + "acc = fx_" + node.op + "(acc, " + xj + ");");
     c.line(out + "[o] = " + to_storage(t, "acc") + ";");
   } else if (node.op == "softmax") {
-    c.line("float m = -__int_as_float(0x7f800000);");
-    c.line(loop + "m = fx_max(m, " + xj + ");");
-    c.line("float s = 0.0f;");
-    c.line(loop + "s += expf(" + xj + " - m);");
-    c.line("const float inv = 1.0f / s;");
-    c.line(loop + out + "[" + off + "] = " + to_storage(t, round_to(t, "expf(" + xj + " - m) * inv")) + ";");
+    c.line("float row_max = -__int_as_float(0x7f800000);");
+    c.line(loop + "row_max = fx_max(row_max, " + xj + ");");
+    c.line("float row_sum = 0.0f;");
+    c.line(loop + "row_sum += expf(" + xj + " - row_max);");
+    c.line("const float inv_sum = 1.0f / row_sum;");
+    c.line(loop + out + "[" + off + "] = " + to_storage(t, round_to(t, "expf(" + xj + " - row_max) * inv_sum")) + ";");
   } else {  // layernorm / rmsnorm over trailing dims: j is also the affine parameters' index
     const bool layer = node.op == "layernorm";
     const std::string eps = literal(node.attrs.get_number("eps"), DType::f32);

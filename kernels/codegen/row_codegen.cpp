@@ -227,7 +227,7 @@ std::string RowEmitter::load_per_row(ValueId u) {
 // The expression of operand k of an element-level node, inside the per-item loop (item k).
 std::string RowEmitter::operand(const Node& node, std::size_t k) {
   const Operand& o = node.inputs[k];
-  if (o.is_scalar()) return literal(o.scalar, node.type.dtype);
+  if (o.is_scalar()) return scalar_operand(g_, node, o.scalar);
   if (external(o.value)) {
     const std::string name = load_external(o.value, effective_shape(g_, node, k));
     Shape s = effective_shape(g_, node, k);
@@ -252,7 +252,7 @@ void RowEmitter::emit_node(NodeId n) {
     for (std::size_t k = 0; k < node.inputs.size(); ++k) {
       const Operand& o = node.inputs[k];
       if (o.is_scalar()) {
-        args.push_back(literal(o.scalar, node.type.dtype));
+        args.push_back(scalar_operand(g_, node, o.scalar));
       } else if (external(o.value)) {
         args.push_back(load_per_row(o.value));
       } else {

@@ -7,7 +7,9 @@
 
 #include "kernels/codegen/emit.h"
 #include "kernels/common/cuda_call.h"
+#include "kernels/executor/contraction_step.h"
 #include "kernels/executor/executor_internal.h"
+#include "kernels/executor/sort_step.h"
 
 namespace fx::gpu {
 
@@ -130,6 +132,11 @@ void Executor::Impl::build_plan(int p, const Plan& plan) {
     if (group.eliminated()) continue;
     std::vector<NodeId> nodes = group.nodes;
     nodes.insert(nodes.end(), group.recomputed.begin(), group.recomputed.end());
+    if (append_sort_step(*this, p, group, nodes)) continue;  // CUB, not generated code
+    if (has_contraction(graph, nodes)) {  // cuBLASLt/cuDNN calls, then generated kernels for what is left
+      append_contraction_steps(*this, p, group, nodes, index++);
+      continue;
+    }
     if (std::string why = unsupported_reason(graph, nodes); !why.empty()) {
       throw std::invalid_argument("cannot run group " + group.id + ": " + why);
     }
@@ -146,6 +153,7 @@ void Executor::Impl::build_plan(int p, const Plan& plan) {
   }
   std::size_t done = 0;
   for (Step& s : ps.steps) {
+    if (s.call || s.sort) continue;  // a library call: nothing to compile
     progress("compile", static_cast<double>(done++) / static_cast<double>(ps.steps.size()),
              ps.name + " plan: " + s.kernel.name);
     auto [lib, fn] = load(s.kernel.source, s.kernel.name);
@@ -169,6 +177,8 @@ void Executor::Impl::plan_memory() {
       }
     }
   }
+  sort_workspace_offset = at;  // one workspace for every sort step: steps run one at a time on one stream
+  at += align256(static_cast<std::int64_t>(sort_workspace_bytes));
   arena_bytes = at;
 }
 
@@ -215,6 +225,7 @@ void Executor::Impl::fill_inputs() {
     FX_CUDA_CALL(cudaLaunchKernel(reinterpret_cast<const void*>(fill_kernels[t.dtype].second),
                                   dim3(static_cast<unsigned>(blocks)), dim3(256), args, 0, stream));
   }
+  prepare_library_steps(*this);  // stacked and folded weights are made from the inputs just written
 }
 
 void Executor::Impl::poison_outputs() {
@@ -230,6 +241,16 @@ void Executor::Impl::launch(int p, std::size_t s) {
   const Step& step = plans[p].steps[s];
   LaunchInfo info{p, static_cast<int>(s), step.kernel.name, step.group, static_cast<std::uint64_t>(p) * 1'000'000u + s};
   if (options.before_launch) options.before_launch(info);
+  if (step.sort) {
+    step.sort->launch(*this, p);
+    if (options.after_launch) options.after_launch(info);
+    return;
+  }
+  if (step.call) {
+    step.call->launch(*this, p);
+    if (options.after_launch) options.after_launch(info);
+    return;
+  }
   std::vector<void*> ptrs;
   for (ValueId v : step.kernel.inputs) ptrs.push_back(pointer(p, v));
   for (ValueId v : step.kernel.outputs) ptrs.push_back(pointer(p, v));
@@ -269,6 +290,13 @@ void Executor::prepare() {
 void Executor::launch_plan_once(int plan) {
   impl_->launch_all(plan);
   FX_CUDA_CALL(cudaStreamSynchronize(impl_->stream));
+}
+
+void Executor::launch_step(int plan, int step) {
+  if (plan < 0 || plan > 1 || step < 0 || static_cast<std::size_t>(step) >= impl_->plans[plan].steps.size()) {
+    throw std::out_of_range("no step " + std::to_string(step) + " in plan " + std::to_string(plan));
+  }
+  impl_->launch(plan, static_cast<std::size_t>(step));
 }
 
 }  // namespace fx::gpu

@@ -44,6 +44,9 @@ struct RunOptions {
   bool cuda_graph = false;      // also time each plan replayed as a CUDA graph
   std::uint64_t seed = 20261122;
   std::string dump_dir;         // when set: inputs and both plans' outputs as .npy, and manifest.json
+  // Both plans' outputs against the float64 CPU reference (core/reference): `automatic` checks graphs small
+  // enough for it (reference_is_affordable), `on` always, `off` never.
+  enum class Reference : std::uint8_t { automatic, on, off } reference = Reference::automatic;
   // Called before and after every kernel launch (the profiler wraps launches with these).
   std::function<void(const LaunchInfo&)> before_launch, after_launch;
   // Progress: step name, fraction done (0..1), one line for people.
@@ -51,7 +54,8 @@ struct RunOptions {
 };
 
 struct KernelReport {
-  std::string name, group, kind, library;  // library: "generated (NVRTC)", "cuBLASLt", "cuDNN"
+  std::string name, group, kind, library;  // library: "generated (NVRTC)", "cuBLASLt", "cuDNN", "CUB"
+  std::string path;  // library calls: "cuBLASLt RELU_BIAS epilogue, TF32 tensor cores", the cuDNN algorithm
   std::vector<std::string> nodes;
   std::int64_t bytes = 0;                  // minimum traffic: inputs read once, outputs written once
   std::optional<double> group_predicted_ms;  // the cost model's time for the whole group
@@ -88,6 +92,10 @@ struct RunReport {
   int kernels_compiled = 0, cache_hits = 0;
   double compile_seconds = 0;
   std::int64_t device_bytes = 0;  // allocated for the run
+  // Each plan's outputs against the float64 reference, named "unfused: y" / "fused: y"; their failure fails
+  // `verified`. Empty when the reference did not run, and then `reference_note` says why.
+  std::vector<OutputCheck> reference_checks;
+  std::string reference_note;
 };
 
 double tolerance_for(DType t);
@@ -111,6 +119,10 @@ class Executor {
   // For the profiler: after run() (or prepare()), launch one plan once on the executor's stream and wait.
   void prepare();
   void launch_plan_once(int plan);
+  // For the counter pass (kernels/executor/profile_pass.h): one step of a plan, any kind, through the same
+  // launch path and hooks as a whole-plan launch; does not wait. Steps must go in plan order (each reads its
+  // predecessors' outputs). Throws std::out_of_range for a step the plan does not have.
+  void launch_step(int plan, int step);
 
   struct Impl;  // defined in executor_internal.h (CUDA types); public so the run's helpers can take it
 

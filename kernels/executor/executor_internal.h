@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,12 @@
 
 namespace fx::gpu {
 
-// One launch of a plan: a generated kernel loaded from its CUBIN.
+class LibraryStep;          // contraction_step.h: a cuBLASLt/cuDNN call
+struct ContractionRuntime;  // contraction_step.h: the library handles
+class SortStep;             // sort_step.h: a CUB segmented sort (sort, topk)
+
+// One launch of a plan: a generated kernel loaded from its CUBIN, or a library call (`call` set; then
+// `kernel` names it and lists its nodes and values, and has no source).
 struct Step {
   GeneratedKernel kernel;
   std::string group;
@@ -21,6 +27,8 @@ struct Step {
   std::int64_t group_predicted_bytes = 0;
   cudaLibrary_t library = nullptr;
   cudaKernel_t function = nullptr;
+  std::shared_ptr<LibraryStep> call;
+  std::shared_ptr<SortStep> sort;  // set for a sort/topk node (then `kernel` has no source either)
 };
 
 struct PlanSteps {
@@ -43,6 +51,9 @@ struct Executor::Impl {
   char* arena = nullptr;
   cudaStream_t stream = nullptr;
   std::map<DType, std::pair<cudaLibrary_t, cudaKernel_t>> fill_kernels;
+  std::shared_ptr<ContractionRuntime> contraction;  // made with the first contraction group
+  std::map<ValueId, double> tolerances;  // outputs checked looser than their dtype (TF32 contractions upstream)
+  std::size_t sort_workspace_offset = 0, sort_workspace_bytes = 0;  // CUB's, in the arena, shared by sort steps
 
   Impl(const Graph& g, RunOptions o) : graph(g), options(std::move(o)) {}
   ~Impl();

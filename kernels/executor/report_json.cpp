@@ -24,6 +24,7 @@ nlohmann::ordered_json plan_to_json(const PlanReport& p) {
                        {"group", k.group},
                        {"kind", k.kind},
                        {"library", k.library},
+                       {"path", k.path},
                        {"nodes", k.nodes},
                        {"bytes", k.bytes},
                        {"group_predicted_ms", k.group_predicted_ms ? nlohmann::ordered_json(*k.group_predicted_ms) : nullptr},
@@ -51,12 +52,19 @@ nlohmann::ordered_json report_to_json(const RunReport& r) {
     checks.push_back({{"output", c.name}, {"dtype", c.dtype}, {"rel_error", c.rel_error}, {"threshold", c.threshold},
                       {"nan_count", c.nan_count}, {"passed", c.passed}});
   }
+  nlohmann::ordered_json reference = nlohmann::ordered_json::array();  // "unfused: y" / "fused: y"
+  for (const OutputCheck& c : r.reference_checks) {
+    reference.push_back({{"output", c.name}, {"dtype", c.dtype}, {"rel_error", c.rel_error}, {"threshold", c.threshold},
+                         {"nan_count", c.nan_count}, {"passed", c.passed}});
+  }
   return {{"format", "fusion-explorer/run"},
           {"version", 1},
           {"device", device_to_json(r.device)},
           {"plans", {plan_to_json(r.unfused), plan_to_json(r.fused)}},
           {"speedup", r.speedup},
-          {"verification", {{"passed", r.verified}, {"outputs", checks}}},
+          {"verification", {{"passed", r.verified}, {"outputs", checks},
+                            {"reference", {{"ran", !r.reference_checks.empty()}, {"note", r.reference_note},
+                                           {"outputs", reference}}}}},
           {"compile", {{"kernels_compiled", r.kernels_compiled}, {"cache_hits", r.cache_hits}, {"seconds", r.compile_seconds}}},
           {"device_bytes", r.device_bytes}};
 }

@@ -20,11 +20,12 @@
 namespace fx::gpu {
 namespace {
 
-// All three fit in one pass on Hopper (VERIFIED-FACTS), so kernel replay runs each kernel once per range.
-constexpr std::array<const char*, 3> kMetrics = {"dram__bytes_read.sum", "dram__bytes_write.sum",
-                                                 "gpu__time_duration.sum"};
-// Ranges one window may hold: the launch's kernels (cuBLASLt and cuDNN calls start a handful) plus the trailing
-// L2 flush; more would be dropped by the counter image and reported, never silently lost.
+// All four fit in one pass on Hopper (VERIFIED-FACTS), so kernel replay runs each kernel once per range.
+constexpr std::array<const char*, 4> kMetrics = {"dram__bytes_read.sum", "dram__bytes_write.sum",
+                                                 "gpu__time_duration.sum", "lts__t_sectors_srcunit_tex_op_write.sum"};
+constexpr double kL2SectorBytes = 32.0;
+// Ranges one window may hold: the launch's kernels (cuBLASLt and cuDNN calls start a handful); more would be
+// dropped by the counter image and reported, never silently lost.
 constexpr std::size_t kMaxRangesPerLaunch = 64;
 // The flush reads this many times the L2 size: Hopper's L2 is split in two partitions with its own replacement
 // policy, so reading exactly one L2's worth does not reliably evict everything.
@@ -296,15 +297,13 @@ void DramProfiler::Impl::configure_window(CUpti_RangeProfiler_Object* object, st
   FX_CUDA_CALL(cuptiRangeProfilerSetConfig(&set));
 }
 
-// Window layout: [launch(i)'s kernels..., trailing flush]. The flush before the window leaves the L2 cold and
-// clean; the trailing flush, inside the window, evicts the dirty lines launch(i) left behind, and since the flush
-// itself only reads, every byte it writes to DRAM is launch(i)'s write-back. Without it, a kernel whose output
-// fits in the L2 would show almost no writes.
+// Window layout: [launch(i)'s kernels...] and nothing else. No closing flush inside the window: its range
+// reported DRAM writes of its own (see dram_profiler.h), so the launch's leftover dirty lines are left to the
+// next window's opening flush, outside any range, and `l2_bytes_written` tells how much the launch stored.
 bool DramProfiler::Impl::run_window(int i, const std::function<void(int)>& launch, CUpti_RangeProfiler_Object* object) {
   RunningWindow window(object);
   launch(i);
   FX_CUDA_CALL(cudaDeviceSynchronize());
-  flush_l2();
   return window.stop();
 }
 
@@ -319,14 +318,22 @@ KernelCounters DramProfiler::Impl::measure_one(int i, const std::function<void(i
   const bool all_passes = run_window(i, launch, session.object());
   auto decode = FX_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
   decode.pRangeProfilerObject = session.object();
-  FX_CUDA_CALL(cuptiRangeProfilerDecodeData(&decode));
-
   KernelCounters counters;
   counters.launch_index = i;
+  try {
+    FX_CUDA_CALL(cuptiRangeProfilerDecodeData(&decode));
+  } catch (const GpuError& e) {
+    // Without the old closing flush a window can hold zero ranges; should CUPTI refuse to decode such a window,
+    // that is this launch's "no kernel", not a reason to drop every other launch's counters.
+    if (e.library() != "CUPTI") throw;
+    counters.reason = "not measured: CUPTI could not decode the window (" + first_line(e.what()) +
+                      "); a launch that runs no kernel gives this";
+    return counters;
+  }
   if (!all_passes) {
     counters.reason = "not measured: the metrics needed more replay passes than one window submitted";
   } else if (decode.numOfRangeDropped > 0) {
-    counters.reason = "not measured: the launch ran more than " + std::to_string(kMaxRangesPerLaunch - 1) +
+    counters.reason = "not measured: the launch ran more than " + std::to_string(kMaxRangesPerLaunch) +
                       " kernels; " + std::to_string(decode.numOfRangeDropped) + " were dropped by the counter image";
   } else {
     counters = read_ranges(i, image);
@@ -350,7 +357,7 @@ std::array<double, kMetrics.size()> DramProfiler::Impl::evaluate(const std::vect
   return values;
 }
 
-// Ranges are stored in launch order (AutoRange names them "0", "1", ...), so the trailing flush is the last one.
+// Ranges are stored in launch order (AutoRange names them "0", "1", ...); every one is a kernel of launch(i).
 KernelCounters DramProfiler::Impl::read_ranges(int i, const std::vector<std::uint8_t>& image) {
   auto info = FX_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
   info.pCounterDataImage = image.data();
@@ -359,21 +366,19 @@ KernelCounters DramProfiler::Impl::read_ranges(int i, const std::vector<std::uin
 
   KernelCounters counters;
   counters.launch_index = i;
-  if (info.numTotalRanges < 2) {
-    counters.reason = info.numTotalRanges == 0 ? "not measured: the profiler recorded no range, not even the flush"
-                                               : "not measured: the launch ran no kernel";
+  if (info.numTotalRanges == 0) {
+    counters.reason = "not measured: the launch ran no kernel";
     return counters;
   }
-  const std::size_t flush_range = info.numTotalRanges - 1;
-  counters.kernels = static_cast<int>(flush_range);
-  for (std::size_t r = 0; r < flush_range; ++r) {
+  counters.kernels = static_cast<int>(info.numTotalRanges);
+  for (std::size_t r = 0; r < info.numTotalRanges; ++r) {
     const auto values = evaluate(image, r);
-    counters.per_kernel.push_back({values[0], values[1], values[2]});
+    counters.per_kernel.push_back({values[0], values[1], values[2], values[3] * kL2SectorBytes});
   }
-  counters.per_kernel.back().bytes_written += evaluate(image, flush_range)[1];
   for (const RangeCounters& k : counters.per_kernel) {
     counters.bytes_read += k.bytes_read;
     counters.bytes_written += k.bytes_written;
+    counters.l2_bytes_written += k.l2_bytes_written;
     counters.duration_ns += k.duration_ns;
   }
   counters.available = true;

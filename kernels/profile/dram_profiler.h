@@ -2,12 +2,19 @@
 // dram__bytes_write.sum and gpu__time_duration.sum, with CUPTI_AutoRange + CUPTI_KernelReplay.
 //
 // measure(n, launch) calls launch(0) ... launch(n-1), one at a time, each in its own profiling window. Before
-// each window a kernel reads a buffer three times the L2 size, leaving the L2 cold and clean; the same read runs
-// again at the end of the window, so the dirty lines the launch left in the L2 are written back inside the window
-// and counted as its writes (the flush itself writes nothing; its own range is not reported). A launch may start
-// several kernels (cuBLASLt split-K, cuDNN): AutoRange makes one range per kernel and their counters are summed
-// into that launch's record. Windows also bound the ranges per counter image, which drops ranges beyond its
-// capacity.
+// each window (outside it) a kernel reads a buffer three times the L2 size, leaving the L2 cold: every launch
+// reads its inputs from DRAM, and the dirty lines the previous launch left behind are written back outside
+// any range. A launch may start several kernels (cuBLASLt split-K, cuDNN): AutoRange makes one range per
+// kernel and their counters are summed into that launch's record. Windows also bound the ranges per counter
+// image, which drops ranges beyond its capacity.
+//
+// What a window does not count: writes still dirty in the L2 when the launch's last kernel ends. For outputs
+// several times the L2 size these are a few MiB (a streaming kernel's L2 keeps little dirty data: relu over
+// 256 MiB measured 505 MiB of 512 written); for a footprint below the L2 size most writes may stay in the L2.
+// `l2_bytes_written` (sectors the SMs stored into the L2) says what the launch wrote regardless; compare the
+// two to see how much had not reached DRAM. An earlier design closed each window with a second flush to
+// count that write-back, but on an H100 the closing flush's range added ~23 MiB of DRAM writes of its own
+// (a 16 MiB copy measured 39.5 MiB written), so bytes it reports would not be the launch's.
 //
 // AutoRange serialises and synchronises around every kernel: `duration_ns` is the kernel alone on the GPU, not
 // a pipeline timing. Take timings from KernelTimer in a separate pass; the two must not run together.
@@ -27,8 +34,9 @@ namespace fx::gpu {
 // One kernel (one AutoRange range) of a launch.
 struct RangeCounters {
   double bytes_read = 0.0;
-  double bytes_written = 0.0;  // the launch's L2 write-back at the end of the window is added to its last kernel
+  double bytes_written = 0.0;     // DRAM writes during the kernel (see above for writes left in the L2)
   double duration_ns = 0.0;
+  double l2_bytes_written = 0.0;  // bytes the SMs stored into the L2 (lts__t_sectors_srcunit_tex_op_write x 32)
 };
 
 struct KernelCounters {
@@ -38,6 +46,7 @@ struct KernelCounters {
   int kernels = 0;           // kernels (AutoRange ranges) the launch ran
   double bytes_read = 0.0;   // DRAM bytes, summed over the launch's kernels
   double bytes_written = 0.0;
+  double l2_bytes_written = 0.0;
   double duration_ns = 0.0;  // gpu__time_duration.sum, summed; serialised (see above)
   std::vector<RangeCounters> per_kernel;  // in launch order; sums to the totals above
 };

@@ -91,19 +91,26 @@ TEST_F(DramProfilerTest, CopyReadsAndWritesItsBytes) {
   EXPECT_EQ(c[0].kernels, 1);
   EXPECT_TRUE(near_bytes("read", c[0].bytes_read, bytes_of(kBig)));
   EXPECT_TRUE(near_bytes("written", c[0].bytes_written, bytes_of(kBig)));
+  EXPECT_TRUE(near_bytes("stored to L2", c[0].l2_bytes_written, bytes_of(kBig)));
   EXPECT_GT(c[0].duration_ns, 0.0);
 }
 
-// 16 MiB fits in the L2: without the flush before each window, windows 1 and 2 would read from the L2; without
-// the flush closing each window, the writes would stay dirty in the L2 and never be counted.
-TEST_F(DramProfilerTest, EveryWindowStartsColdAndCountsWritesLeftInL2) {
+// 16 MiB fits in the L2. Reads: without the flush before each window, windows 1 and 2 would find `in` in the
+// L2 and read almost nothing from DRAM. Writes: the kernel stores all 16 MiB into the L2 (l2_bytes_written), but
+// DRAM sees only what was evicted before it ended; never more than it stored (a window that counted someone
+// else's write-back, as a closing flush did, would exceed it).
+TEST_F(DramProfilerTest, EveryWindowStartsColdAndSmallWritesMayStayInL2) {
   DeviceFloats in(kSmall), out(kSmall);
   const auto c = profiler_->measure(3, [&](int) { FX_CUDA_CALL(launch_copy(in.get(), out.get(), kSmall)); });
   ASSERT_EQ(c.size(), 3u);
   for (const KernelCounters& k : c) {
     ASSERT_TRUE(k.available) << k.reason;
     EXPECT_TRUE(near_bytes("read", k.bytes_read, bytes_of(kSmall))) << "launch " << k.launch_index;
-    EXPECT_TRUE(near_bytes("written", k.bytes_written, bytes_of(kSmall))) << "launch " << k.launch_index;
+    EXPECT_TRUE(near_bytes("stored to L2", k.l2_bytes_written, bytes_of(kSmall))) << "launch " << k.launch_index;
+    // DRAM writes may also include a little write-back of lines that were dirty before the window (+11% seen on
+    // an H100 for this 16 MiB copy), but never the 2.5x a closing flush used to add.
+    EXPECT_LE(k.bytes_written, 1.25 * bytes_of(kSmall))
+        << "launch " << k.launch_index << ": DRAM writes " << k.bytes_written / (1 << 20) << " MiB";
   }
 }
 

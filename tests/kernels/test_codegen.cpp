@@ -53,9 +53,69 @@ TEST(Codegen, SoftmaxKeepsTheRowInRegistersAndReducesTwice) {
   EXPECT_EQ(src.find("extern \"C\""), src.rfind("extern \"C\"")) << src;
 }
 
-TEST(Codegen, TransposeRemapsIndicesAndCastsRound) {
+TEST(Codegen, TransposeIsStagedThroughASharedTileWithCoalescedReadsAndWrites) {
   const std::string tr = fused_source("transpose_chain.json");
-  EXPECT_NE(tr.find("in_x[(((i) % 8192) * 8192 + ((i) / 8192))]"), std::string::npos) << tr;
+  // One kernel: phase 1 reads x and w along their rows (a = lane + ...), phase 2 writes y along its rows.
+  EXPECT_EQ(tr.find("extern \"C\""), tr.rfind("extern \"C\"")) << tr;
+  EXPECT_NE(tr.find("__shared__ float tile_tr[kTile][kTile + 1];"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("for (int aa = lane; aa < kTile; aa += 32) {"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("const float x = in_x[(b * 8192 + a)];"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("tile_tr[bb][aa] = tr;"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("for (int bb = lane; bb < kTile; bb += 32) {"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("const int i = (a * 8192 + b);  // the output element"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("const float add = (tile_tr[bb][aa] + 1.0f);"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("out_y[i] = y;"), std::string::npos) << tr;
+}
+
+Graph inline_graph(const std::string& inputs, const std::string& nodes) {
+  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "t", "inputs": [)" + inputs +
+                      R"(], "nodes": [)" + nodes + R"(], "outputs": ["y"]})");
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : format_diagnostics(g.errors()));
+  return std::move(g).value();
+}
+
+std::vector<GeneratedKernel> whole_graph_kernels(const Graph& g) {
+  std::vector<NodeId> all;
+  for (NodeId n = 0; n < g.num_nodes(); ++n) all.push_back(n);
+  return generate_group(g, all, 0).kernels;
+}
+
+TEST(Codegen, BatchedTransposeTilesTheLastTwoDimsAndLoopsOverTheBatch) {
+  const Graph g = inline_graph(R"({"name": "x", "shape": [3, 70, 45], "dtype": "bf16"})",
+                               R"({"name": "t", "op": "transpose", "inputs": ["x"], "attrs": {"perm": [0, 2, 1]}},
+                                  {"name": "y", "op": "exp", "inputs": ["t"]})");
+  const auto k = whole_graph_kernels(g);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].kind, KernelKind::transpose_tiled);
+  EXPECT_EQ(k[0].grid, 3 * 1 * 2);  // tiles: 45 -> 1 along a, 70 -> 2 along b, 3 batches
+  const std::string& src = k[0].source;
+  EXPECT_NE(src.find("const long long o = t / (tiles_a * tiles_b);"), std::string::npos) << src;
+  EXPECT_NE(src.find("fx_bf16_to_f32(in_x[((o) * 3150 + b * 45 + a)])"), std::string::npos) << src;
+  EXPECT_NE(src.find("const int i = ((o) * 3150 + a * 70 + b);"), std::string::npos) << src;
+  EXPECT_NE(src.find("__shared__ float tile_t[kTile][kTile + 1];"), std::string::npos) << src;
+}
+
+TEST(Codegen, TransposeKeepingTheInnermostDimStaysAnIndexRemapping) {
+  const Graph g = inline_graph(R"({"name": "x", "shape": [64, 32, 128], "dtype": "f32"})",
+                               R"({"name": "t", "op": "transpose", "inputs": ["x"], "attrs": {"perm": [1, 0, 2]}},
+                                  {"name": "y", "op": "neg", "inputs": ["t"]})");
+  const auto k = whole_graph_kernels(g);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].kind, KernelKind::elementwise);
+  EXPECT_EQ(k[0].source.find("__shared__"), std::string::npos) << k[0].source;
+}
+
+TEST(Codegen, ComparisonScalarsTakeTheTensorsType) {
+  const Graph g = inline_graph(R"({"name": "x", "shape": [256], "dtype": "f32"})",
+                               R"({"name": "mask", "op": "gt", "inputs": ["x", 0.5]},
+                                  {"name": "y", "op": "where", "inputs": ["mask", "x", 0.25]})");
+  const auto k = whole_graph_kernels(g);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_NE(k[0].source.find("(x > 0.5f)"), std::string::npos) << k[0].source;
+  EXPECT_NE(k[0].source.find("(mask ? x : 0.25f)"), std::string::npos) << k[0].source;
+}
+
+TEST(Codegen, CastsRound) {
   const std::string cast = fused_source("cast_chain.json");
   EXPECT_NE(cast.find("fx_round_f16((float)(relu))"), std::string::npos) << cast;
 }

@@ -1,0 +1,146 @@
+#include "app/gui/charts.h"
+
+#include <QPainter>
+#include <QPainterPath>
+#include <cmath>
+
+namespace fx::app {
+namespace {
+
+const QColor kSegmentColors[] = {QColor("#4e79a7"), QColor("#f28e2b"), QColor("#59a14f"), QColor("#e15759"),
+                                 QColor("#76b7b2"), QColor("#edc948"), QColor("#b07aa1"), QColor("#9c755f")};
+
+QString format_value(double v, bool bytes) {
+  if (bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+      v /= 1024;
+      ++u;
+    }
+    return QStringLiteral("%1 %2").arg(v, 0, 'f', 1).arg(units[u]);
+  }
+  return v >= 1000 ? QStringLiteral("%1 ms").arg(v / 1000, 0, 'f', 3) : QStringLiteral("%1 µs").arg(v, 0, 'f', 1);
+}
+
+void draw_message(QPainter& p, const QRect& r, const QString& text) {
+  p.setPen(QColor("#888888"));
+  p.drawText(r, Qt::AlignCenter | Qt::TextWordWrap, text);
+}
+
+}  // namespace
+
+KernelBarChart::KernelBarChart(Metric metric, QWidget* parent) : QWidget(parent), metric_(metric) {
+  setMinimumHeight(160);
+}
+
+void KernelBarChart::set_report(const std::optional<RunReport>& report) {
+  report_ = report;
+  update();
+}
+
+double KernelBarChart::value(const KernelRun& k) const {
+  return metric_ == Metric::time ? k.time_us : k.measured_bytes().value_or(k.predicted_bytes.value_or(0.0));
+}
+
+void KernelBarChart::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.setRenderHint(QPainter::Antialiasing);
+  const QRect area = rect().adjusted(90, 30, -20, -20);
+  const QString title = metric_ == Metric::time ? tr("Latency per kernel") : tr("HBM bytes per kernel (measured, else predicted)");
+  p.setPen(palette().color(QPalette::WindowText));
+  p.drawText(rect().adjusted(8, 6, -8, 0), Qt::AlignLeft | Qt::AlignTop, title);
+  if (!report_) return draw_message(p, area, tr("No measurements yet: Run on GPU, or open a run report."));
+  double max_total = 0;
+  for (const PlanRun& plan : report_->plans) {
+    double total = 0;
+    for (const KernelRun& k : plan.kernels) total += value(k);
+    max_total = std::max(max_total, total);
+  }
+  if (max_total <= 0) return draw_message(p, area, tr("The report has no values for this chart."));
+  const int n = static_cast<int>(report_->plans.size());
+  const double bar_h = std::min(44.0, area.height() / (n * 1.5));
+  for (int i = 0; i < n; ++i) {
+    const PlanRun& plan = report_->plans[static_cast<std::size_t>(i)];
+    const double y = area.top() + i * bar_h * 1.5;
+    p.setPen(palette().color(QPalette::WindowText));
+    p.drawText(QRectF(4, y, 82, bar_h), Qt::AlignRight | Qt::AlignVCenter, plan.name);
+    double x = area.left();
+    double total = 0;
+    for (std::size_t k = 0; k < plan.kernels.size(); ++k) {
+      const double w = value(plan.kernels[k]) / max_total * (area.width() - 90);
+      const QRectF seg(x, y, w, bar_h);
+      p.setPen(QPen(palette().color(QPalette::Base), 1));
+      p.setBrush(kSegmentColors[k % std::size(kSegmentColors)]);
+      p.drawRect(seg);
+      if (w > 50) {
+        p.setPen(Qt::white);
+        p.drawText(seg.adjusted(3, 0, -3, 0), Qt::AlignCenter | Qt::TextSingleLine,
+                   plan.kernels[k].group.isEmpty() ? plan.kernels[k].name : plan.kernels[k].group);
+      }
+      x += w;
+      total += value(plan.kernels[k]);
+    }
+    p.setPen(palette().color(QPalette::WindowText));
+    p.drawText(QRectF(x + 6, y, 120, bar_h), Qt::AlignLeft | Qt::AlignVCenter,
+               format_value(total, metric_ == Metric::bytes));
+  }
+  if (report_->speedup && metric_ == Metric::time)
+    p.drawText(rect().adjusted(8, 6, -8, 0), Qt::AlignRight | Qt::AlignTop,
+               tr("speedup %1×").arg(*report_->speedup, 0, 'f', 2));
+}
+
+RooflineChart::RooflineChart(QWidget* parent) : QWidget(parent) { setMinimumHeight(200); }
+
+void RooflineChart::set_report(const std::optional<RunReport>& report) {
+  report_ = report;
+  update();
+}
+
+void RooflineChart::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.setRenderHint(QPainter::Antialiasing);
+  const QRect area = rect().adjusted(70, 30, -20, -40);
+  p.setPen(palette().color(QPalette::WindowText));
+  p.drawText(rect().adjusted(8, 6, -8, 0), Qt::AlignLeft | Qt::AlignTop, tr("Roofline: achieved FLOP/s vs FLOP per byte"));
+  if (!report_ || report_->hbm_bandwidth <= 0 || report_->peak_flops <= 0)
+    return draw_message(p, area, tr("Needs a run report with the device's bandwidth and peak FLOP/s."));
+  // Log-log axes: intensity 1/64 .. 4096 FLOP/B, performance peak/1e5 .. 2x peak.
+  const double ai_lo = std::log10(1.0 / 64), ai_hi = std::log10(4096.0);
+  const double pf_hi = std::log10(report_->peak_flops * 2), pf_lo = pf_hi - 5.5;
+  auto to_px = [&](double ai, double flops) {
+    const double x = (std::log10(ai) - ai_lo) / (ai_hi - ai_lo);
+    const double y = (std::log10(std::max(flops, 1.0)) - pf_lo) / (pf_hi - pf_lo);
+    return QPointF(area.left() + x * area.width(), area.bottom() - std::clamp(y, 0.0, 1.0) * area.height());
+  };
+  p.setPen(QPen(palette().color(QPalette::Mid), 1));
+  p.drawRect(area);
+  QPainterPath roof;
+  for (double e = ai_lo; e <= ai_hi + 1e-9; e += 0.05) {
+    const double ai = std::pow(10.0, e);
+    const QPointF pt = to_px(ai, std::min(report_->peak_flops, report_->hbm_bandwidth * ai));
+    roof.isEmpty() ? roof.moveTo(pt) : roof.lineTo(pt);
+  }
+  p.setPen(QPen(QColor("#c62828"), 2));
+  p.drawPath(roof);
+  p.setPen(palette().color(QPalette::WindowText));
+  p.drawText(QRectF(area.left(), area.bottom() + 4, area.width(), 16), Qt::AlignCenter, tr("FLOP / byte (log)"));
+  p.drawText(QRectF(area.left() + 4, area.top() + 2, 300, 16), Qt::AlignLeft,
+             tr("roofs: %1 TB/s, %2 TFLOP/s").arg(report_->hbm_bandwidth / 1e12, 0, 'f', 2).arg(report_->peak_flops / 1e12, 0, 'f', 0));
+  int plan_index = 0;
+  for (const PlanRun& plan : report_->plans) {
+    const QColor c = kSegmentColors[plan_index++ % std::size(kSegmentColors)];
+    for (const KernelRun& k : plan.kernels) {
+      const auto bytes = k.measured_bytes() ? k.measured_bytes() : k.predicted_bytes;
+      if (!k.flops || !bytes || *bytes <= 0 || k.time_us <= 0) continue;
+      const QPointF pt = to_px(*k.flops / *bytes, *k.flops / (k.time_us * 1e-6));
+      p.setPen(QPen(c.darker(130), 1));
+      p.setBrush(c);
+      p.drawEllipse(pt, 4.5, 4.5);
+    }
+    p.setPen(c);
+    p.drawText(QRectF(area.right() - 160, area.bottom() - 18 * plan_index, 150, 16), Qt::AlignRight, QStringLiteral("● ") + plan.name);
+  }
+}
+
+}  // namespace fx::app

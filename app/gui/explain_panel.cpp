@@ -1,0 +1,162 @@
+#include "app/gui/explain_panel.h"
+
+#include <QFontDatabase>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QSplitter>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include "app/gui/child_runner.h"
+#include "app/gui/cuda_highlighter.h"
+#include "app/gui/session.h"
+#include "core/graph/graph_io.h"
+
+namespace fx::app {
+namespace {
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+QString bytes(double b) { return qs(format_bytes(b)); }
+QString micros(double s) { return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 1); }
+
+QString names(const Graph& g, const std::vector<NodeId>& nodes) {
+  QStringList out;
+  for (NodeId n : nodes) out << QStringLiteral("<code>%1</code>").arg(qs(g.node(n).name).toHtmlEscaped());
+  return out.join(QStringLiteral(" → "));
+}
+
+}  // namespace
+
+QString traffic_html(const FusionEngine& engine, const std::vector<NodeId>& nodes, const GroupCost& fused) {
+  const Graph& g = engine.graph();
+  GroupCost unfused;
+  for (NodeId n : nodes) {
+    const GroupCost c = engine.cost_model().single(g, n);
+    unfused.bytes_read += c.bytes_read;
+    unfused.bytes_written += c.bytes_written;
+    unfused.tensors_read += c.tensors_read;
+    unfused.tensors_written += c.tensors_written;
+    unfused.time_s += c.time_s;
+  }
+  const double before = static_cast<double>(unfused.bytes_read + unfused.bytes_written);
+  const double after = static_cast<double>(fused.bytes_read + fused.bytes_written);
+  QString html = QStringLiteral("<h3>Memory traffic (HBM)</h3><table cellpadding=3>");
+  html += QStringLiteral("<tr><td><b>Unfused</b> (%1 kernels)</td><td>%2</td><td>%3</td></tr>")
+              .arg(nodes.size()).arg(qs(describe_traffic(unfused)).toHtmlEscaped(), micros(unfused.time_s));
+  html += QStringLiteral("<tr><td><b>Fused</b> (1 kernel)</td><td>%1</td><td>%2</td></tr></table>")
+              .arg(qs(describe_traffic(fused)).toHtmlEscaped(), micros(fused.time_s));
+  if (before > 0 && nodes.size() > 1)
+    html += QStringLiteral("<p>Fusing keeps the intermediates in registers: %1 less traffic (%2% of the unfused "
+                           "bytes), and %3 fewer kernel launches.</p>")
+                .arg(bytes(before - after)).arg(100.0 * (before - after) / before, 0, 'f', 0).arg(nodes.size() - 1);
+  if (fused.compute_bound())
+    html += QStringLiteral("<p><i>This kernel is compute-bound (%1 of math vs %2 of memory time): saving bytes "
+                           "barely changes its time.</i></p>").arg(micros(fused.compute_time_s), micros(fused.memory_time_s));
+  return html;
+}
+
+QString decision_html(const FusionDecision& d) {
+  QString html = QStringLiteral("<p><b style='color:%1'>%2</b> — %3</p>")
+                     .arg(d.fuse ? "#2e7d32" : "#c62828", qs(std::string(to_string(d.reason))),
+                          qs(d.message).toHtmlEscaped());
+  if (!d.numbers.empty()) {
+    html += QStringLiteral("<table cellpadding=2>");
+    for (const auto& [key, value] : d.numbers)
+      html += QStringLiteral("<tr><td><code>%1</code></td><td align=right>%2</td></tr>").arg(qs(key)).arg(value, 0, 'g', 6);
+    html += QStringLiteral("</table>");
+  }
+  return html;
+}
+
+ExplainPanel::ExplainPanel(QWidget* parent) : QWidget(parent) {
+  text_ = new QTextBrowser(this);
+  text_->setOpenExternalLinks(false);
+  source_ = new QPlainTextEdit(this);
+  source_->setReadOnly(true);
+  source_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  source_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  new CudaHighlighter(source_->document());
+  source_label_ = new QLabel(tr("Generated CUDA source"), this);
+  auto* bottom = new QWidget(this);
+  auto* bl = new QVBoxLayout(bottom);
+  bl->setContentsMargins(0, 0, 0, 0);
+  bl->addWidget(source_label_);
+  bl->addWidget(source_);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(text_);
+  split->addWidget(bottom);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->addWidget(split);
+  codegen_ = new ChildRunner(this);
+  connect(codegen_, &ChildRunner::finished, this, [this](const ChildResult& r) {
+    if (r.status == ChildResult::Status::finished && r.exit_code == 0) {
+      source_->setPlainText(r.std_out);
+    } else if (r.status != ChildResult::Status::cancelled) {
+      source_->setPlainText(tr("// fusion-cli codegen %1.\n// %2").arg(r.describe(), r.std_err.trimmed().replace('\n', "\n// ")));
+    }
+  });
+  clear();
+}
+
+void ExplainPanel::clear() {
+  text_->setHtml(tr("<p>Select a node or a group to see its memory traffic, a candidate to see what fusing it "
+                    "would save, or two nodes (Ctrl+click) and press <b>Why not fused?</b> (Ctrl+W).</p>"));
+  source_->clear();
+}
+
+QString ExplainPanel::html() const { return text_->toHtml(); }
+QString ExplainPanel::source() const { return source_->toPlainText(); }
+
+void ExplainPanel::show_group(const Session& session, int group_index) {
+  const FusionEngine& e = session.engine();
+  const Group& g = e.plan().groups()[static_cast<std::size_t>(group_index)];
+  QStringList kinds;
+  for (FusionKind k : g.kinds) kinds << qs(std::string(to_string(k)));
+  QString html = QStringLiteral("<h2>%1 <small>%2</small></h2><p>%3</p>")
+                     .arg(qs(g.id).toHtmlEscaped(), kinds.join('+'), names(e.graph(), g.nodes));
+  if (!g.recomputed.empty())
+    html += tr("<p>Recomputes %1 instead of reading it from memory.</p>").arg(names(e.graph(), g.recomputed));
+  html += traffic_html(e, g.nodes, g.cost);
+  text_->setHtml(html);
+  request_source(session, g.id);
+}
+
+void ExplainPanel::show_candidate(const Session& session, const Candidate& c) {
+  const FusionEngine& e = session.engine();
+  QString html = QStringLiteral("<h2>Candidate %1</h2><p>%2 (%3) of %4 and %5</p><p>%6</p>")
+                     .arg(qs(c.id).toHtmlEscaped(), qs(std::string(to_string(c.kind))),
+                          qs(std::string(to_string(c.strategy))), qs(c.group_a).toHtmlEscaped(),
+                          qs(c.group_b).toHtmlEscaped(), names(e.graph(), c.nodes));
+  html += decision_html(c.decision);
+  html += QStringLiteral("<p>Predicted: %1 → %2 (%3 → %4)</p>")
+              .arg(micros(c.time_before_s), micros(c.time_after_s), bytes(static_cast<double>(c.bytes_before)),
+                   bytes(static_cast<double>(c.bytes_after)));
+  text_->setHtml(html);
+}
+
+void ExplainPanel::show_decision(const Session& session, NodeId a, NodeId b, const FusionDecision& d) {
+  const Graph& g = session.graph();
+  QString html = tr("<h2>Why not fused?</h2><p>Can <code>%1</code> and <code>%2</code> run in one kernel?</p>")
+                     .arg(qs(g.node(a).name).toHtmlEscaped(), qs(g.node(b).name).toHtmlEscaped());
+  html += decision_html(d);
+  text_->setHtml(html);
+}
+
+void ExplainPanel::request_source(const Session& session, const std::string& group_id) {
+  const QString cli = find_fusion_cli();
+  if (cli.isEmpty() || !temp_.isValid()) {
+    source_->setPlainText(tr("// fusion-cli not found: the generated source comes from `fusion-cli codegen`."));
+    return;
+  }
+  // The child reads the plan from a file: write the current session (graph + plan) for it.
+  const QString plan = temp_.filePath(QStringLiteral("session.fused.json"));
+  if (!write_text_file_atomic(plan.toStdString(), session.engine().save_fused_graph())) return;
+  source_->setPlainText(tr("// generating…"));
+  codegen_->start(cli, {QStringLiteral("codegen"), plan, QStringLiteral("--plan"), plan, QStringLiteral("--group"),
+                        qs(group_id)});
+}
+
+}  // namespace fx::app

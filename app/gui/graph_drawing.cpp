@@ -1,0 +1,205 @@
+#include "app/gui/graph_drawing.h"
+
+#include <QFontMetricsF>
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/export/dot.h"
+
+namespace fx::app {
+namespace {
+
+constexpr double kPadX = 10.0;
+constexpr double kPadY = 6.0;
+constexpr double kMinWidth = 70.0;
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+QString format_flops(double flops) {
+  const char* units[] = {"", "K", "M", "G", "T", "P"};
+  int u = 0;
+  while (flops >= 1000.0 && u < 5) {
+    flops /= 1000.0;
+    ++u;
+  }
+  return QStringLiteral("%1 %2FLOP").arg(flops, 0, 'g', 3).arg(units[u]);
+}
+
+QSizeF measure(const DrawnNode& n) {
+  const QFontMetricsF title(title_font());
+  const QFontMetricsF body(body_font());
+  double w = title.horizontalAdvance(n.title);
+  double h = title.height();
+  for (const QString& line : QStringList{n.name, n.type} + n.extra) {
+    if (line.isEmpty()) continue;
+    w = std::max(w, body.horizontalAdvance(line));
+    h += body.height();
+  }
+  return {std::max(kMinWidth, std::ceil(w + 2 * kPadX)), std::ceil(h + 2 * kPadY)};
+}
+
+QStringList side_inputs(const Graph& g, NodeId id) {
+  QStringList lines;
+  for (ValueId v : g.tensor_inputs(id)) {
+    if (!g.is_input(v) || g.inputs()[static_cast<std::size_t>(v)].role == Role::activation) continue;
+    lines << QStringLiteral("%1 %2").arg(qs(g.value_name(v)), qs(type_to_string(g.value_type(v))));
+  }
+  return lines;
+}
+
+DrawnNode op_node(const Graph& g, NodeId id, int group, const GroupInfo* info) {
+  const Node& n = g.node(id);
+  DrawnNode d;
+  d.kind = DrawnNode::Kind::op;
+  d.node = id;
+  d.value = g.value_of(id);
+  d.group = group;
+  d.title = qs(n.op == "custom" && !n.label.empty() ? n.label : n.op);
+  d.name = qs(n.name);
+  d.type = qs(type_to_string(n.type));
+  d.extra = side_inputs(g, id);
+  d.fill = QColor(op_class_color(n.op_class()));
+  d.is_output = g.is_output(d.value);
+  d.tooltip = node_tooltip(g, id, info);
+  return d;
+}
+
+DrawnNode input_node(const Graph& g, ValueId v) {
+  DrawnNode d;
+  d.kind = DrawnNode::Kind::input;
+  d.value = v;
+  d.title = QStringLiteral("input");
+  d.name = qs(g.value_name(v));
+  d.type = qs(type_to_string(g.value_type(v)));
+  d.fill = QColor("#ffffff");
+  d.tooltip = QStringLiteral("<b>%1</b> (graph input)<br>%2 = %3")
+                  .arg(d.name.toHtmlEscaped(), d.type, qs(format_bytes(static_cast<double>(g.value_type(v).bytes()))));
+  return d;
+}
+
+DrawnNode group_node(const Graph& g, const GroupInfo& info, int group) {
+  DrawnNode d;
+  d.kind = DrawnNode::Kind::group;
+  d.group = group;
+  d.title = info.kind == QLatin1String("single") ? info.id : QStringLiteral("%1  %2").arg(info.id, info.kind);
+  QStringList ops;
+  for (NodeId n : info.nodes) ops << qs(g.node(n).op);
+  d.name = ops.size() > 6 ? ops.mid(0, 5).join('+') + QStringLiteral("+… (%1 ops)").arg(ops.size()) : ops.join('+');
+  d.type = info.summary;
+  d.fill = info.nodes.size() > 1 ? fusion_kind_color(info.kind) : QColor(op_class_color(g.node(info.nodes[0]).op_class()));
+  d.node = info.nodes.front();
+  d.value = g.value_of(info.nodes.back());
+  d.is_output = std::any_of(info.nodes.begin(), info.nodes.end(), [&](NodeId n) { return g.is_output(g.value_of(n)); });
+  QStringList names;
+  for (NodeId n : info.nodes) names << qs(g.node(n).name).toHtmlEscaped();
+  d.tooltip = QStringLiteral("<b>%1</b><br>%2 node(s): %3<br>%4")
+                  .arg(d.title.toHtmlEscaped()).arg(info.nodes.size()).arg(names.join(", "), info.summary.toHtmlEscaped());
+  return d;
+}
+
+// One drawn box per activation input that something reads.
+void add_inputs(const Graph& g, DrawnGraph& out, std::vector<int>& drawn_of_value) {
+  for (ValueId v = 0; v < static_cast<ValueId>(g.inputs().size()); ++v) {
+    if (g.inputs()[static_cast<std::size_t>(v)].role != Role::activation) continue;
+    drawn_of_value[static_cast<std::size_t>(v)] = static_cast<int>(out.nodes.size());
+    out.nodes.push_back(input_node(g, v));
+  }
+}
+
+void add_edges(const Graph& g, DrawnGraph& out, const std::vector<int>& drawn_of_value) {
+  std::set<std::pair<int, int>> seen;
+  for (NodeId c : g.topo_order()) {
+    const int to = out.node_of_graph_node[static_cast<std::size_t>(c)];
+    for (ValueId v : g.tensor_inputs(c)) {
+      const int from = drawn_of_value[static_cast<std::size_t>(v)];
+      if (from < 0 || from == to || !seen.insert({from, to}).second) continue;
+      out.edges.push_back({from, to, v, c, qs(format_bytes(static_cast<double>(g.value_type(v).bytes())))});
+    }
+  }
+}
+
+}  // namespace
+
+const QFont& title_font() {
+  static const QFont f = [] {
+    QFont font(QStringLiteral("DejaVu Sans"), 10);
+    font.setBold(true);
+    return font;
+  }();
+  return f;
+}
+const QFont& body_font() {
+  static const QFont f(QStringLiteral("DejaVu Sans"), 8);
+  return f;
+}
+const QFont& edge_font() {
+  static const QFont f(QStringLiteral("DejaVu Sans"), 7);
+  return f;
+}
+
+QColor fusion_kind_color(const QString& kind) {
+  const QString first = kind.section('+', 0, 0);
+  if (first == QLatin1String("vertical")) return QColor("#fff3c4");
+  if (first == QLatin1String("epilogue")) return QColor("#ffd9d0");
+  if (first == QLatin1String("horizontal")) return QColor("#d4f1f4");
+  return QColor("#eeeeee");
+}
+
+QString node_tooltip(const Graph& g, NodeId id, const GroupInfo* group) {
+  const Node& n = g.node(id);
+  QString text = QStringLiteral("<b>%1</b> = %2(…)<br>class: %3<br>output: %4, %5<br>%6")
+                     .arg(qs(n.name).toHtmlEscaped(), qs(n.op), qs(std::string(op_class_name(n.op_class()))),
+                          qs(type_to_string(n.type)), qs(format_bytes(static_cast<double>(n.type.bytes()))),
+                          format_flops(g.flops(id)));
+  QStringList ins;
+  for (ValueId v : g.tensor_inputs(id))
+    ins << QStringLiteral("%1 (%2)").arg(qs(g.value_name(v)).toHtmlEscaped(),
+                                        qs(format_bytes(static_cast<double>(g.value_type(v).bytes()))));
+  if (!ins.isEmpty()) text += QStringLiteral("<br>reads: ") + ins.join(", ");
+  if (group != nullptr && group->nodes.size() > 1)
+    text += QStringLiteral("<br>group: %1 (%2)").arg(group->id.toHtmlEscaped(), group->kind);
+  return text;
+}
+
+DrawnGraph build_drawing(const Graph& g, const std::vector<GroupInfo>& groups, ViewMode mode) {
+  DrawnGraph out;
+  out.mode = mode;
+  out.groups = groups;
+  std::vector<int> group_of(static_cast<std::size_t>(g.num_nodes()), -1);
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    for (NodeId n : groups[i].nodes) group_of[static_cast<std::size_t>(n)] = static_cast<int>(i);
+
+  std::vector<int> drawn_of_value(static_cast<std::size_t>(g.num_values()), -1);
+  out.node_of_graph_node.assign(static_cast<std::size_t>(g.num_nodes()), -1);
+  add_inputs(g, out, drawn_of_value);
+
+  std::map<int, int> drawn_of_group;
+  std::map<int, std::vector<int>> cluster_members;
+  for (NodeId id = 0; id < g.num_nodes(); ++id) {
+    const int gi = group_of[static_cast<std::size_t>(id)];
+    const GroupInfo* info = gi >= 0 ? &groups[static_cast<std::size_t>(gi)] : nullptr;
+    int drawn;
+    if (mode == ViewMode::collapsed && info != nullptr) {
+      auto [it, fresh] = drawn_of_group.try_emplace(gi, static_cast<int>(out.nodes.size()));
+      if (fresh) out.nodes.push_back(group_node(g, *info, gi));
+      drawn = it->second;
+    } else {
+      drawn = static_cast<int>(out.nodes.size());
+      out.nodes.push_back(op_node(g, id, gi, info));
+      if (mode == ViewMode::fused && info != nullptr && info->nodes.size() > 1) cluster_members[gi].push_back(drawn);
+    }
+    out.node_of_graph_node[static_cast<std::size_t>(id)] = drawn;
+    drawn_of_value[static_cast<std::size_t>(g.value_of(id))] = drawn;
+  }
+  for (auto& [gi, members] : cluster_members) {
+    const GroupInfo& info = groups[static_cast<std::size_t>(gi)];
+    out.clusters.push_back({gi, QStringLiteral("%1  %2").arg(info.id, info.kind), fusion_kind_color(info.kind),
+                            std::move(members)});
+  }
+  add_edges(g, out, drawn_of_value);
+  for (DrawnNode& d : out.nodes) d.size = measure(d);
+  return out;
+}
+
+}  // namespace fx::app

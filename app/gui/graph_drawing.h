@@ -1,0 +1,81 @@
+// What the graph view draws, before layout: boxes with their text and size, edges with their tensor labels,
+// and fusion groups as clusters (or, collapsed, one box per group). Built on the GUI thread from the graph
+// and the current groups; a plain value handed to the layout worker and then to the scene.
+#pragma once
+
+#include <QColor>
+#include <QSizeF>
+#include <QString>
+#include <QStringList>
+#include <vector>
+
+#include "core/graph/graph.h"
+
+namespace fx::app {
+
+// A fusion group as the view needs it; filled from the engine's plan.
+struct GroupInfo {
+  QString id;              // the engine's stable group id, "g:mul"
+  QString kind;            // "single", "vertical", "epilogue", "horizontal", "vertical+epilogue"...
+  std::vector<NodeId> nodes;
+  QString summary;         // one line: predicted bytes and time
+};
+
+enum class ViewMode { unfused, fused, collapsed };
+
+struct DrawnNode {
+  enum class Kind { input, op, group } kind = Kind::op;
+  ValueId value = -1;               // input: the graph input; op: the node's value
+  NodeId node = -1;                 // op only
+  int group = -1;                   // index into DrawnGraph::groups when drawn inside or as a group
+  QString title;                    // op name, or "g3 vertical"
+  QString name;                     // node name
+  QString type;                     // "f32[8192, 8192]"
+  QStringList extra;                // weights and constants read, one line each
+  QColor fill;
+  bool is_output = false;
+  QString tooltip;
+  QSizeF size;
+};
+
+struct DrawnEdge {
+  int from = -1, to = -1;           // indices into DrawnGraph::nodes
+  ValueId value = -1;               // the tensor carried (the first one when collapsed edges merge)
+  NodeId consumer = -1;             // the consuming graph node (for "why not fused?" on an edge)
+  QString label;                    // "256 MiB"
+};
+
+struct DrawnCluster {
+  int group = -1;                   // index into DrawnGraph::groups
+  QString label;
+  QColor color;
+  std::vector<int> members;         // indices into DrawnGraph::nodes
+};
+
+struct DrawnGraph {
+  ViewMode mode = ViewMode::unfused;
+  std::vector<GroupInfo> groups;
+  std::vector<DrawnNode> nodes;
+  std::vector<DrawnEdge> edges;
+  std::vector<DrawnCluster> clusters;
+  std::vector<int> node_of_graph_node;  // graph NodeId -> drawn node index
+};
+
+// Fill colour of a fusion kind (the first kind of a combination decides).
+QColor fusion_kind_color(const QString& kind);
+
+// Builds the drawing. Groups of one node are not drawn as clusters. Sizes come from the app's fonts.
+DrawnGraph build_drawing(const Graph& graph, const std::vector<GroupInfo>& groups, ViewMode mode);
+
+// Tool tip for a graph node: op, tensor bytes, FLOPs, group.
+QString node_tooltip(const Graph& graph, NodeId node, const GroupInfo* group);
+
+}  // namespace fx::app
+
+#include <QFont>
+namespace fx::app {
+// Fonts shared by the size computation and the painting, so boxes always fit their text.
+const QFont& title_font();
+const QFont& body_font();
+const QFont& edge_font();
+}  // namespace fx::app

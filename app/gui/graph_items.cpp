@@ -1,0 +1,189 @@
+#include "app/gui/graph_items.h"
+
+#include <QFontMetricsF>
+#include <QPainter>
+#include <QStyleOptionGraphicsItem>
+#include <QtMath>
+
+namespace fx::app {
+namespace {
+
+SceneColors g_colors;
+
+// Below this zoom, text is unreadable anyway: boxes only, which keeps 1,000+ node graphs smooth.
+constexpr double kTextDetail = 0.35;
+constexpr double kArrowSize = 7.0;
+
+double detail(const QStyleOptionGraphicsItem* option, const QPainter* painter) {
+  return option->levelOfDetailFromTransform(painter->worldTransform());
+}
+
+}  // namespace
+
+SceneColors SceneColors::light() { return {}; }
+SceneColors SceneColors::dark() {
+  SceneColors c;
+  c.background = QColor("#1e1f22");
+  c.edge = QColor("#b0b0b0");
+  c.edge_label = QColor("#d8d8d8");
+  c.cluster_text = QColor("#111111");
+  c.selection = QColor("#64b5f6");
+  c.highlight = QColor("#ffb74d");
+  c.rejected = QColor("#ff6e6e");
+  c.measured = QColor("#81c784");
+  return c;
+}
+const SceneColors& scene_colors() { return g_colors; }
+void set_scene_colors(const SceneColors& colors) { g_colors = colors; }
+
+NodeItem::NodeItem(const DrawnNode& node, int index) : node_(node), index_(index) {
+  setFlag(ItemIsSelectable);
+  setToolTip(node_.tooltip);
+  setZValue(2);
+}
+
+QRectF NodeItem::boundingRect() const {
+  const QSizeF s = node_.size;
+  return QRectF(-s.width() / 2 - 3, -s.height() / 2 - 3, s.width() + 6, s.height() + 6 + (measured_.isEmpty() ? 0 : 14));
+}
+
+void NodeItem::set_highlighted(bool on) {
+  if (on == highlighted_) return;
+  highlighted_ = on;
+  update();
+}
+
+void NodeItem::set_measured(const QString& text) {
+  prepareGeometryChange();
+  measured_ = text;
+}
+
+void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
+  const QRectF box(-node_.size.width() / 2, -node_.size.height() / 2, node_.size.width(), node_.size.height());
+  QPen pen(QColor("#444444"), node_.is_output ? 2.2 : 1.0);
+  if (highlighted_) pen = QPen(scene_colors().highlight, 3.0);
+  if (isSelected()) pen = QPen(scene_colors().selection, 3.0);
+  painter->setPen(pen);
+  painter->setBrush(node_.fill);
+  const double radius = node_.kind == DrawnNode::Kind::input ? box.height() / 2 : 5.0;
+  painter->drawRoundedRect(box, radius, radius);
+  if (detail(option, painter) < kTextDetail) return;
+
+  painter->setPen(QColor("#111111"));
+  const QFontMetricsF title(title_font());
+  const QFontMetricsF body(body_font());
+  double y = box.top() + 5;
+  painter->setFont(title_font());
+  painter->drawText(QRectF(box.left(), y, box.width(), title.height()), Qt::AlignCenter, node_.title);
+  y += title.height();
+  painter->setFont(body_font());
+  for (const QString& line : QStringList{node_.name, node_.type} + node_.extra) {
+    if (line.isEmpty()) continue;
+    painter->setPen(line == node_.name ? QColor("#111111") : QColor("#444444"));
+    painter->drawText(QRectF(box.left(), y, box.width(), body.height()), Qt::AlignCenter, line);
+    y += body.height();
+  }
+  if (!measured_.isEmpty()) {
+    painter->setPen(scene_colors().measured);
+    painter->drawText(QRectF(box.left() - 40, box.bottom() + 1, box.width() + 80, 13), Qt::AlignCenter, measured_);
+  }
+}
+
+EdgeItem::EdgeItem(const DrawnEdge& edge, int index, const std::vector<QPointF>& points, QPointF arrow_tip)
+    : edge_(edge), index_(index) {
+  setZValue(1);
+  if (!points.empty()) {
+    path_.moveTo(points[0]);
+    for (std::size_t i = 1; i + 2 < points.size(); i += 3) path_.cubicTo(points[i], points[i + 1], points[i + 2]);
+    const QPointF end = points.back();
+    QLineF dir(end, arrow_tip);
+    if (dir.length() < 0.1) dir = QLineF(path_.pointAtPercent(0.95), end);
+    dir.setLength(kArrowSize);
+    const QPointF tip = arrow_tip == QPointF() ? end : arrow_tip;
+    const QPointF base = tip - (dir.p2() - dir.p1());
+    QLineF normal = dir.normalVector();
+    normal.setLength(kArrowSize * 0.45);
+    const QPointF side = normal.p2() - normal.p1();
+    arrow_ << tip << base + side << base - side;
+    path_.lineTo(base);
+    label_pos_ = path_.pointAtPercent(0.5);
+  }
+  const QFontMetricsF fm(edge_font());
+  QRectF label(label_pos_ + QPointF(4, -fm.height() / 2), QSizeF(fm.horizontalAdvance(edge_.label) + 120, fm.height()));
+  bounds_ = path_.boundingRect().united(arrow_.boundingRect()).united(label).adjusted(-4, -4, 4, 4);
+  setToolTip(edge_.label);
+  setFlag(ItemIsSelectable);  // a selected edge answers "why not fused?" for its two ends
+}
+
+QRectF EdgeItem::boundingRect() const { return bounds_; }
+
+QPainterPath EdgeItem::shape() const {
+  QPainterPathStroker stroker;
+  stroker.setWidth(8);
+  return stroker.createStroke(path_);
+}
+
+void EdgeItem::set_rejected(const QString& reason) {
+  rejected_ = reason;
+  // The reason goes in the tool tip, not on the canvas: several rejected edges out of one node would
+  // print their codes on top of each other.
+  setToolTip(reason.isEmpty() ? edge_.label : QStringLiteral("%1 — not fused: %2").arg(edge_.label, reason));
+  update();
+}
+
+void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
+  const bool red = rejected();
+  QPen pen(red ? scene_colors().rejected : scene_colors().edge, red ? 1.6 : 1.1);
+  if (isSelected()) pen = QPen(scene_colors().selection, 2.5);
+  if (red) pen.setStyle(Qt::DashLine);
+  painter->setPen(pen);
+  painter->setBrush(Qt::NoBrush);
+  painter->drawPath(path_);
+  painter->setBrush(pen.color());
+  painter->setPen(Qt::NoPen);
+  painter->drawPolygon(arrow_);
+  if (detail(option, painter) < kTextDetail) return;
+  painter->setFont(edge_font());
+  painter->setPen(scene_colors().edge_label);
+  const QPointF text_pos = label_pos_ + QPointF(4, QFontMetricsF(edge_font()).ascent() / 2 - 1);
+  painter->drawText(text_pos, edge_.label);
+  if (red) {
+    // A small cross on the edge marks "the engine said no here"; hover for the reason.
+    painter->setPen(QPen(scene_colors().rejected, 1.8));
+    const QPointF c = label_pos_;
+    painter->drawLine(c + QPointF(-3.5, -3.5), c + QPointF(3.5, 3.5));
+    painter->drawLine(c + QPointF(-3.5, 3.5), c + QPointF(3.5, -3.5));
+  }
+}
+
+ClusterItem::ClusterItem(const DrawnCluster& cluster, const QRectF& rect) : cluster_(cluster), rect_(rect) {
+  setZValue(0);
+  setToolTip(cluster_.label);
+}
+
+QRectF ClusterItem::boundingRect() const { return rect_.adjusted(-2, -2, 2, 2); }
+
+void ClusterItem::set_measured(const QString& text) {
+  measured_ = text;
+  update();
+}
+
+void ClusterItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
+  QColor fill = cluster_.color;
+  painter->setPen(QPen(fill.darker(160), 1.4));
+  painter->setBrush(fill);
+  painter->drawRoundedRect(rect_, 8, 8);
+  if (detail(option, painter) < kTextDetail * 0.6) return;
+  QFont f = title_font();
+  f.setPointSizeF(9);
+  painter->setFont(f);
+  painter->setPen(scene_colors().cluster_text);
+  const QRectF label(rect_.left() + 8, rect_.top() + 3, rect_.width() - 16, kClusterLabelHeight - 4);
+  painter->drawText(label, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, cluster_.label);
+  if (!measured_.isEmpty()) {
+    painter->setPen(QColor("#1b5e20"));
+    painter->drawText(label, Qt::AlignRight | Qt::AlignVCenter, measured_);
+  }
+}
+
+}  // namespace fx::app

@@ -1,0 +1,84 @@
+// The graph view's items: a box per drawn node, an edge with its arrow and tensor-size label, a cluster box
+// per fusion group. They paint themselves (less detail when zoomed far out, so large graphs pan smoothly).
+#pragma once
+
+#include <QGraphicsItem>
+#include <QPainterPath>
+
+#include "app/gui/graph_drawing.h"
+#include "app/gui/graph_layout.h"
+
+namespace fx::app {
+
+// Colours that follow the light/dark palette; the boxes keep their light fills with dark text in both.
+struct SceneColors {
+  QColor background{"#fafafa"}, edge{"#555555"}, edge_label{"#333333"}, cluster_text{"#222222"};
+  QColor selection{"#1565c0"}, highlight{"#ef6c00"}, rejected{"#c62828"}, measured{"#1b5e20"};
+  static SceneColors light();
+  static SceneColors dark();
+};
+const SceneColors& scene_colors();
+void set_scene_colors(const SceneColors& colors);
+
+class NodeItem : public QGraphicsItem {
+ public:
+  enum { Type = UserType + 1 };
+  NodeItem(const DrawnNode& node, int index);
+  int type() const override { return Type; }
+  QRectF boundingRect() const override;
+  void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+
+  int index() const { return index_; }
+  const DrawnNode& node() const { return node_; }
+  void set_highlighted(bool on);
+  void set_measured(const QString& text);
+
+ private:
+  DrawnNode node_;
+  int index_;
+  bool highlighted_ = false;
+  QString measured_;
+};
+
+class EdgeItem : public QGraphicsItem {
+ public:
+  enum { Type = UserType + 2 };
+  EdgeItem(const DrawnEdge& edge, int index, const std::vector<QPointF>& points, QPointF arrow_tip);
+  int type() const override { return Type; }
+  QRectF boundingRect() const override;
+  QPainterPath shape() const override;
+  void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+
+  int index() const { return index_; }
+  const DrawnEdge& edge() const { return edge_; }
+  void set_rejected(const QString& reason);  // "" clears
+  bool rejected() const { return !rejected_.isEmpty(); }
+
+ private:
+  DrawnEdge edge_;
+  int index_;
+  QPainterPath path_;
+  QPolygonF arrow_;
+  QPointF label_pos_;
+  QRectF bounds_;
+  QString rejected_;
+};
+
+class ClusterItem : public QGraphicsItem {
+ public:
+  enum { Type = UserType + 3 };
+  ClusterItem(const DrawnCluster& cluster, const QRectF& rect);
+  int type() const override { return Type; }
+  QRectF boundingRect() const override;
+  void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+
+  const DrawnCluster& cluster() const { return cluster_; }
+  void set_measured(const QString& text);
+
+ private:
+  DrawnCluster cluster_;
+  QRectF rect_;
+  QString measured_;
+};
+
+}  // namespace fx::app

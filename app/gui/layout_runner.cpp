@@ -1,0 +1,36 @@
+#include "app/gui/layout_runner.h"
+
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace fx::app {
+
+LayoutRunner::LayoutRunner(QObject* parent) : QObject(parent) {}
+
+LayoutRunner::~LayoutRunner() = default;
+
+void LayoutRunner::start(std::shared_ptr<const DrawnGraph> drawing) {
+  const int generation = ++generation_;
+  LayoutInput input;
+  input.node_sizes.reserve(drawing->nodes.size());
+  for (const DrawnNode& n : drawing->nodes) input.node_sizes.push_back(n.size);
+  for (const DrawnEdge& e : drawing->edges) input.edges.emplace_back(e.from, e.to);
+  for (const DrawnCluster& c : drawing->clusters) input.clusters.push_back(c.members);
+  input.fast = drawing->nodes.size() > 800;
+
+  auto* watcher = new QFutureWatcher<LayoutResult>(this);
+  ++pending_;
+  connect(watcher, &QFutureWatcher<LayoutResult>::finished, this, [this, watcher, drawing, generation] {
+    --pending_;
+    const LayoutResult result = watcher->result();
+    watcher->deleteLater();
+    if (generation != generation_) return;  // a newer request superseded this one
+    if (!result.ok) {
+      emit failed(result.error);
+      return;
+    }
+    emit finished(drawing, result);
+  });
+  watcher->setFuture(QtConcurrent::run([input = std::move(input)] { return layout_with_dot(input); }));
+}
+
+}  // namespace fx::app

@@ -1,0 +1,58 @@
+// fusion-explorer: the desktop app. Everything but argument handling lives in fx_app.
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QIcon>
+#include <QTimer>
+
+#include "app/gui/main_window.h"
+#include "app/gui/run_panel.h"
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  Q_INIT_RESOURCE(fusion_explorer);
+  QApplication::setApplicationName(QStringLiteral("fusion-explorer"));
+  QApplication::setOrganizationName(QStringLiteral("fusion-explorer"));
+  QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+  QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/app.svg")));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("Explore operator fusion in deep-learning graphs"));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("graph or fused graph (session) to open"));
+  QCommandLineOption autofuse(QStringLiteral("auto-fuse"), QStringLiteral("accept all profitable fusions after opening"));
+  QCommandLineOption transformer(QStringLiteral("transformer"), QStringLiteral("open a generated transformer of N layers"),
+                                 QStringLiteral("N"));
+  QCommandLineOption report(QStringLiteral("report"), QStringLiteral("open a run report JSON"), QStringLiteral("FILE"));
+  QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                QStringLiteral("save the window as PNG once the graph is drawn, then quit"), QStringLiteral("PNG"));
+  QCommandLineOption timing(QStringLiteral("timing"), QStringLiteral("print the time to first picture and quit"));
+  parser.addOptions({autofuse, transformer, report, screenshot, timing});
+  parser.process(app);
+
+  fx::app::MainWindow window;
+  window.resize(1500, 950);
+  window.show();
+  if (parser.isSet(transformer)) {
+    window.open_generated_transformer(parser.value(transformer).toInt());
+  } else if (!parser.positionalArguments().isEmpty()) {
+    window.open_file(parser.positionalArguments().front());
+  }
+  if (parser.isSet(autofuse) && window.session().has_document()) window.session().auto_fuse();
+  if (parser.isSet(report)) window.run_panel()->open_report(parser.value(report));
+
+  const QString shot = parser.value(screenshot);
+  const bool time_only = parser.isSet(timing);
+  if (!shot.isEmpty() || time_only) {
+    window.set_confirm_close(false);
+    QObject::connect(&window, &fx::app::MainWindow::picture_ready, &app, [&](double seconds) {
+      // Only the newest layout is ever shown (older ones are dropped), so this is the final picture.
+      if (time_only) std::printf("time to first picture: %.3f s\n", seconds);
+      QTimer::singleShot(300, &app, [&] {
+        if (!shot.isEmpty()) window.grab().save(shot);
+        app.quit();
+      });
+    });
+  }
+  return app.exec();
+}

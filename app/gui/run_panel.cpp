@@ -1,0 +1,229 @@
+#include "app/gui/run_panel.h"
+
+#include <QFile>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include "app/gui/charts.h"
+#include "core/graph/graph_io.h"
+
+namespace fx::app {
+namespace {
+
+// A one-element graph: enough for fusion-cli to open the device and answer whether it can run here.
+constexpr const char* kProbeGraph = R"({"format": "fusion-explorer/graph", "version": 1, "name": "probe",
+  "inputs": [{"name": "x", "shape": [1], "dtype": "f32"}],
+  "nodes": [{"name": "y", "op": "relu", "inputs": ["x"]}], "outputs": ["y"]})";
+
+QString opt(const std::optional<double>& v, double scale, int decimals) {
+  return v ? QString::number(*v * scale, 'f', decimals) : QStringLiteral("–");
+}
+
+}  // namespace
+
+RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
+  runner_ = new ChildRunner(this);
+  probe_ = new ChildRunner(this);
+  run_button_ = new QPushButton(QIcon(QStringLiteral(":/icons/run.svg")), tr("Run on GPU"), this);
+  cancel_button_ = new QPushButton(tr("Cancel"), this);
+  open_button_ = new QPushButton(tr("Open report…"), this);
+  progress_ = new QProgressBar(this);
+  status_ = new QLabel(this);
+  status_->setWordWrap(true);
+  table_ = new QTableWidget(this);
+  latency_ = new KernelBarChart(KernelBarChart::Metric::time, this);
+  bytes_ = new KernelBarChart(KernelBarChart::Metric::bytes, this);
+  roofline_ = new RooflineChart(this);
+  log_ = new QPlainTextEdit(this);
+  log_->setReadOnly(true);
+  tabs_ = new QTabWidget(this);
+  tabs_->addTab(table_, tr("Kernels"));
+  tabs_->addTab(latency_, tr("Latency"));
+  tabs_->addTab(bytes_, tr("HBM bytes"));
+  tabs_->addTab(roofline_, tr("Roofline"));
+  tabs_->addTab(log_, tr("Log"));
+
+  auto* top = new QHBoxLayout;
+  top->addWidget(run_button_);
+  top->addWidget(cancel_button_);
+  top->addWidget(progress_, 1);
+  top->addWidget(open_button_);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addLayout(top);
+  layout->addWidget(status_);
+  layout->addWidget(tabs_, 1);
+  cancel_button_->setEnabled(false);
+  progress_->setRange(0, 1);
+  progress_->setValue(0);
+
+  connect(run_button_, &QPushButton::clicked, this, &RunPanel::run);
+  connect(cancel_button_, &QPushButton::clicked, this, &RunPanel::cancel);
+  connect(open_button_, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open run report"), {}, tr("Run reports (*.json)"));
+    if (!path.isEmpty()) open_report(path);
+  });
+  connect(runner_, &ChildRunner::line, this, [this](const QString& line) {
+    if (auto p = parse_progress_line(line)) {
+      progress_->setRange(0, std::max(1, p->total));
+      progress_->setValue(p->step);
+      status_->setText(p->message);
+    } else {
+      log_->appendPlainText(line);
+    }
+  });
+  connect(runner_, &ChildRunner::finished, this, &RunPanel::on_finished);
+  connect(probe_, &ChildRunner::finished, this, [this](const ChildResult& r) {
+    if (r.status == ChildResult::Status::finished && r.exit_code == 0) return set_available(true, tr("Run the unfused and the fused plan on the GPU"));
+    if (r.status == ChildResult::Status::finished && r.exit_code == 3)
+      return set_available(false, tr("No CUDA device here (fusion-cli exit code 3): open a run report made on a GPU machine instead"));
+    set_available(false, tr("fusion-cli cannot run here: %1 %2").arg(r.describe(), r.std_err.trimmed().left(300)));
+  });
+  set_available(false, tr("Checking for a GPU…"));
+  probe_device();
+}
+
+void RunPanel::set_available(bool ok, const QString& why) {
+  available_ = ok;
+  run_button_->setEnabled(ok && !runner_->running());
+  run_button_->setToolTip(why);
+  if (!runner_->running() && !report_) status_->setText(why);
+  emit availability_changed(ok, why);
+}
+
+void RunPanel::probe_device() {
+  const QString cli = find_fusion_cli();
+  if (cli.isEmpty() || !temp_.isValid()) return set_available(false, tr("fusion-cli not found next to the program"));
+  const QString graph = temp_.filePath(QStringLiteral("probe.json"));
+  if (!write_text_file_atomic(graph.toStdString(), kProbeGraph)) return;
+  probe_->start(cli, {QStringLiteral("run"), graph, QStringLiteral("--auto"), QStringLiteral("--json"),
+                      temp_.filePath(QStringLiteral("probe-report.json"))});
+}
+
+void RunPanel::set_document(const QString& path, std::shared_ptr<const Graph> graph) {
+  path_ = path;
+  graph_ = std::move(graph);
+  set_report(std::nullopt);
+}
+
+void RunPanel::run() {
+  const QString cli = find_fusion_cli();
+  if (!available_ || cli.isEmpty() || path_.isEmpty()) return;
+  QStringList args{QStringLiteral("run")};
+  if (plan_provider_) {
+    const QString plan = temp_.filePath(QStringLiteral("run.fused.json"));
+    if (!write_text_file_atomic(plan.toStdString(), plan_provider_())) return;
+    args << plan << QStringLiteral("--plan") << plan;
+  } else {
+    args << path_ << QStringLiteral("--auto");
+  }
+  report_path_ = temp_.filePath(QStringLiteral("run-report.json"));
+  QFile::remove(report_path_);
+  args << QStringLiteral("--json") << report_path_ << QStringLiteral("--progress");
+  log_->appendPlainText(QStringLiteral("$ %1 %2").arg(cli, args.join(' ')));
+  progress_->setRange(0, 0);  // busy until the first progress line
+  run_button_->setEnabled(false);
+  cancel_button_->setEnabled(true);
+  status_->setText(tr("Running on the GPU…"));
+  runner_->start(cli, args);
+}
+
+void RunPanel::cancel() { runner_->cancel(); }
+
+void RunPanel::on_finished(const ChildResult& r) {
+  cancel_button_->setEnabled(false);
+  run_button_->setEnabled(available_);
+  progress_->setRange(0, 1);
+  progress_->setValue(r.status == ChildResult::Status::finished && r.exit_code == 0 ? 1 : 0);
+  if (!r.std_err.isEmpty()) log_->appendPlainText(r.std_err);
+  if (r.status == ChildResult::Status::finished && r.exit_code == 0 && open_report(report_path_)) {
+    emit run_finished(true, tr("Run finished"));
+    return;
+  }
+  const QString message = tr("The GPU run %1.").arg(r.describe()) +
+                          (r.std_err.isEmpty() ? QString() : QStringLiteral("\n") + r.std_err.trimmed().right(1200));
+  status_->setText(message);
+  tabs_->setCurrentWidget(log_);
+  emit run_finished(false, message);
+}
+
+bool RunPanel::open_report(const QString& path) {
+  QFile file(path);
+  QString error;
+  std::optional<RunReport> report;
+  if (!file.open(QIODevice::ReadOnly)) {
+    error = file.errorString();
+  } else {
+    report = parse_run_report(file.readAll(), &error);
+  }
+  if (!report) {
+    status_->setText(tr("Cannot read the run report %1: %2").arg(path, error));
+    return false;
+  }
+  set_report(std::move(report));
+  status_->setText(tr("Report: %1 on %2").arg(report_->graph, report_->device));
+  return true;
+}
+
+void RunPanel::set_report(std::optional<RunReport> report) {
+  report_ = std::move(report);
+  latency_->set_report(report_);
+  bytes_->set_report(report_);
+  roofline_->set_report(report_);
+  fill_table();
+  repaint_measured();
+}
+
+std::vector<KernelTimingRow> RunPanel::timing_rows() const {
+  return report_ ? fx::app::timing_rows(*report_) : std::vector<KernelTimingRow>{};
+}
+
+void RunPanel::fill_table() {
+  const QStringList headers{tr("Plan"), tr("Kernel"), tr("Group"), tr("Predicted MiB"), tr("Measured MiB"),
+                            tr("Predicted µs"), tr("Measured µs"), tr("GB/s achieved")};
+  table_->clear();
+  table_->setColumnCount(static_cast<int>(headers.size()));
+  table_->setHorizontalHeaderLabels(headers);
+  table_->setRowCount(0);
+  table_->verticalHeader()->hide();
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  if (!report_) return;
+  for (const PlanRun& plan : report_->plans) {
+    for (const KernelRun& k : plan.kernels) {
+      const int row = table_->rowCount();
+      table_->insertRow(row);
+      const auto bytes = k.measured_bytes();
+      const std::optional<double> bandwidth =
+          bytes && k.time_us > 0 ? std::optional<double>(*bytes / (k.time_us * 1e-6)) : std::nullopt;
+      const QStringList cells{plan.name, k.name, k.group, opt(k.predicted_bytes, 1.0 / 1048576, 1),
+                              opt(bytes, 1.0 / 1048576, 1), opt(k.predicted_us, 1, 1), QString::number(k.time_us, 'f', 1),
+                              opt(bandwidth, 1e-9, 0)};
+      for (int c = 0; c < cells.size(); ++c) table_->setItem(row, c, new QTableWidgetItem(cells[c]));
+    }
+  }
+  table_->resizeColumnsToContents();
+}
+
+void RunPanel::repaint_measured() {
+  std::map<QString, QString> text;
+  if (report_ && !report_->plans.empty()) {
+    // The last plan is the fused one (the first is the unfused baseline).
+    for (const KernelRun& k : report_->plans.back().kernels) {
+      if (k.group.isEmpty()) continue;
+      const auto bytes = k.measured_bytes();
+      text[k.group] = QStringLiteral("%1 µs%2").arg(k.time_us, 0, 'f', 1)
+                          .arg(bytes ? QStringLiteral(" · %1 MiB").arg(*bytes / 1048576, 0, 'f', 0) : QString());
+    }
+  }
+  emit measured_groups(text);
+}
+
+}  // namespace fx::app

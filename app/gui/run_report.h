@@ -1,0 +1,54 @@
+// A run report: what `fusion-cli run --json OUT` writes after running the unfused and the fused plan on a
+// GPU. Read tolerantly (several spellings of each field) so reports from other builds still open.
+#pragma once
+
+#include <QString>
+#include <optional>
+#include <vector>
+
+#include "core/export/timings_export.h"
+
+namespace fx::app {
+
+struct KernelRun {
+  QString name;
+  QString group;
+  std::vector<QString> nodes;
+  double start_us = 0;
+  double time_us = 0;                     // measured
+  std::optional<double> predicted_us;
+  std::optional<double> bytes_read, bytes_written;  // measured DRAM bytes
+  std::optional<double> predicted_bytes;
+  std::optional<double> flops;
+  std::optional<double> measured_bytes() const;
+};
+
+struct PlanRun {
+  QString name;                           // "unfused", "fused"
+  std::vector<KernelRun> kernels;
+  double total_us() const;
+  std::optional<double> total_bytes() const;
+};
+
+struct RunReport {
+  QString graph;
+  QString device;
+  double hbm_bandwidth = 0;               // bytes/s, 0 when unknown
+  double peak_flops = 0;                  // FLOP/s, 0 when unknown
+  std::vector<PlanRun> plans;
+  std::optional<double> speedup;          // unfused time / fused time
+  const PlanRun* plan(const QString& name) const;
+};
+
+// Parses a report; on failure returns nullopt and sets error.
+std::optional<RunReport> parse_run_report(const QByteArray& json, QString* error);
+std::vector<KernelTimingRow> timing_rows(const RunReport& report);
+
+// One `--progress` line: {"step": 3, "total": 10, "message": "..."}; nullopt when it is not one.
+struct Progress {
+  int step = 0, total = 0;
+  QString message;
+};
+std::optional<Progress> parse_progress_line(const QString& line);
+
+}  // namespace fx::app

@@ -1,0 +1,132 @@
+#include "app/gui/session.h"
+
+#include <nlohmann/json.hpp>
+
+#include "app/gui/fusion_commands.h"
+#include "core/graph/graph_io.h"
+
+namespace fx::app {
+namespace {
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+QString kinds_text(const Group& g) {
+  QStringList kinds;
+  for (FusionKind k : g.kinds) kinds << qs(std::string(to_string(k)));
+  return kinds.isEmpty() ? QStringLiteral("single") : kinds.join('+');
+}
+
+bool has_fusion_section(const std::string& text) {
+  const auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return doc.is_object() && doc.contains("fusion");
+}
+
+}  // namespace
+
+QString LoadFailure::text() const {
+  return QString::fromStdString(format_diagnostics(errors, path.toStdString()));
+}
+
+std::variant<LoadedDocument, LoadFailure> load_document(const QString& path, const DeviceDescription& device) {
+  const LoadLimits limits;
+  auto text = read_text_file(path.toStdString(), limits.max_file_bytes);
+  if (!text) return LoadFailure{path, text.errors()};
+  if (has_fusion_section(*text)) {
+    auto engine = FusionEngine::load_fused_graph(*text, device);
+    if (!engine) return LoadFailure{path, engine.errors()};
+    auto shared = std::make_shared<FusionEngine>(std::move(*engine));
+    auto graph = std::make_shared<const Graph>(shared->graph());
+    return LoadedDocument{path, graph, shared};
+  }
+  auto graph = load_graph(*text, limits);
+  if (!graph) return LoadFailure{path, graph.errors()};
+  auto shared = std::make_shared<const Graph>(std::move(*graph));
+  return LoadedDocument{path, shared, std::make_shared<FusionEngine>(shared, device)};
+}
+
+std::variant<LoadedDocument, LoadFailure> document_from_graph(const QString& name, Graph graph,
+                                                              const DeviceDescription& device) {
+  auto shared = std::make_shared<const Graph>(std::move(graph));
+  return LoadedDocument{name, shared, std::make_shared<FusionEngine>(shared, device)};
+}
+
+Session::Session(QObject* parent) : QObject(parent) {}
+
+void Session::set_document(LoadedDocument doc) {
+  undo_.clear();
+  path_ = doc.path;
+  graph_ = std::move(doc.graph);
+  engine_ = std::move(doc.engine);
+  undo_.setClean();
+  emit document_changed();
+}
+
+void Session::close_document() {
+  undo_.clear();
+  engine_.reset();
+  graph_.reset();
+  path_.clear();
+  emit document_changed();
+}
+
+std::vector<GroupInfo> Session::group_infos() const {
+  std::vector<GroupInfo> out;
+  if (!engine_) return out;
+  for (const Group& g : engine_->plan().groups()) {
+    GroupInfo info;
+    info.id = qs(g.id);
+    info.kind = kinds_text(g);
+    info.nodes = g.nodes;
+    info.summary = QStringLiteral("%1, %2 µs")
+                       .arg(qs(format_bytes(static_cast<double>(g.cost.bytes_read + g.cost.bytes_written))))
+                       .arg(g.cost.time_s * 1e6, 0, 'f', 1);
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+FusionDecision Session::accept(const QString& candidate_id) {
+  FusionDecision d = engine_->accept(candidate_id.toStdString());
+  if (d.fuse) undo_.push(new AcceptCandidateCommand(*this, candidate_id));
+  return d;
+}
+
+FusionDecision Session::reject(const QString& candidate_id, const QString& why) {
+  const bool could_undo = engine_->can_undo();
+  const std::size_t log_before = engine_->log().size();
+  FusionDecision d = engine_->reject(candidate_id.toStdString(), why.toStdString());
+  // A reject that the engine recorded is an undo step there, so it is one here.
+  if (engine_->log().size() != log_before || engine_->can_undo() != could_undo)
+    undo_.push(new RejectCandidateCommand(*this, candidate_id));
+  return d;
+}
+
+int Session::auto_fuse() {
+  const int merges = engine_->auto_fuse();
+  if (merges > 0) undo_.push(new AutoFuseCommand(*this, merges));
+  return merges;
+}
+
+void Session::set_what_if(const EngineOptions& options, const DeviceDescription& device) {
+  if (device == engine_->cost_model().device()) {
+    engine_->set_options(options);
+  } else {
+    // The engine's device is fixed at construction: carry the plan over through the fused-graph format.
+    // The plan-level history does not survive that, so the undo stack is cleared with it.
+    auto reloaded = FusionEngine::load_fused_graph(engine_->save_fused_graph(), device, options);
+    if (!reloaded) return;
+    undo_.clear();
+    engine_ = std::make_shared<FusionEngine>(std::move(*reloaded));
+  }
+  emit plan_changed();
+}
+
+QString Session::save(const QString& path) {
+  auto written = write_text_file_atomic(path.toStdString(), engine_->save_fused_graph());
+  if (!written) return QString::fromStdString(format_diagnostics(written.errors(), path.toStdString()));
+  path_ = path;
+  undo_.setClean();
+  return {};
+}
+
+}  // namespace fx::app

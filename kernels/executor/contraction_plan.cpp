@@ -1,0 +1,394 @@
+// plan_contraction_group(): maps a group holding matmuls/convolutions onto cuBLASLt and cuDNN calls. Each
+// contraction absorbs the longest prefix of its elementwise tail that the library can apply before the store
+// (choose_matmul_epilogue for cuBLASLt; bias, folded batchnorm and ReLU for cuDNN); whatever is left runs as
+// generated kernels after the calls, and the notes say why.
+#include <cmath>
+#include "kernels/executor/contraction_plan.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "kernels/contraction/epilogue_choice.h"
+#include "kernels/executor/executor.h"
+
+namespace fx::gpu {
+namespace {
+
+std::int64_t product(const Shape& s, std::size_t begin, std::size_t end) {
+  std::int64_t p = 1;
+  for (std::size_t i = begin; i < end; ++i) p *= s[i];
+  return p;
+}
+
+std::string safe_name(const std::string& s) {
+  std::string out;
+  for (char ch : s) out += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  return out;
+}
+
+// Batch dimensions padded on the left with ones to `rank` entries (numpy alignment).
+Shape padded_batch(const Shape& s, std::size_t rank) {
+  Shape b(s.begin(), s.end() - 2);
+  b.insert(b.begin(), rank - b.size(), 1);
+  return b;
+}
+
+// The cuBLASLt problem for one matmul node. Row-major operands are packed in the arena; a left operand with
+// batch dimensions and an unbatched right operand fold into M (one plain GEMM, as PyTorch does for Linear).
+MatmulProblem matmul_problem(const Graph& g, NodeId n) {
+  const Node& node = g.node(n);
+  const Shape& as = g.value_type(node.inputs[0].value).shape;
+  const Shape& bs = g.value_type(node.inputs[1].value).shape;
+  MatmulProblem p;
+  p.transpose_a = node.attrs.get_bool("transpose_a");
+  p.transpose_b = node.attrs.get_bool("transpose_b");
+  p.a_type = p.b_type = g.value_type(node.inputs[0].value).dtype;
+  p.c_type = node.type.dtype;
+  p.allow_tf32 = p.a_type == DType::f32;
+  const std::size_t ra = as.size(), rb = bs.size();
+  const std::int64_t m = p.transpose_a ? as[ra - 1] : as[ra - 2];
+  p.k = p.transpose_a ? as[ra - 2] : as[ra - 1];
+  p.n = p.transpose_b ? bs[rb - 2] : bs[rb - 1];
+  const std::int64_t batch_a = product(as, 0, ra - 2), batch_b = product(bs, 0, rb - 2);
+  p.m = m;
+  if (batch_b == 1 && !p.transpose_a) {
+    p.m = batch_a * m;
+  } else if (batch_b == 1) {
+    p.batch = batch_a;
+    p.batch_stride_b = 0;
+  } else if (batch_a == 1) {
+    p.batch = batch_b;
+    p.batch_stride_a = 0;
+  } else if (const std::size_t r = std::max(ra, rb); padded_batch(as, r) == padded_batch(bs, r)) {
+    p.batch = batch_a;
+  } else {
+    throw std::invalid_argument("matmul " + node.name + ": batch dimensions of " + shape_to_string(as) + " and " +
+                                shape_to_string(bs) +
+                                " broadcast partially; cuBLASLt's strided batches take equal batches or one "
+                                "operand broadcast to every batch entry");
+  }
+  if (std::string e = validate_matmul(p); !e.empty()) throw std::invalid_argument("matmul " + node.name + ": " + e);
+  return p;
+}
+
+struct GroupView {
+  const Graph& g;
+  std::set<NodeId> in;
+  std::set<ValueId> outputs;
+  bool contains(ValueId v) const {
+    auto p = g.producer(v);
+    return p && in.count(*p);
+  }
+};
+
+// The next node of an epilogue chain from value v: its only consumer, inside the group, of the same shape and
+// dtype, when v itself is not written (a value written to memory must be stored as it is).
+std::optional<NodeId> chain_successor(const GroupView& gv, ValueId v) {
+  if (gv.outputs.count(v) || gv.g.is_output(v)) return std::nullopt;
+  const auto& cons = gv.g.consumers(v);
+  if (cons.size() != 1 || !gv.in.count(cons[0])) return std::nullopt;
+  const Node& next = gv.g.node(cons[0]);
+  if (next.op_class() != OpClass::elementwise || next.type != gv.g.value_type(v)) return std::nullopt;
+  return cons[0];
+}
+
+// The operand of a binary node that is not v, when it is a tensor read from memory before the group runs.
+std::optional<ValueId> other_operand(const GroupView& gv, const Node& node, ValueId v) {
+  if (node.inputs.size() != 2) return std::nullopt;
+  const Operand& o = node.inputs[0].value == v ? node.inputs[1] : node.inputs[0];
+  if (o.is_scalar() || o.value == v || gv.contains(o.value)) return std::nullopt;
+  return o.value;
+}
+
+struct MatmulTail {
+  std::vector<NodeId> chain;
+  std::vector<std::string> ops;  // as choose_matmul_epilogue names them
+  std::vector<std::optional<ValueId>> bias;  // the vector of each "add(bias)"
+};
+
+MatmulTail matmul_tail(const GroupView& gv, NodeId mm, std::int64_t n) {
+  MatmulTail t;
+  ValueId v = gv.g.value_of(mm);
+  while (auto next = chain_successor(gv, v)) {
+    const Node& node = gv.g.node(*next);
+    std::string op = node.op;
+    std::optional<ValueId> bias;
+    if (node.op == "add") {
+      auto other = other_operand(gv, node, v);
+      const TensorType* ot = other ? &gv.g.value_type(*other) : nullptr;
+      if (ot && ot->numel() == n && !ot->shape.empty() && ot->shape.back() == n && ot->dtype == node.type.dtype) {
+        op = "add(bias)", bias = other;
+      } else if (node.inputs[0].is_scalar() || node.inputs[1].is_scalar()) {
+        op = "add_scalar";  // not a tensor add: cuBLASLt has no epilogue for it
+      }
+    } else if (node.inputs.size() != 1) {
+      op = node.op;  // an op with other operands: choose_matmul_epilogue reports it as unsupported
+    }
+    t.chain.push_back(*next);
+    t.ops.push_back(op);
+    t.bias.push_back(bias);
+    v = gv.g.value_of(*next);
+  }
+  return t;
+}
+
+LibraryCall matmul_call(const GroupView& gv, NodeId mm, int group_index, std::vector<std::string>& notes) {
+  const Graph& g = gv.g;
+  const Node& node = g.node(mm);
+  LibraryCall call;
+  call.kind = LibraryCallKind::matmul;
+  call.matmul = matmul_problem(g, mm);
+  call.a = node.inputs[0].value;
+  call.b = {node.inputs[1].value};
+  call.nodes = {mm};
+  const MatmulTail tail = matmul_tail(gv, mm, call.matmul.n);
+  const EpilogueChoice choice = choose_matmul_epilogue(tail.ops);
+  call.matmul.epilogue = choice.epilogue;
+  for (std::size_t i = 0; i < choice.absorbed; ++i) {
+    call.nodes.push_back(tail.chain[i]);
+    if (tail.bias[i]) call.bias = tail.bias[i];
+  }
+  call.inputs = {call.a, call.b[0]};
+  if (call.bias) call.inputs.push_back(*call.bias);
+  call.outputs = {g.value_of(call.nodes.back())};
+  call.name = "cublaslt_g" + std::to_string(group_index) + "_" + safe_name(g.node(call.nodes.back()).name);
+  call.description = describe_matmul(call.matmul);
+  if (!choice.fully_expressible()) notes.push_back(call.name + ": " + choice.message);
+  return call;
+}
+
+// Which ops after a convolution cuDNN's fused call can take: [channel bias add] [batchnorm] [relu], in that
+// order, f32 only (the legacy cudnnConvolutionBiasActivationForward path verified on the GPU).
+Conv2dProblem conv_problem(const Graph& g, const Node& node) {
+  const Shape& xs = g.value_type(node.inputs[0].value).shape;
+  const Shape& ws = g.value_type(node.inputs[1].value).shape;
+  auto pair = [&](const char* name) {
+    auto v = node.attrs.get_ints(name);
+    return std::pair{v[0], v.size() > 1 ? v[1] : v[0]};
+  };
+  Conv2dProblem p;
+  p.n = xs[0], p.c = xs[1], p.h = xs[2], p.w = xs[3];
+  p.k = ws[0], p.r = ws[2], p.s = ws[3];
+  std::tie(p.stride_h, p.stride_w) = pair("stride");
+  std::tie(p.pad_h, p.pad_w) = pair("padding");
+  std::tie(p.dilation_h, p.dilation_w) = pair("dilation");
+  p.groups = node.attrs.get_int("groups");
+  p.type = node.type.dtype;
+  p.allow_tf32 = p.type == DType::f32;
+  return p;
+}
+
+LibraryCall conv_call(const GroupView& gv, NodeId cv, int group_index, std::vector<std::string>& notes) {
+  const Graph& g = gv.g;
+  const Node& node = g.node(cv);
+  LibraryCall call;
+  call.kind = LibraryCallKind::conv2d;
+  call.conv = conv_problem(g, node);
+  Conv2dProblem& p = call.conv;
+  call.x = node.inputs[0].value;
+  call.w = node.inputs[1].value;
+  call.nodes = {cv};
+  if (node.inputs.size() > 2) call.bias_terms.push_back(node.inputs[2].value);
+  bool relu = false;
+  ValueId v = g.value_of(cv);
+  std::string stop;
+  while (auto next = p.type == DType::f32 ? chain_successor(gv, v) : std::optional<NodeId>{}) {
+    const Node& n = g.node(*next);
+    if (n.op == "add" && !call.folded_batchnorm && call.bias_terms.size() < 2) {
+      auto other = other_operand(gv, n, v);
+      const Shape* os = other ? &g.value_type(*other).shape : nullptr;
+      if (!os || !(*os == Shape{p.k, 1, 1} || *os == Shape{1, p.k, 1, 1})) {
+        stop = "`add` of a tensor that is not a per-channel [K,1,1] bias";
+        break;
+      }
+      call.bias_terms.push_back(*other);
+    } else if (n.op == "batchnorm" && !call.folded_batchnorm && n.inputs[0].value == v &&
+               (n.attrs.get_int("axis") == 1 || n.attrs.get_int("axis") == -3) &&
+               std::all_of(n.inputs.begin() + 1, n.inputs.end(), [&](const Operand& o) { return g.is_input(o.value); })) {
+      call.folded_batchnorm = *next;
+    } else if (n.op == "relu") {
+      relu = true;
+    } else {
+      stop = "`" + n.op + "` has no place in cuDNN's fused conv + bias + activation";
+      break;
+    }
+    call.nodes.push_back(*next);
+    v = g.value_of(*next);
+    if (relu) break;
+  }
+  if (relu) {
+    p.epilogue = ConvEpilogue::relu_bias;
+  } else if (!call.bias_terms.empty() || call.folded_batchnorm) {
+    p.epilogue = ConvEpilogue::bias;
+  }
+  call.inputs = {call.x, call.w};
+  call.inputs.insert(call.inputs.end(), call.bias_terms.begin(), call.bias_terms.end());
+  if (call.folded_batchnorm) {
+    for (std::size_t i = 1; i < 5; ++i) call.inputs.push_back(g.node(*call.folded_batchnorm).inputs[i].value);
+  }
+  call.outputs = {v};
+  call.name = "cudnn_g" + std::to_string(group_index) + "_" + safe_name(g.node(call.nodes.back()).name);
+  call.description = describe_conv2d(p);
+  if (call.folded_batchnorm) {
+    call.description += "; batchnorm folded into conv weights at plan time";
+    notes.push_back(call.name + ": batchnorm " + g.node(*call.folded_batchnorm).name +
+                    " folded into conv weights and bias at plan time (once, when the plan is prepared)");
+  }
+  if (!stop.empty() && chain_successor(gv, v)) notes.push_back(call.name + ": the fused conv stops at " + stop);
+  if (p.type != DType::f32 && chain_successor(gv, v)) {
+    notes.push_back(call.name + ": no fused epilogue for " + std::string(dtype_name(p.type)) +
+                    " convolutions (cuDNN's legacy fused call was verified for f32 only)");
+  }
+  return call;
+}
+
+// Matmuls of the group that can run as one strided-batched GEMM: same left operand and flags, unbatched
+// weights that are graph inputs of one shape (stacked once at preparation), and no epilogue of their own.
+std::vector<std::vector<NodeId>> horizontal_sets(const GroupView& gv, const std::vector<NodeId>& matmuls,
+                                                 const std::map<NodeId, LibraryCall>& single) {
+  std::map<std::tuple<ValueId, bool, Shape, Shape, DType>, std::vector<NodeId>> sets;
+  std::vector<std::tuple<ValueId, bool, Shape, Shape, DType>> order;
+  for (NodeId mm : matmuls) {
+    const Node& node = gv.g.node(mm);
+    const LibraryCall& call = single.at(mm);
+    const ValueId b = node.inputs[1].value;
+    if (call.matmul.batch != 1 || call.matmul.epilogue != MatmulEpilogue::none || !gv.g.is_input(b) ||
+        gv.g.value_type(b).shape.size() != 2) {
+      continue;
+    }
+    auto key = std::tuple(node.inputs[0].value, node.attrs.get_bool("transpose_b"), gv.g.value_type(b).shape,
+                          node.type.shape, node.type.dtype);
+    if (node.attrs.get_bool("transpose_a")) continue;
+    if (!sets.count(key)) order.push_back(key);
+    sets[key].push_back(mm);
+  }
+  std::vector<std::vector<NodeId>> out;
+  for (const auto& key : order) {
+    if (sets[key].size() > 1) out.push_back(sets[key]);
+  }
+  return out;
+}
+
+LibraryCall horizontal_call(const Graph& g, const std::vector<NodeId>& parts, const std::map<NodeId, LibraryCall>& single,
+                            int group_index) {
+  LibraryCall call;
+  call.kind = LibraryCallKind::horizontal_matmul;
+  call.matmul = single.at(parts[0]).matmul;
+  call.a = single.at(parts[0]).a;
+  call.inputs = {call.a};
+  for (NodeId mm : parts) {
+    call.nodes.push_back(mm);
+    call.b.push_back(g.node(mm).inputs[1].value);
+    call.inputs.push_back(call.b.back());
+    call.outputs.push_back(g.value_of(mm));
+  }
+  MatmulProblem& p = call.matmul;
+  p.batch = static_cast<std::int64_t>(parts.size());
+  p.batch_stride_a = 0;
+  p.batch_stride_b = p.k * p.n;
+  p.batch_stride_c = p.m * p.n;  // the arena's spacing of the outputs replaces it at launch
+  call.name = "cublaslt_g" + std::to_string(group_index) + "_" + safe_name(g.node(parts[0]).name) + "_x" +
+              std::to_string(parts.size());
+  call.description = describe_matmul(p) + "; horizontal: " + std::to_string(parts.size()) +
+                     " GEMMs as one strided-batched GEMM on weights stacked once at plan time, outputs packed";
+  return call;
+}
+
+// Every value a call reads must be in memory before it runs: produced outside the group or by an earlier call.
+void check_inputs_ready(const GroupView& gv, const std::vector<LibraryCall>& calls) {
+  std::set<ValueId> ready;
+  for (const LibraryCall& c : calls) {
+    for (ValueId v : c.inputs) {
+      if (gv.contains(v) && !ready.count(v)) {
+        throw std::invalid_argument(c.name + " reads " + gv.g.value_name(v) +
+                                    ", which its own group computes before the contraction (a prologue): the "
+                                    "executor runs contractions on values already in memory");
+      }
+    }
+    ready.insert(c.outputs.begin(), c.outputs.end());
+  }
+}
+
+}  // namespace
+
+std::string_view library_call_kind_name(LibraryCallKind k) {
+  switch (k) {
+    case LibraryCallKind::matmul: return "matmul";
+    case LibraryCallKind::horizontal_matmul: return "horizontal_matmul";
+    case LibraryCallKind::conv2d: return "conv2d";
+  }
+  return "?";
+}
+
+bool has_contraction(const Graph& g, std::span<const NodeId> nodes) {
+  return std::any_of(nodes.begin(), nodes.end(), [&](NodeId n) { return g.node(n).op_class() == OpClass::contraction; });
+}
+
+ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const NodeId> nodes,
+                                            const std::vector<ValueId>& outputs, int group_index) {
+  GroupView gv{g, std::set<NodeId>(nodes.begin(), nodes.end()), std::set<ValueId>(outputs.begin(), outputs.end())};
+  ContractionGroupPlan plan;
+  std::vector<NodeId> contractions, matmuls;
+  for (NodeId n : g.topo_order()) {
+    if (!gv.in.count(n) || g.node(n).op_class() != OpClass::contraction) continue;
+    contractions.push_back(n);
+    if (g.node(n).op == "matmul") matmuls.push_back(n);
+  }
+  std::map<NodeId, LibraryCall> single;
+  std::map<NodeId, std::vector<std::string>> single_notes;
+  for (NodeId n : contractions) {
+    single[n] = g.node(n).op == "matmul" ? matmul_call(gv, n, group_index, single_notes[n])
+                                         : conv_call(gv, n, group_index, single_notes[n]);
+  }
+  std::map<NodeId, const std::vector<NodeId>*> merged;  // first part -> its set; other parts -> nullptr
+  const auto sets = horizontal_sets(gv, matmuls, single);
+  for (const auto& set : sets) {
+    for (NodeId mm : set) merged[mm] = mm == set[0] ? &set : nullptr;
+  }
+  for (NodeId n : contractions) {
+    if (!merged.count(n)) {
+      plan.calls.push_back(single[n]);
+      plan.notes.insert(plan.notes.end(), single_notes[n].begin(), single_notes[n].end());
+    } else if (merged[n]) {
+      plan.calls.push_back(horizontal_call(g, *merged[n], single, group_index));
+    }
+  }
+  check_inputs_ready(gv, plan.calls);
+  std::set<NodeId> done;
+  for (const LibraryCall& c : plan.calls) done.insert(c.nodes.begin(), c.nodes.end());
+  for (NodeId n : g.topo_order()) {
+    if (gv.in.count(n) && !done.count(n)) plan.rest.push_back(n);
+  }
+  for (NodeId n : plan.rest) {
+    if (gv.outputs.count(g.value_of(n))) plan.rest_outputs.push_back(g.value_of(n));
+  }
+  if (plan.rest_outputs.empty()) plan.rest.clear();
+  return plan;
+}
+
+// An f32 output downstream of TF32 contractions gets a looser limit. Each TF32 contraction on a chain adds an
+// independent rounding of about 3e-4 relative (10-bit mantissa); independent errors grow about as the square root
+// of their count, so the limit is 2e-3 * sqrt(longest chain of TF32 contractions), capped at the f16 limit (1e-2).
+std::map<ValueId, double> tf32_output_tolerances(const Graph& g) {
+  std::vector<int> chain(static_cast<std::size_t>(g.num_values()), 0);  // TF32 contractions on the longest path
+  for (NodeId n : g.topo_order()) {
+    const Node& node = g.node(n);
+    int deepest = 0;
+    for (ValueId u : g.tensor_inputs(n)) deepest = std::max(deepest, chain[static_cast<std::size_t>(u)]);
+    const bool tf32 = node.op_class() == OpClass::contraction && g.value_type(node.inputs[0].value).dtype == DType::f32;
+    chain[static_cast<std::size_t>(g.value_of(n))] = deepest + (tf32 ? 1 : 0);
+  }
+  std::map<ValueId, double> out;
+  for (ValueId o : g.outputs()) {
+    const int depth = chain[static_cast<std::size_t>(o)];
+    if (depth == 0 || tolerance_for(g.value_type(o).dtype) >= kTf32Tolerance) continue;
+    out[o] = std::min(1e-2, kTf32Tolerance * std::sqrt(static_cast<double>(depth)));
+  }
+  return out;
+}
+
+}  // namespace fx::gpu

@@ -1,0 +1,76 @@
+// How the executor runs a group that holds a contraction (matmul, conv2d): which cuBLASLt/cuDNN calls, which
+// epilogue each absorbs, and which of the group's elementwise nodes are left for one generated kernel.
+// Pure decisions on the graph (no CUDA), so the no-GPU tests check exactly what the executor will launch.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "kernels/contraction/conv.h"
+#include "kernels/contraction/matmul.h"
+
+namespace fx::gpu {
+
+// TF32 is what PyTorch and cuDNN use for f32 convolutions by default (torch.backends.cudnn.allow_tf32), and
+// what both of our plans use for f32 matmul and conv; outputs downstream of one are checked at this tolerance.
+constexpr double kTf32Tolerance = 2e-3;
+
+enum class LibraryCallKind : std::uint8_t {
+  matmul,             // one (batched) cuBLASLt GEMM, perhaps with an epilogue
+  horizontal_matmul,  // P matmuls sharing their left operand: one strided-batched GEMM on stacked weights
+  conv2d,             // one cuDNN convolution, perhaps with bias (+ ReLU) fused and a batchnorm folded in
+};
+std::string_view library_call_kind_name(LibraryCallKind k);
+
+// One launch through a vendor library.
+struct LibraryCall {
+  LibraryCallKind kind = LibraryCallKind::matmul;
+  std::string name;             // report name, e.g. "cublaslt_g3_mm"
+  std::vector<NodeId> nodes;    // graph nodes it computes (contractions and the epilogue it absorbed)
+  std::vector<ValueId> inputs;  // graph values it reads from the arena
+  std::vector<ValueId> outputs; // values it writes (horizontal: one per part, in part order)
+  std::string description;      // library path for the report: describe_matmul / describe_conv2d
+
+  // matmul and horizontal_matmul. For horizontal, `matmul` is the stacked problem: batch = parts, A broadcast
+  // (stride 0), B the [P, K, N] stacked weights; the output batch stride is the spacing of the part outputs
+  // in the arena, known at launch.
+  MatmulProblem matmul;
+  ValueId a = -1;
+  std::vector<ValueId> b;  // one weight per part
+  std::optional<ValueId> bias;
+
+  // conv2d.
+  Conv2dProblem conv;
+  ValueId x = -1, w = -1;
+  std::vector<ValueId> bias_terms;       // per-channel vectors summed into the bias (conv's own, a channel add)
+  std::optional<NodeId> folded_batchnorm;  // folded into weights and bias when the plan is prepared
+  // True when the call needs a bias buffer built at preparation (summed terms, folded batchnorm, or a zero
+  // bias because cuDNN's fused ReLU path always adds one).
+  bool prepared_bias() const { return conv.epilogue != ConvEpilogue::none && (bias_terms.size() != 1 || folded_batchnorm); }
+};
+
+struct ContractionGroupPlan {
+  std::vector<LibraryCall> calls;  // in launch order
+  std::vector<NodeId> rest;        // elementwise nodes left for generated kernel(s), run after the calls
+  std::vector<ValueId> rest_outputs;
+  std::vector<std::string> notes;  // one line each: why more than one launch, what was folded or merged
+};
+
+bool has_contraction(const Graph& g, std::span<const NodeId> nodes);
+
+// Plans one group: nodes (any order) and the values it must write (the plan's GroupIo::outputs). `group_index`
+// names the calls. Throws std::invalid_argument for work it cannot run (a contraction prologue inside the group,
+// a batch broadcast cuBLASLt's strided batches cannot express, ...), with a message naming the node.
+ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const NodeId> nodes,
+                                            const std::vector<ValueId>& outputs, int group_index);
+
+// Per graph output downstream of an f32 contraction: the TF32 tolerance, 2e-3 * sqrt(the longest chain of TF32
+// contractions above it), capped at 1e-2, where it is looser than the dtype's. Outputs not listed keep
+// tolerance_for(dtype).
+std::map<ValueId, double> tf32_output_tolerances(const Graph& g);
+
+}  // namespace fx::gpu

@@ -1,0 +1,97 @@
+// The candidates model under QAbstractItemModelTester, and accept/reject/auto-fuse undo/redo round trips.
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+#include <gtest/gtest.h>
+
+#include "app/gui/candidates_model.h"
+#include "app/gui/session.h"
+
+namespace fx::app {
+namespace {
+
+Session* open_sample(const char* name) {
+  auto* session = new Session;
+  auto doc = load_document(QStringLiteral(FX_SOURCE_DIR "/sample_graphs/") + name, DeviceDescription::h200());
+  if (auto* failure = std::get_if<LoadFailure>(&doc)) {
+    ADD_FAILURE() << failure->text().toStdString();
+    return session;
+  }
+  session->set_document(std::get<LoadedDocument>(std::move(doc)));
+  return session;
+}
+
+int first_fusible(const CandidatesModel& model) {
+  for (int r = 0; r < model.rowCount(); ++r)
+    if (model.candidate(r).decision.fuse) return r;
+  return -1;
+}
+
+TEST(CandidatesModel, PassesModelTesterAcrossPlanChanges) {
+  std::unique_ptr<Session> session(open_sample("sigmoid_chain.json"));
+  CandidatesModel model;
+  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  model.refresh(&session->engine());
+  ASSERT_GT(model.rowCount(), 0);
+  EXPECT_EQ(model.columnCount(), CandidatesModel::kColumnCount);
+  const int row = first_fusible(model);
+  ASSERT_GE(row, 0);
+  const QString id = model.index(row, CandidatesModel::kId).data().toString();
+  EXPECT_EQ(model.index(row, 0).data(CandidatesModel::CandidateIdRole).toString(), id);
+  EXPECT_EQ(model.index(row, CandidatesModel::kVerdict).data().toString(), QStringLiteral("fuse"));
+  EXPECT_TRUE(session->accept(id).fuse);
+  model.refresh(&session->engine());
+  EXPECT_EQ(model.row_of(id), -1);  // a merged candidate is gone from the new plan's list
+  model.refresh(nullptr);
+  EXPECT_EQ(model.rowCount(), 0);
+}
+
+TEST(UndoCommands, AcceptUndoRedoRoundTrip) {
+  std::unique_ptr<Session> session(open_sample("relu_mul_add.json"));
+  QSignalSpy changed(session.get(), &Session::plan_changed);
+  const Plan unfused = session->engine().plan();
+  const auto candidates = session->engine().candidates();
+  auto it = std::find_if(candidates.begin(), candidates.end(), [](const Candidate& c) { return c.decision.fuse; });
+  ASSERT_NE(it, candidates.end());
+  ASSERT_TRUE(session->accept(QString::fromStdString(it->id)).fuse);
+  const Plan fused = session->engine().plan();
+  EXPECT_LT(fused.kernel_count(), unfused.kernel_count());
+  EXPECT_EQ(session->undo_stack()->count(), 1);
+  EXPECT_TRUE(session->modified());
+
+  session->undo_stack()->undo();
+  EXPECT_EQ(session->engine().plan(), unfused);
+  EXPECT_FALSE(session->modified());
+  session->undo_stack()->redo();
+  EXPECT_EQ(session->engine().plan(), fused);
+  EXPECT_GE(changed.count(), 3);
+}
+
+TEST(UndoCommands, RejectIsOneUndoStepAndAutoFuseSkipsIt) {
+  std::unique_ptr<Session> session(open_sample("relu_mul_add.json"));
+  const auto candidates = session->engine().candidates();
+  ASSERT_FALSE(candidates.empty());
+  const QString id = QString::fromStdString(candidates.front().id);
+  session->reject(id);
+  EXPECT_EQ(session->undo_stack()->count(), 1);
+  EXPECT_EQ(session->engine().rejected_ids().count(id.toStdString()), 1u);
+  session->undo_stack()->undo();
+  EXPECT_EQ(session->engine().rejected_ids().count(id.toStdString()), 0u);
+  session->undo_stack()->redo();
+  EXPECT_EQ(session->engine().rejected_ids().count(id.toStdString()), 1u);
+}
+
+TEST(UndoCommands, AutoFuseIsOneStep) {
+  std::unique_ptr<Session> session(open_sample("gelu_tanh_decomposed.json"));
+  const Plan unfused = session->engine().plan();
+  const int merges = session->auto_fuse();
+  ASSERT_GT(merges, 0);
+  EXPECT_EQ(session->undo_stack()->count(), 1);
+  EXPECT_EQ(session->engine().plan().kernel_count(), 1);
+  session->undo_stack()->undo();
+  EXPECT_EQ(session->engine().plan(), unfused);
+  session->undo_stack()->redo();
+  EXPECT_EQ(session->engine().plan().kernel_count(), 1);
+}
+
+}  // namespace
+}  // namespace fx::app

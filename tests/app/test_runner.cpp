@@ -1,0 +1,105 @@
+// The child-process runner: a child that crashes is reported with its stderr and never takes the test (the
+// GUI) down; progress lines are parsed; a run report opens in the panel and feeds the timings exports.
+#include <QSignalSpy>
+#include <QTest>
+#include <QTemporaryDir>
+#include <gtest/gtest.h>
+
+#include "app/gui/child_runner.h"
+#include "app/gui/run_panel.h"
+#include "app/gui/run_report.h"
+#include "core/export/timings_export.h"
+#include "core/graph/graph_io.h"
+
+namespace fx::app {
+namespace {
+
+ChildResult run_child(const QString& program, const QStringList& args) {
+  ChildRunner runner;
+  QSignalSpy done(&runner, &ChildRunner::finished);
+  runner.start(program, args);
+  EXPECT_TRUE(done.wait(10000));
+  return done.isEmpty() ? ChildResult{} : done.takeFirst().at(0).value<ChildResult>();
+}
+
+TEST(ChildRunner, CrashingChildIsReportedWithItsStderr) {
+  // A tiny script that writes to stderr then kills itself with SIGSEGV, as a CUDA fault would.
+  const ChildResult r = run_child(QStringLiteral("/bin/sh"),
+                                  {QStringLiteral("-c"), QStringLiteral("echo 'illegal memory access' >&2; kill -SEGV $$")});
+  EXPECT_EQ(r.status, ChildResult::Status::crashed);
+  EXPECT_TRUE(r.std_err.contains(QStringLiteral("illegal memory access")));
+  EXPECT_EQ(r.describe(), QStringLiteral("crashed"));
+}
+
+TEST(ChildRunner, ExitCodeLinesAndMissingProgram) {
+  ChildRunner runner;
+  QSignalSpy lines(&runner, &ChildRunner::line);
+  QSignalSpy done(&runner, &ChildRunner::finished);
+  runner.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), QStringLiteral("echo one; printf two; exit 3")});
+  ASSERT_TRUE(done.wait(10000));
+  const ChildResult r = done.takeFirst().at(0).value<ChildResult>();
+  EXPECT_EQ(r.status, ChildResult::Status::finished);
+  EXPECT_EQ(r.exit_code, 3);
+  ASSERT_EQ(lines.count(), 2);
+  EXPECT_EQ(lines.at(1).at(0).toString(), QStringLiteral("two"));
+  EXPECT_EQ(run_child(QStringLiteral("/nonexistent/fusion-cli"), {}).status, ChildResult::Status::failed_to_start);
+}
+
+TEST(ChildRunner, CancelStopsALongChild) {
+  ChildRunner runner;
+  QSignalSpy done(&runner, &ChildRunner::finished);
+  runner.start(QStringLiteral("/bin/sleep"), {QStringLiteral("30")});
+  ASSERT_TRUE(QTest::qWaitFor([&] { return runner.running(); }, 5000));
+  runner.cancel();
+  ASSERT_TRUE(done.wait(10000));
+  EXPECT_EQ(done.takeFirst().at(0).value<ChildResult>().status, ChildResult::Status::cancelled);
+}
+
+constexpr const char* kReport = R"({
+  "graph": "relu_mul_add", "device": {"name": "NVIDIA H200", "hbm_bandwidth": 4.8e12, "peak_flops": 6.7e13},
+  "plans": [
+    {"name": "unfused", "kernels": [
+      {"name": "k_mul", "group": "g:mul", "nodes": ["mul"], "measured_us": 180.0, "predicted_us": 170.0,
+       "bytes_read": 536870912, "bytes_written": 268435456, "predicted_bytes": 805306368, "flops": 67108864},
+      {"name": "k_add", "group": "g:add", "nodes": ["add"], "measured_us": 181.0, "bytes_read": 536870912,
+       "bytes_written": 268435456, "flops": 67108864},
+      {"name": "k_y", "group": "g:y", "nodes": ["y"], "measured_us": 120.0, "flops": 67108864}]},
+    {"name": "fused", "kernels": [
+      {"name": "k_fused", "group": "g:mul", "nodes": ["mul", "add", "y"], "measured_us": 240.0,
+       "bytes_read": 805306368, "bytes_written": 268435456, "flops": 201326592}]}]})";
+
+TEST(RunReport, ParsesPlansTotalsAndSpeedup) {
+  QString error;
+  const auto report = parse_run_report(kReport, &error);
+  ASSERT_TRUE(report) << error.toStdString();
+  ASSERT_EQ(report->plans.size(), 2u);
+  EXPECT_DOUBLE_EQ(report->plans[0].total_us(), 481.0);
+  EXPECT_FALSE(report->plans[0].total_bytes());  // one kernel unmeasured: no made-up total
+  ASSERT_TRUE(report->speedup);
+  EXPECT_NEAR(*report->speedup, 481.0 / 240.0, 1e-9);
+  EXPECT_FALSE(parse_run_report("[1,2]", &error));
+  EXPECT_FALSE(error.isEmpty());
+  const auto p = parse_progress_line(QStringLiteral(R"({"step": 2, "total": 5, "message": "fused plan"})"));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->total, 5);
+  EXPECT_FALSE(parse_progress_line(QStringLiteral("compiling...")));
+}
+
+TEST(RunPanel, OpensAReportAndPaintsMeasuredNumbersOnGroups) {
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("report.json"));
+  ASSERT_TRUE(write_text_file_atomic(path.toStdString(), kReport));
+  RunPanel panel;
+  QSignalSpy measured(&panel, &RunPanel::measured_groups);
+  ASSERT_TRUE(panel.open_report(path));
+  ASSERT_GE(measured.count(), 1);
+  const auto text = measured.last().at(0).value<std::map<QString, QString>>();
+  ASSERT_EQ(text.count(QStringLiteral("g:mul")), 1u);
+  EXPECT_TRUE(text.at(QStringLiteral("g:mul")).startsWith(QStringLiteral("240.0 µs")));
+  const std::string csv = timings_to_csv(panel.timing_rows());
+  EXPECT_NE(csv.find("k_fused"), std::string::npos);
+  EXPECT_FALSE(panel.open_report(dir.filePath(QStringLiteral("missing.json"))));
+}
+
+}  // namespace
+}  // namespace fx::app

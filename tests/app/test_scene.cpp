@@ -1,0 +1,146 @@
+// Every sample loads and draws: one scene item per drawn box and edge, matching the graph; collapsed view
+// has one box per kernel; a bad file reports located errors; the session round-trips through a save.
+#include <QDir>
+#include <QImage>
+#include <QTemporaryDir>
+#include <gtest/gtest.h>
+
+#include "app/gui/exports.h"
+#include "app/gui/graph_scene.h"
+#include "app/gui/session.h"
+#include "core/graph/graph_io.h"
+
+namespace fx::app {
+namespace {
+
+LoadedDocument load(const QString& path) {
+  auto doc = load_document(path, DeviceDescription::h200());
+  if (auto* failure = std::get_if<LoadFailure>(&doc)) throw std::runtime_error(failure->text().toStdString());
+  return std::get<LoadedDocument>(std::move(doc));
+}
+
+std::size_t activation_inputs_read(const Graph& g) {
+  std::size_t n = 0;
+  for (const GraphInput& in : g.inputs()) n += in.role == Role::activation ? 1 : 0;
+  return n;
+}
+
+TEST(Scene, EverySampleLoadsAndDrawsOneItemPerNodeAndEdge) {
+  const QStringList files = QDir(QStringLiteral(FX_SOURCE_DIR "/sample_graphs")).entryList({"*.json"}, QDir::Files);
+  ASSERT_GE(files.size(), 19);
+  for (const QString& f : files) {
+    SCOPED_TRACE(f.toStdString());
+    Session session;
+    session.set_document(load(QStringLiteral(FX_SOURCE_DIR "/sample_graphs/") + f));
+    session.auto_fuse();
+    const Graph& g = session.graph();
+    for (ViewMode mode : {ViewMode::unfused, ViewMode::fused, ViewMode::collapsed}) {
+      auto drawing = std::make_shared<const DrawnGraph>(build_drawing(g, session.group_infos(), mode));
+      const LayoutResult layout = [&] {
+        LayoutInput in;
+        for (const DrawnNode& n : drawing->nodes) in.node_sizes.push_back(n.size);
+        for (const DrawnEdge& e : drawing->edges) in.edges.emplace_back(e.from, e.to);
+        for (const DrawnCluster& c : drawing->clusters) in.clusters.push_back(c.members);
+        return layout_with_dot(in);
+      }();
+      ASSERT_TRUE(layout.ok) << layout.error.toStdString();
+      GraphScene scene;
+      scene.show_drawing(drawing, layout);
+      const std::size_t boxes = mode == ViewMode::collapsed
+                                    ? static_cast<std::size_t>(session.engine().plan().groups().size())
+                                    : static_cast<std::size_t>(g.num_nodes());
+      EXPECT_EQ(scene.node_items().size(), boxes + activation_inputs_read(g));
+      EXPECT_EQ(scene.edge_items().size(), drawing->edges.size());
+      EXPECT_EQ(static_cast<std::size_t>(scene.items().size()),
+                scene.node_items().size() + scene.edge_items().size() + scene.cluster_items().size());
+      if (mode == ViewMode::unfused) {
+        // Each tensor input of each node is one edge, except weights drawn inside their consumer.
+        std::size_t edges = 0;
+        for (NodeId n = 0; n < g.num_nodes(); ++n)
+          for (ValueId v : g.tensor_inputs(n))
+            edges += !g.is_input(v) || g.inputs()[static_cast<std::size_t>(v)].role == Role::activation;
+        EXPECT_EQ(scene.edge_items().size(), edges);
+      }
+      // Every box sits inside the laid-out bounds.
+      for (const NodeItem* item : scene.node_items()) EXPECT_TRUE(layout.bounds.adjusted(-1, -1, 1, 1).contains(item->pos()));
+    }
+  }
+}
+
+TEST(Scene, SearchSelectionAndRejectedMarks) {
+  Session session;
+  session.set_document(load(QStringLiteral(FX_SOURCE_DIR "/sample_graphs/relu_mul_add.json")));
+  auto drawing = std::make_shared<const DrawnGraph>(build_drawing(session.graph(), session.group_infos(), ViewMode::fused));
+  LayoutInput in;
+  for (const DrawnNode& n : drawing->nodes) in.node_sizes.push_back(n.size);
+  for (const DrawnEdge& e : drawing->edges) in.edges.emplace_back(e.from, e.to);
+  GraphScene scene;
+  scene.show_drawing(drawing, layout_with_dot(in));
+  const auto hits = scene.find_nodes(QStringLiteral("AD"));
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(session.graph().node(hits[0]).name, "add");
+  scene.item_for(hits[0])->setSelected(true);
+  EXPECT_EQ(scene.selected_graph_nodes(), hits);
+  const NodeId mul = *session.graph().find_node("mul");
+  scene.mark_rejected({{mul, hits[0], QStringLiteral("USER_REJECTED")}});
+  int marked = 0;
+  for (const EdgeItem* e : scene.edge_items()) marked += e->rejected() ? 1 : 0;
+  EXPECT_EQ(marked, 1);
+}
+
+TEST(Files, BadFileGivesLocatedErrors) {
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("bad.json"));
+  ASSERT_TRUE(write_text_file_atomic(path.toStdString(),
+      R"({"format": "fusion-explorer/graph", "version": 1, "name": "bad", "inputs": [{"name": "x", "shape": [4], "dtype": "f32"}],
+          "nodes": [{"name": "y", "op": "relu", "inputs": ["nope"]}], "outputs": ["y"]})"));
+  auto doc = load_document(path, DeviceDescription::h200());
+  auto* failure = std::get_if<LoadFailure>(&doc);
+  ASSERT_NE(failure, nullptr);
+  ASSERT_FALSE(failure->errors.empty());
+  EXPECT_EQ(failure->errors.front().pointer, "/nodes/0/inputs/0");
+  EXPECT_TRUE(failure->text().contains(QStringLiteral("bad.json")));
+}
+
+TEST(Files, SessionSaveRoundTripRestoresThePlan) {
+  QTemporaryDir dir;
+  Session session;
+  session.set_document(load(QStringLiteral(FX_SOURCE_DIR "/sample_graphs/softmax_decomposed.json")));
+  ASSERT_GT(session.auto_fuse(), 0);
+  const QString path = dir.filePath(QStringLiteral("s.fused.json"));
+  ASSERT_EQ(session.save(path), QString());
+  EXPECT_FALSE(session.modified());
+  const LoadedDocument again = load(path);
+  EXPECT_EQ(again.engine->plan(), session.engine().plan());
+  EXPECT_EQ(*again.graph, session.graph());
+}
+
+TEST(Files, DotAndSvgExports) {
+  QTemporaryDir dir;
+  Session session;
+  session.set_document(load(QStringLiteral(FX_SOURCE_DIR "/sample_graphs/relu_mul_add.json")));
+  session.auto_fuse();
+  const std::string dot = plan_to_dot(session.engine());
+  EXPECT_NE(dot.find("subgraph \"cluster_g0\""), std::string::npos);
+  EXPECT_NE(dot.find("g:mul"), std::string::npos);  // the group id in the cluster label
+  EXPECT_NE(dot.find("relu"), std::string::npos);
+  auto drawing = std::make_shared<const DrawnGraph>(build_drawing(session.graph(), session.group_infos(), ViewMode::fused));
+  LayoutInput in;
+  for (const DrawnNode& n : drawing->nodes) in.node_sizes.push_back(n.size);
+  for (const DrawnEdge& e : drawing->edges) in.edges.emplace_back(e.from, e.to);
+  for (const DrawnCluster& c : drawing->clusters) in.clusters.push_back(c.members);
+  GraphScene scene;
+  scene.show_drawing(drawing, layout_with_dot(in));
+  const QString svg = dir.filePath(QStringLiteral("v.svg"));
+  ASSERT_EQ(export_scene_svg(scene, svg), QString());
+  auto text = read_text_file(svg.toStdString(), 1 << 24);
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("<svg"), std::string::npos);
+  EXPECT_NE(text->find("relu"), std::string::npos);  // the node text is in the vector output
+  const QString png = dir.filePath(QStringLiteral("v.png"));
+  ASSERT_EQ(export_scene_png(scene, png), QString());
+  EXPECT_FALSE(QImage(png).isNull());
+}
+
+}  // namespace
+}  // namespace fx::app

@@ -1,0 +1,244 @@
+// Contraction groups in the executor on the GPU: every contraction sample at a small shape (unfused vs fused,
+// and both against the float64 reference) and at full size, with the library path and the launch count each
+// plan reports. Skips with a message where no CUDA device exists.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/fusion/engine.h"
+#include "core/generate/transformer.h"
+#include "core/graph/graph_io.h"
+#include "kernels/common/gpu_error.h"
+#include "kernels/executor/executor.h"
+
+namespace fx::gpu {
+namespace {
+
+bool have_device(std::string& why) {
+  try {
+    query_device(0);
+    return true;
+  } catch (const NoDeviceError& e) {
+    why = e.what();
+    return false;
+  }
+}
+
+#define FX_REQUIRE_DEVICE()                       \
+  do {                                            \
+    std::string why_;                             \
+    if (!have_device(why_)) GTEST_SKIP() << why_; \
+  } while (0)
+
+Graph inline_graph(const std::string& inputs, const std::string& nodes, const std::string& outputs) {
+  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "t", "inputs": [)" + inputs +
+                      R"(], "nodes": [)" + nodes + R"(], "outputs": [)" + outputs + "]}");
+  EXPECT_TRUE(g.ok()) << format_diagnostics(g.errors());
+  return std::move(g).value();
+}
+
+Graph sample(const std::string& name) {
+  auto g = load_graph_file(std::string(FX_SOURCE_DIR) + "/sample_graphs/" + name + ".json");
+  EXPECT_TRUE(g.ok()) << name;
+  return std::move(g).value();
+}
+
+// A plan with the named nodes as one group and every other node alone.
+Plan plan_with_group(const Graph& g, const std::vector<std::string>& members) {
+  std::vector<NodeId> mine;
+  for (const auto& m : members) mine.push_back(*g.find_node(m));
+  std::vector<GroupSpec> specs = {{mine, {}}};
+  for (NodeId n = 0; n < g.num_nodes(); ++n) {
+    if (std::find(mine.begin(), mine.end(), n) == mine.end()) specs.push_back({{n}, {}});
+  }
+  return Plan::from_groups(g, CostModel(DeviceDescription::h100_sxm()), specs);
+}
+
+RunReport run_plans(const Graph& g, const Plan* fused, int repeat) {
+  FusionEngine engine(g, DeviceDescription::h100_sxm());
+  const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
+  engine.auto_fuse();
+  RunOptions opt;
+  opt.repeat = repeat;
+  opt.warmup = 1;
+  Executor ex(engine.graph(), unfused, fused ? *fused : engine.plan(), opt);
+  return ex.run();
+}
+
+void expect_verified(const RunReport& r, const std::string& what) {
+  EXPECT_TRUE(r.verified) << what << (r.reference_note.empty() ? "" : "; reference: " + r.reference_note);
+  for (const auto& checks : {r.checks, r.reference_checks}) {
+    for (const auto& c : checks) {
+      EXPECT_TRUE(c.passed) << what << ": " << c.name << " rel. error " << c.rel_error << " (limit " << c.threshold
+                            << "), " << c.nan_count << " NaN";
+    }
+  }
+  for (const auto& n : r.fused.notes) std::cout << "  [" << what << "] note: " << n << "\n";
+}
+
+std::string fused_paths(const RunReport& r) {
+  std::string s;
+  for (const auto& k : r.fused.kernels) s += k.name + " [" + k.library + "] " + k.path + "\n";
+  return s;
+}
+
+bool has_path(const PlanReport& p, const std::string& text) {
+  return std::any_of(p.kernels.begin(), p.kernels.end(), [&](const KernelReport& k) { return k.path.find(text) != std::string::npos; });
+}
+
+const char* kMlpNodes = R"({"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+                           {"name": "add", "op": "add", "inputs": ["mm", "b"]}, {"name": "y", "op": "ACT", "inputs": ["add"]})";
+
+Graph small_mlp(const std::string& dtype, const std::string& activation) {
+  std::string nodes = kMlpNodes;
+  nodes.replace(nodes.find("ACT"), 3, activation);
+  auto input = [&](const std::string& name, const std::string& shape) {
+    return R"({"name": ")" + name + R"(", "shape": )" + shape + R"(, "dtype": ")" + dtype + R"("})";
+  };
+  return inline_graph(input("x", "[96, 80]") + ", " + input("W", "[80, 48]") + ", " + input("b", "[48]"), nodes, R"("y")");
+}
+
+TEST(ExecutorContractionGpu, MatmulEpiloguesAtSmallShapes) {
+  FX_REQUIRE_DEVICE();
+  struct Case {
+    std::string dtype, activation, epilogue;
+    std::size_t fused_kernels;
+  };
+  for (const Case& c : {Case{"f32", "relu", "RELU_BIAS epilogue, TF32 tensor cores", 1},
+                        Case{"bf16", "relu", "RELU_BIAS epilogue, BF16", 1},
+                        Case{"bf16", "gelu_tanh", "GELU_BIAS epilogue (tanh approximation)", 1},
+                        Case{"f16", "gelu_tanh", "GELU_BIAS epilogue (tanh approximation), FP16", 1},
+                        Case{"bf16", "gelu", "BIAS epilogue", 2}, Case{"f32", "sigmoid", "BIAS epilogue", 2}}) {
+    const std::string what = c.dtype + " " + c.activation;
+    SCOPED_TRACE(what);
+    const Graph g = small_mlp(c.dtype, c.activation);
+    const Plan fused = plan_with_group(g, {"mm", "add", "y"});  // not left to the cost model at this size
+    const RunReport r = run_plans(g, &fused, 3);
+    expect_verified(r, what);
+    EXPECT_FALSE(r.reference_checks.empty()) << what << ": " << r.reference_note;  // small: float64 reference ran
+    EXPECT_EQ(r.unfused.kernels.size(), 3u) << what;
+    EXPECT_EQ(r.fused.kernels.size(), c.fused_kernels) << what << "\n" << fused_paths(r);
+    EXPECT_TRUE(has_path(r.fused, c.epilogue)) << what << "\n" << fused_paths(r);
+    EXPECT_EQ(r.fused.kernels[0].library, "cuBLASLt");
+    EXPECT_TRUE(has_path(r.unfused, "cuBLASLt GEMM, no epilogue")) << what;
+  }
+}
+
+TEST(ExecutorContractionGpu, ErfGeluSaysWhyItIsTwoKernels) {
+  FX_REQUIRE_DEVICE();
+  const Graph g = small_mlp("bf16", "gelu");
+  const Plan fused = plan_with_group(g, {"mm", "add", "y"});
+  const RunReport r = run_plans(g, &fused, 2);
+  expect_verified(r, "erf gelu");
+  ASSERT_EQ(r.fused.kernels.size(), 2u);
+  EXPECT_EQ(r.fused.kernels[1].library, "generated (NVRTC)");
+  const bool said = std::any_of(r.fused.notes.begin(), r.fused.notes.end(),
+                                [](const std::string& n) { return n.find("erf-based") != std::string::npos; });
+  EXPECT_TRUE(said) << ::testing::PrintToString(r.fused.notes);
+}
+
+Graph small_qkv() {
+  return inline_graph(R"({"name": "x", "shape": [96, 64], "dtype": "bf16"}, {"name": "Wq", "shape": [64, 40], "dtype": "bf16"},
+                         {"name": "Wk", "shape": [64, 40], "dtype": "bf16"}, {"name": "Wv", "shape": [64, 40], "dtype": "bf16"})",
+                      R"({"name": "q", "op": "matmul", "inputs": ["x", "Wq"]}, {"name": "k", "op": "matmul", "inputs": ["x", "Wk"]},
+                         {"name": "v", "op": "matmul", "inputs": ["x", "Wv"]}, {"name": "s", "op": "add", "inputs": ["q", "k"]},
+                         {"name": "y", "op": "mul", "inputs": ["s", "v"]})",
+                      R"("q", "y")");
+}
+
+TEST(ExecutorContractionGpu, HorizontalMatmulIsOneLaunchAndConsumersReadItsOutputsInPlace) {
+  FX_REQUIRE_DEVICE();
+  const Graph g = small_qkv();
+  const Plan merged = plan_with_group(g, {"q", "k", "v"});
+  const RunReport r = run_plans(g, &merged, 3);
+  expect_verified(r, "small qkv");
+  EXPECT_EQ(r.unfused.kernels.size(), 5u);
+  ASSERT_EQ(r.fused.kernels.size(), 3u) << fused_paths(r);  // one GEMM for q,k,v; add; mul
+  EXPECT_EQ(r.fused.kernels[0].kind, "horizontal_matmul");
+  EXPECT_TRUE(has_path(r.fused, "stacked once at plan time")) << fused_paths(r);
+}
+
+TEST(ExecutorContractionGpu, SwigluMergedIsTwoKernels) {
+  FX_REQUIRE_DEVICE();
+  const Graph g = inline_graph(R"({"name": "x", "shape": [96, 64], "dtype": "bf16"}, {"name": "W1", "shape": [64, 80], "dtype": "bf16"},
+                                  {"name": "W3", "shape": [64, 80], "dtype": "bf16"})",
+                               R"({"name": "g", "op": "matmul", "inputs": ["x", "W1"]}, {"name": "u", "op": "matmul", "inputs": ["x", "W3"]},
+                                  {"name": "act", "op": "silu", "inputs": ["g"]}, {"name": "y", "op": "mul", "inputs": ["act", "u"]})",
+                               R"("y")");
+  const Plan merged = plan_with_group(g, {"g", "u", "act", "y"});
+  const RunReport r = run_plans(g, &merged, 3);
+  expect_verified(r, "small swiglu merged");
+  EXPECT_EQ(r.fused.kernels.size(), 2u) << fused_paths(r);
+  const RunReport a = run_plans(g, nullptr, 3);
+  expect_verified(a, "small swiglu auto");
+}
+
+TEST(ExecutorContractionGpu, ConvBatchnormReluFoldsAtSmallShape) {
+  FX_REQUIRE_DEVICE();
+  const Graph g = inline_graph(
+      R"({"name": "x", "shape": [2, 8, 10, 10], "dtype": "f32"}, {"name": "w", "shape": [16, 8, 3, 3], "dtype": "f32"},
+         {"name": "bias", "shape": [16], "dtype": "f32"}, {"name": "mean", "shape": [16], "dtype": "f32"},
+         {"name": "var", "shape": [16], "dtype": "f32"}, {"name": "gamma", "shape": [16], "dtype": "f32"},
+         {"name": "beta", "shape": [16], "dtype": "f32"})",
+      R"({"name": "conv", "op": "conv2d", "inputs": ["x", "w", "bias"], "attrs": {"stride": 1, "padding": 1}},
+         {"name": "bn", "op": "batchnorm", "inputs": ["conv", "mean", "var", "gamma", "beta"], "attrs": {"eps": 1e-05, "axis": 1}},
+         {"name": "y", "op": "relu", "inputs": ["bn"]})",
+      R"("y")");
+  const Plan fused = plan_with_group(g, {"conv", "bn", "y"});
+  const RunReport r = run_plans(g, &fused, 3);
+  expect_verified(r, "small conv_bn_relu");
+  EXPECT_FALSE(r.reference_checks.empty()) << r.reference_note;
+  ASSERT_EQ(r.fused.kernels.size(), 1u) << fused_paths(r);
+  EXPECT_EQ(r.fused.kernels[0].library, "cuDNN");
+  EXPECT_TRUE(has_path(r.fused, "batchnorm folded into conv weights at plan time")) << fused_paths(r);
+  EXPECT_TRUE(has_path(r.fused, "; algorithm ")) << fused_paths(r);
+  EXPECT_EQ(r.unfused.kernels.size(), 3u);
+}
+
+TEST(ExecutorContractionGpu, ConvReluWithoutBiasUsesAZeroBias) {
+  FX_REQUIRE_DEVICE();
+  const Graph g = inline_graph(
+      R"({"name": "x", "shape": [2, 4, 9, 9], "dtype": "f32"}, {"name": "w", "shape": [8, 4, 3, 3], "dtype": "f32"})",
+      R"({"name": "conv", "op": "conv2d", "inputs": ["x", "w"], "attrs": {"stride": 2, "padding": 1}},
+         {"name": "y", "op": "relu", "inputs": ["conv"]})",
+      R"("y")");
+  const Plan fused = plan_with_group(g, {"conv", "y"});
+  const RunReport r = run_plans(g, &fused, 3);
+  expect_verified(r, "small conv relu");
+  EXPECT_EQ(r.fused.kernels.size(), 1u) << fused_paths(r);
+}
+
+TEST(ExecutorContractionGpu, SmallTransformerBlockRunsEndToEnd) {
+  FX_REQUIRE_DEVICE();
+  TransformerShape shape;
+  shape.layers = 2, shape.hidden = 64, shape.seq = 32, shape.batch = 2, shape.heads = 4;
+  auto g = build_graph(transformer_spec(shape));
+  ASSERT_TRUE(g.ok());
+  const RunReport r = run_plans(*g, nullptr, 3);
+  expect_verified(r, "small transformer");
+  EXPECT_LT(r.fused.kernels.size(), r.unfused.kernels.size());
+}
+
+// Full size: each sample's auto-fused plan, verified, with its kernel count no larger than unfused.
+TEST(ExecutorContractionGpu, SamplesAtFullSize) {
+  FX_REQUIRE_DEVICE();
+  for (const std::string s : {"mlp_relu_f32", "mlp_gelu_bf16", "mlp_relu_small_bf16", "swiglu_bf16", "qkv_bf16",
+                              "conv_bn_relu", "gpt2_block"}) {
+    SCOPED_TRACE(s);
+    const RunReport r = run_plans(sample(s), nullptr, 5);
+    expect_verified(r, s);
+    EXPECT_LE(r.fused.kernels.size(), r.unfused.kernels.size()) << s;
+    std::cout << "  " << s << ": unfused " << r.unfused.kernels.size() << " launches " << r.unfused.total_ms
+              << " ms, fused " << r.fused.kernels.size() << " launches " << r.fused.total_ms << " ms\n"
+              << fused_paths(r);
+  }
+  const Graph swiglu = sample("swiglu_bf16");
+  const Plan merged = plan_with_group(swiglu, {"g", "u", "act", "y"});  // x@[W1|W3] once, then silu(g)*u
+  const RunReport r = run_plans(swiglu, &merged, 5);
+  expect_verified(r, "swiglu merged");
+  EXPECT_EQ(r.fused.kernels.size(), 2u) << fused_paths(r);
+  std::cout << "  swiglu merged: fused " << r.fused.total_ms << " ms\n" << fused_paths(r);
+}
+
+}  // namespace
+}  // namespace fx::gpu

@@ -1,0 +1,229 @@
+// The executor's decisions for contraction groups, without a GPU: which cuBLASLt epilogue or cuDNN fused path
+// each group takes, how many launches it becomes, what is folded or merged at plan time, and the tolerances.
+#include <cmath>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/fusion/engine.h"
+#include "core/graph/graph_io.h"
+#include "kernels/executor/contraction_plan.h"
+#include "kernels/executor/executor.h"
+
+namespace fx::gpu {
+namespace {
+
+Graph load_sample(const std::string& name) {
+  auto g = load_graph_file(std::string(FX_SOURCE_DIR) + "/sample_graphs/" + name + ".json");
+  EXPECT_TRUE(g.ok()) << name;
+  return std::move(g).value();
+}
+
+Graph inline_graph(const std::string& inputs, const std::string& nodes, const std::string& outputs) {
+  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "t", "inputs": [)" + inputs +
+                      R"(], "nodes": [)" + nodes + R"(], "outputs": [)" + outputs + "]}");
+  EXPECT_TRUE(g.ok()) << format_diagnostics(g.errors());
+  return std::move(g).value();
+}
+
+NodeId node(const Graph& g, const std::string& name) { return *g.find_node(name); }
+ValueId value(const Graph& g, const std::string& name) { return *g.find_value(name); }
+
+std::vector<std::string> names(const Graph& g, const std::vector<NodeId>& nodes) {
+  std::vector<std::string> out;
+  for (NodeId n : nodes) out.push_back(g.node(n).name);
+  return out;
+}
+
+// The plan of the auto-fused group holding `member`, or of a group made of exactly `members`.
+ContractionGroupPlan auto_group(const Graph& g, const std::string& member) {
+  FusionEngine engine(g, DeviceDescription::h100_sxm());
+  engine.auto_fuse();
+  const Group& group = engine.plan().group_of_node(node(g, member));
+  return plan_contraction_group(g, group.nodes, group.io.outputs, 0);
+}
+
+ContractionGroupPlan group_of(const Graph& g, const std::vector<std::string>& members) {
+  std::vector<GroupSpec> specs;
+  std::vector<NodeId> mine;
+  for (const auto& m : members) mine.push_back(node(g, m));
+  specs.push_back({mine, {}});
+  for (NodeId n = 0; n < g.num_nodes(); ++n) {
+    if (std::find(mine.begin(), mine.end(), n) == mine.end()) specs.push_back({{n}, {}});
+  }
+  const Plan plan = Plan::from_groups(g, CostModel(DeviceDescription::h100_sxm()), specs);
+  const Group& group = plan.group_of_node(mine[0]);
+  return plan_contraction_group(g, group.nodes, group.io.outputs, 0);
+}
+
+bool mentions(const std::vector<std::string>& notes, const std::string& text) {
+  return std::any_of(notes.begin(), notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
+}
+
+TEST(ContractionPlan, ReluBiasF32IsOneCublasLtCallWithTf32) {
+  const Graph g = load_sample("mlp_relu_f32");
+  const ContractionGroupPlan p = auto_group(g, "mm");
+  ASSERT_EQ(p.calls.size(), 1u);
+  const LibraryCall& c = p.calls[0];
+  EXPECT_EQ(c.kind, LibraryCallKind::matmul);
+  EXPECT_EQ(c.matmul.epilogue, MatmulEpilogue::relu_bias);
+  EXPECT_TRUE(c.matmul.allow_tf32);
+  EXPECT_EQ(c.matmul.m, 8192);
+  EXPECT_EQ(c.matmul.n, 4096);
+  EXPECT_EQ(c.matmul.k, 4096);
+  EXPECT_EQ(c.bias, value(g, "b"));
+  EXPECT_EQ(names(g, c.nodes), (std::vector<std::string>{"mm", "add", "y"}));
+  EXPECT_EQ(c.outputs, std::vector<ValueId>{value(g, "y")});
+  EXPECT_EQ(c.description, "cuBLASLt RELU_BIAS epilogue, TF32 tensor cores");
+  EXPECT_TRUE(p.rest.empty());
+}
+
+TEST(ContractionPlan, GeluTanhBiasBf16IsOneCall) {
+  const Graph g = load_sample("mlp_gelu_bf16");
+  const ContractionGroupPlan p = auto_group(g, "mm");
+  ASSERT_EQ(p.calls.size(), 1u);
+  EXPECT_EQ(p.calls[0].matmul.epilogue, MatmulEpilogue::gelu_tanh_bias);
+  EXPECT_FALSE(p.calls[0].matmul.allow_tf32);
+  EXPECT_NE(p.calls[0].description.find("GELU_BIAS epilogue (tanh approximation), BF16 tensor cores"), std::string::npos);
+  EXPECT_TRUE(p.rest.empty());
+}
+
+TEST(ContractionPlan, ErfGeluKeepsTheBiasEpilogueAndLeavesGeluToOneGeneratedKernel) {
+  const Graph g = inline_graph(
+      R"({"name": "x", "shape": [64, 32], "dtype": "bf16"}, {"name": "W", "shape": [32, 16], "dtype": "bf16"},
+         {"name": "b", "shape": [16], "dtype": "bf16"})",
+      R"({"name": "mm", "op": "matmul", "inputs": ["x", "W"]}, {"name": "add", "op": "add", "inputs": ["mm", "b"]},
+         {"name": "y", "op": "gelu", "inputs": ["add"]})",
+      R"("y")");
+  const ContractionGroupPlan p = group_of(g, {"mm", "add", "y"});
+  ASSERT_EQ(p.calls.size(), 1u);
+  EXPECT_EQ(p.calls[0].matmul.epilogue, MatmulEpilogue::bias);
+  EXPECT_EQ(p.calls[0].outputs, std::vector<ValueId>{value(g, "add")});
+  EXPECT_EQ(names(g, p.rest), std::vector<std::string>{"y"});
+  EXPECT_EQ(p.rest_outputs, std::vector<ValueId>{value(g, "y")});
+  EXPECT_TRUE(mentions(p.notes, "erf-based")) << ::testing::PrintToString(p.notes);
+}
+
+TEST(ContractionPlan, ResidualAddAfterBiasIsASecondKernel) {
+  const Graph g = load_sample("gpt2_block");
+  const ContractionGroupPlan p = auto_group(g, "o_mm");
+  ASSERT_EQ(p.calls.size(), 1u);
+  EXPECT_EQ(p.calls[0].matmul.epilogue, MatmulEpilogue::bias);
+  EXPECT_EQ(p.calls[0].matmul.m, 8 * 1024);  // [8,1024,768] @ [768,768]: the batch folds into M
+  EXPECT_EQ(p.calls[0].matmul.batch, 1);
+  EXPECT_EQ(names(g, p.rest), std::vector<std::string>{"res1"});
+  EXPECT_TRUE(mentions(p.notes, "full M x N tensor")) << ::testing::PrintToString(p.notes);
+}
+
+TEST(ContractionPlan, AttentionScoresAreOneBatchedTransposedGemm) {
+  const Graph g = load_sample("gpt2_block");
+  const ContractionGroupPlan p = auto_group(g, "scores");
+  ASSERT_EQ(p.calls.size(), 1u);
+  const MatmulProblem& mm = p.calls[0].matmul;
+  EXPECT_EQ(mm.batch, 8 * 12);
+  EXPECT_EQ(mm.m, 1024);
+  EXPECT_EQ(mm.n, 1024);
+  EXPECT_EQ(mm.k, 64);
+  EXPECT_TRUE(mm.transpose_b);
+  EXPECT_EQ(mm.epilogue, MatmulEpilogue::none);
+  EXPECT_EQ(names(g, p.rest), (std::vector<std::string>{"scaled", "masked"}));
+  const ContractionGroupPlan ctx = auto_group(g, "ctx");
+  ASSERT_EQ(ctx.calls.size(), 1u);
+  EXPECT_EQ(ctx.calls[0].matmul.batch, 96);
+  EXPECT_EQ(ctx.calls[0].matmul.n, 64);
+  EXPECT_EQ(ctx.calls[0].matmul.k, 1024);
+}
+
+TEST(ContractionPlan, QkvIsOneStridedBatchedGemmOnStackedWeights) {
+  const Graph g = load_sample("qkv_bf16");
+  const ContractionGroupPlan p = auto_group(g, "q");
+  ASSERT_EQ(p.calls.size(), 1u);
+  const LibraryCall& c = p.calls[0];
+  EXPECT_EQ(c.kind, LibraryCallKind::horizontal_matmul);
+  EXPECT_EQ(c.matmul.batch, 3);
+  EXPECT_EQ(c.matmul.batch_stride_a, 0);
+  EXPECT_EQ(c.matmul.batch_stride_b, 4096 * 1024);
+  EXPECT_EQ(c.outputs, (std::vector<ValueId>{value(g, "q"), value(g, "k"), value(g, "v")}));
+  EXPECT_NE(c.description.find("stacked once at plan time"), std::string::npos);
+  EXPECT_TRUE(p.rest.empty());
+  // gpt2's Q, K, V projections read the layernorm's [8,1024,768] output: the batch folds into M first.
+  const Graph gpt = load_sample("gpt2_block");
+  const ContractionGroupPlan q = auto_group(gpt, "q_mm");
+  ASSERT_EQ(q.calls.size(), 1u);
+  EXPECT_EQ(q.calls[0].kind, LibraryCallKind::horizontal_matmul);
+  EXPECT_EQ(q.calls[0].matmul.m, 8192);
+}
+
+TEST(ContractionPlan, SwigluMergedIsTwoLaunchesAndTheAutoPlanSaysWhySiluStaysApart) {
+  const Graph g = load_sample("swiglu_bf16");
+  const ContractionGroupPlan merged = group_of(g, {"g", "u", "act", "y"});
+  ASSERT_EQ(merged.calls.size(), 1u);
+  EXPECT_EQ(merged.calls[0].kind, LibraryCallKind::horizontal_matmul);
+  EXPECT_EQ(names(g, merged.rest), (std::vector<std::string>{"act", "y"}));
+  EXPECT_EQ(merged.rest_outputs, std::vector<ValueId>{value(g, "y")});
+  const ContractionGroupPlan gate = auto_group(g, "g");
+  ASSERT_EQ(gate.calls.size(), 1u);
+  EXPECT_EQ(gate.calls[0].matmul.epilogue, MatmulEpilogue::none);
+  EXPECT_TRUE(mentions(gate.notes, "`silu` has no cuBLASLt epilogue")) << ::testing::PrintToString(gate.notes);
+}
+
+TEST(ContractionPlan, ConvBatchnormReluFoldsAndFusesIntoOneCudnnCall) {
+  const Graph g = load_sample("conv_bn_relu");
+  const ContractionGroupPlan p = auto_group(g, "conv");
+  ASSERT_EQ(p.calls.size(), 1u);
+  const LibraryCall& c = p.calls[0];
+  EXPECT_EQ(c.kind, LibraryCallKind::conv2d);
+  EXPECT_EQ(c.conv.epilogue, ConvEpilogue::relu_bias);
+  EXPECT_EQ(c.folded_batchnorm, node(g, "bn"));
+  EXPECT_TRUE(c.prepared_bias());
+  EXPECT_TRUE(c.conv.allow_tf32);
+  EXPECT_EQ(c.conv.pad_h, 1);
+  EXPECT_EQ(c.bias_terms, std::vector<ValueId>{value(g, "bias")});
+  EXPECT_NE(c.description.find("batchnorm folded into conv weights at plan time"), std::string::npos);
+  EXPECT_NE(c.description.find("TF32 tensor cores allowed"), std::string::npos);
+  EXPECT_TRUE(p.rest.empty());
+}
+
+TEST(ContractionPlan, UnfusedNodesTakeNoEpilogue) {
+  const Graph g = load_sample("conv_bn_relu");
+  const ContractionGroupPlan conv = group_of(g, {"conv"});
+  ASSERT_EQ(conv.calls.size(), 1u);
+  EXPECT_EQ(conv.calls[0].conv.epilogue, ConvEpilogue::bias);  // conv2d's own bias operand
+  EXPECT_FALSE(conv.calls[0].prepared_bias());
+  EXPECT_FALSE(conv.calls[0].folded_batchnorm);
+  const Graph m = load_sample("mlp_relu_f32");
+  const ContractionGroupPlan mm = group_of(m, {"mm"});
+  ASSERT_EQ(mm.calls.size(), 1u);
+  EXPECT_EQ(mm.calls[0].matmul.epilogue, MatmulEpilogue::none);
+  EXPECT_EQ(mm.calls[0].description, "cuBLASLt GEMM, no epilogue, TF32 tensor cores");
+}
+
+TEST(ContractionPlan, PartialBatchBroadcastIsRefusedWithTheNodeName) {
+  const Graph g = inline_graph(R"({"name": "a", "shape": [2, 3, 4, 5], "dtype": "f32"},
+                                  {"name": "b", "shape": [2, 1, 5, 6], "dtype": "f32"})",
+                               R"({"name": "mm", "op": "matmul", "inputs": ["a", "b"]})", R"("mm")");
+  try {
+    group_of(g, {"mm"});
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("matmul mm"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ContractionPlan, Tf32ToleranceForF32OutputsDownstreamOfAContraction) {
+  const Graph f32 = load_sample("mlp_relu_f32");
+  const auto t = tf32_output_tolerances(f32);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_DOUBLE_EQ(t.at(value(f32, "y")), 2e-3);
+  EXPECT_TRUE(tf32_output_tolerances(load_sample("mlp_gelu_bf16")).empty());  // bf16 keeps its 1e-2
+  EXPECT_TRUE(tf32_output_tolerances(load_sample("relu_mul_add")).empty());   // no contraction
+  // gpt2_block: ln1 -> q_mm -> scores -> ctx -> o_mm -> fc -> pr_mm is a chain of 6 TF32 contractions.
+  const Graph gpt2 = load_sample("gpt2_block");
+  const auto deep = tf32_output_tolerances(gpt2);
+  ASSERT_EQ(deep.size(), 1u);
+  EXPECT_DOUBLE_EQ(deep.begin()->second, 2e-3 * std::sqrt(6.0));
+}
+
+}  // namespace
+}  // namespace fx::gpu
