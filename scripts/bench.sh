@@ -39,9 +39,10 @@ if ((check)) && [[ -x "$cli" ]]; then
   samples=()
   for ((i = 0; i < ${#bench_args[@]}; i++)); do  # reuse --samples NAME... for the cross-check
     if [[ ${bench_args[i]} == --samples ]]; then
-      for ((j = i + 1; j < ${#bench_args[@]} && ${bench_args[j]} != --*; j++)); do
+      for ((j = i + 1; j < ${#bench_args[@]}; j++)); do
         name=${bench_args[j]}
-        [[ -f $name ]] && samples+=("$name") || samples+=("$repo/sample_graphs/$name.json")
+        [[ $name == --* ]] && break
+        if [[ -f $name ]]; then samples+=("$name"); else samples+=("$repo/sample_graphs/$name.json"); fi
       done
     fi
   done

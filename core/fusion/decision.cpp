@@ -5,7 +5,7 @@
 namespace fx {
 namespace {
 
-constexpr std::array<std::pair<Reason, std::string_view>, 18> kCodes{{
+constexpr std::array<std::pair<Reason, std::string_view>, 19> kCodes{{
     {Reason::fusible, "FUSIBLE"},
     {Reason::cycle, "CYCLE"},
     {Reason::opaque_op, "OPAQUE_OP"},
@@ -13,6 +13,7 @@ constexpr std::array<std::pair<Reason, std::string_view>, 18> kCodes{{
     {Reason::two_contractions, "TWO_CONTRACTIONS"},
     {Reason::contraction_prologue, "CONTRACTION_PROLOGUE"},
     {Reason::layout_epilogue, "LAYOUT_EPILOGUE"},
+    {Reason::epilogue_not_expressible, "EPILOGUE_NOT_EXPRESSIBLE"},
     {Reason::reduction_axis, "REDUCTION_AXIS"},
     {Reason::reduction_followed_by_reduction, "REDUCTION_FOLLOWED_BY_REDUCTION"},
     {Reason::shape_mismatch, "SHAPE_MISMATCH"},

@@ -18,6 +18,7 @@ enum class Reason : std::uint8_t {
   two_contractions,                 // TWO_CONTRACTIONS
   contraction_prologue,             // CONTRACTION_PROLOGUE: work before a matmul's operand
   layout_epilogue,                  // LAYOUT_EPILOGUE: transpose/reshape after a contraction
+  epilogue_not_expressible,         // EPILOGUE_NOT_EXPRESSIBLE: no library epilogue applies this op
   reduction_axis,                   // REDUCTION_AXIS: the reduced axis crosses the tile the consumer needs
   reduction_followed_by_reduction,  // REDUCTION_FOLLOWED_BY_REDUCTION
   shape_mismatch,                   // SHAPE_MISMATCH: iteration spaces differ and do not broadcast

@@ -131,8 +131,19 @@ void FusionEngine::reset() {
 
 namespace {
 
+// When an epilogue merge and another merge save about the same time, the epilogue goes first. The two move
+// the same bytes (the QKV bias add of gpt2_block into its GEMM, or into the head split's reshape); the model
+// tells them apart only by charging the bias add's math (under 1% of the saving) on top of the GEMM's, and
+// the executor absorbs an epilogue into the library call for free while the layout change runs best as its
+// own index-remapping kernel. Deterministic: a fixed scaling of the priority, ties still by node order.
+constexpr double kEpiloguePreference = 0.02;
+
+double priority(const Candidate& c) {
+  return c.saved_s() * (c.kind == FusionKind::epilogue ? 1 + kEpiloguePreference : 1.0);
+}
+
 struct QueueEntry {
-  double saved;
+  double saved;  // priority(): predicted time saved, epilogues preferred
   int first_a, first_b;  // topological positions of the groups' first nodes: ties by node order
   int a, b, version_a, version_b;
   bool operator<(const QueueEntry& o) const {  // priority_queue pops the largest
@@ -152,7 +163,7 @@ int FusionEngine::auto_fuse() {
   auto consider = [&](int a, int b) {
     Candidate c = p.evaluate(a, b, options_, rejected_);
     if (c.decision.fuse) {
-      queue.push({c.saved_s(), p.first_pos(a), p.first_pos(b), a, b, p.version(a), p.version(b)});
+      queue.push({priority(c), p.first_pos(a), p.first_pos(b), a, b, p.version(a), p.version(b)});
     }
   };
   for (const auto& [a, b] : p.pairs()) consider(a, b);
@@ -164,14 +175,18 @@ int FusionEngine::auto_fuse() {
     if (!p.alive(e.a) || !p.alive(e.b) || p.version(e.a) != e.version_a || p.version(e.b) != e.version_b) continue;
     Candidate c = p.evaluate(e.a, e.b, options_, rejected_);
     if (!c.decision.fuse) continue;
-    if (c.saved_s() < e.saved * (1 - 1e-9)) {  // worth less than when queued: back in line
-      queue.push({c.saved_s(), e.first_a, e.first_b, e.a, e.b, e.version_a, e.version_b});
+    if (priority(c) < e.saved * (1 - 1e-9)) {  // worth less than when queued: back in line
+      queue.push({priority(c), e.first_a, e.first_b, e.a, e.b, e.version_a, e.version_b});
       continue;
     }
     p.apply(c);
     ++merges;
     log_candidate(c, "accepted", "auto");
-    for (int s : {e.a, e.b}) {
+    std::vector<int> touched = {e.a, e.b};  // a recompute changes every consumer that takes the producer
+    for (const std::string& id : c.recompute_in) touched.push_back(p.group_of(*graph_->find_node(id.substr(2))));
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    for (int s : touched) {
       if (!p.alive(s)) continue;
       for (const auto& [x, y] : p.pairs(s)) consider(x, y);
     }

@@ -34,7 +34,11 @@ struct Candidate {
   Strategy strategy = Strategy::merge;
   std::string group_a, group_b;  // group ids; a before b in topological order (producer first)
   std::vector<NodeId> nodes;     // nodes of the merged group, topological order
-  double time_before_s = 0;      // the two groups (and, for recompute, the producer group) as now
+  // With Strategy::recompute: every consumer group that recomputes group_a (group_b among them), in plan
+  // order. Recompute is weighed over all of group_a's consumers at once, since group_a stops being
+  // launched only when none of them reads its result.
+  std::vector<std::string> recompute_in;
+  double time_before_s = 0;      // the two groups (for recompute: group_a and the groups in recompute_in)
   double time_after_s = 0;       // after the merge
   std::int64_t bytes_before = 0, bytes_after = 0;
   FusionDecision decision;

@@ -94,7 +94,6 @@ Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const 
   }
 
   GroupCost after = cost_merged(a, b);
-  double time_after = after.time_s;
   c.strategy = Strategy::merge;
   for (NodeId n : nodes(a)) {
     const ValueId v = g_.value_of(n);
@@ -105,31 +104,15 @@ Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const 
       c.strategy = Strategy::multi_output;
     }
   }
-  std::string how;
-  if (c.strategy == Strategy::multi_output && options.allow_recompute && c.kind != FusionKind::horizontal &&
-      recomputable(g_, nodes(a))) {
-    GroupCost producer_after;
-    const GroupCost consumer_after = cost_recompute(a, b, producer_after);
-    const double t = consumer_after.time_s + producer_after.time_s;
-    if (t < time_after) {
-      c.strategy = Strategy::recompute;
-      time_after = t;
-      after = consumer_after;
-      after += producer_after;
-      how = "; recomputes " + c.group_a + " inside " + c.group_b +
-            " (cheaper than writing it and reading it back)";
-    } else {
-      how = "; one kernel with several outputs: " + c.group_a +
-            "'s result is still written for its other consumers (recomputing it would cost " + us(t) + ")";
-    }
-  } else if (c.strategy == Strategy::multi_output) {
-    how = "; one kernel with several outputs: an intermediate is still written for its other consumers";
-  }
-  c.time_after_s = time_after;
+  RecomputeChoice choice;
+  if (c.strategy == Strategy::multi_output) choice = weigh_recompute(c, a, b, options, before, after);
+  c.time_before_s = before.time_s;
+  c.bytes_before = before.bytes_read + before.bytes_written;
+  c.time_after_s = after.time_s;
   c.bytes_after = after.bytes_read + after.bytes_written;
   const double saved = c.time_before_s - c.time_after_s;
-  std::string arithmetic = "unfused " + traffic(before, 2) + "; fused " +
-                           traffic(after, c.strategy == Strategy::recompute ? 2 : 1) + how;
+  std::string arithmetic = "unfused " + traffic(before, choice.kernels_before) + "; fused " +
+                           traffic(after, choice.kernels_after) + choice.how;
   if (after.compute_bound()) {
     arithmetic += "; compute-bound (" + us(after.compute_time_s) +
                   " of math at peak): fusing saves launches and traffic hidden under the math, not the math";
@@ -137,7 +120,8 @@ Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const 
   if (saved <= 0) {
     c.decision = FusionDecision::no(Reason::not_profitable, what + ": " + arithmetic + "; no time saved");
   } else {
-    const Reason r = c.strategy == Strategy::merge ? Reason::fusible : Reason::output_needed_elsewhere;
+    const bool written = c.strategy != Strategy::merge && choice.intermediate_written;
+    const Reason r = written ? Reason::output_needed_elsewhere : Reason::fusible;
     std::ostringstream pct;
     pct.precision(2);
     pct << 100.0 * saved / c.time_before_s;
@@ -150,6 +134,62 @@ Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const 
       .with("bytes_after", static_cast<double>(c.bytes_after))
       .with("compute_bound", after.compute_bound() ? 1 : 0);
   return c;
+}
+
+// A producer read by several consumer groups is either computed once and written for them (one kernel with
+// several outputs) or recomputed inside each consumer. Weighed one consumer at a time, recompute almost
+// never wins: recomputing into one consumer saves nothing while the others still read the result. So this
+// looks at all the producer's consumers at once: recompute in every consumer that can legally take it,
+// against the producer and all its consumers in one kernel where that is legal (exp with two elementwise
+// consumers), else against this merge with the others reading the written result (two reductions of
+// different extents). The one-kernel figure is an estimate (later merges may still meet a cycle or a size
+// limit). Linear in the producer's consumers.
+Partition::RecomputeChoice Partition::weigh_recompute(Candidate& c, int a, int b, const EngineOptions& options,
+                                                      GroupCost& before, GroupCost& after) {
+  RecomputeChoice choice;
+  choice.how = "; one kernel with several outputs: an intermediate is still written for its other consumers";
+  if (!options.allow_recompute || c.kind == FusionKind::horizontal || !recomputable(g_, nodes(a))) return choice;
+  const std::vector<int> consumers = consumer_groups(a);
+  std::vector<int> hosts;  // consumers that can recompute a: b (the caller checked a + b) and legal others
+  for (int h : consumers) {
+    if (h == b || check_group(g_, sorted_nodes({a, h}), options).fuse) hosts.push_back(h);
+  }
+  std::vector<int> all = {a};
+  all.insert(all.end(), consumers.begin(), consumers.end());
+  const bool one_kernel = check_group(g_, sorted_nodes(all), options).fuse;
+  GroupCost multi = one_kernel ? cost_union(all) : after;
+  GroupCost producer_after;
+  const GroupCost hosts_after = cost_recompute(a, hosts, producer_after);
+  GroupCost recompute = hosts_after;
+  recompute += producer_after;
+  for (int h : consumers) {
+    if (!one_kernel && h != b) multi += cost(h);
+    if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) recompute += cost(h);
+  }
+  std::string where;
+  for (int h : hosts) where += (where.empty() ? "" : ", ") + group_id(h);
+  const std::string alternative = one_kernel ? "one kernel for " + group_id(a) + " and all its consumers"
+                                             : "one kernel with several outputs";
+  if (recompute.time_s >= multi.time_s) {
+    choice.how = "; one kernel with several outputs: " + group_id(a) +
+                 "'s result is still written for its other consumers (recomputing it in " + where + " would cost " +
+                 us(recompute.time_s) + ", " + alternative + " " + us(multi.time_s) + ")";
+    return choice;
+  }
+  c.strategy = Strategy::recompute;
+  for (int h : hosts) c.recompute_in.push_back(group_id(h));
+  before = cost(a);
+  for (int h : hosts) before += cost(h);
+  after = hosts_after;
+  after += producer_after;
+  const bool eliminated = producer_after.time_s == 0;
+  choice.kernels_before = 1 + static_cast<int>(hosts.size());
+  choice.kernels_after = static_cast<int>(hosts.size()) + (eliminated ? 0 : 1);
+  choice.intermediate_written = !eliminated;
+  choice.how = "; recomputes " + group_id(a) + " inside " + where + ", each reading its inputs instead of its result (" +
+               (eliminated ? group_id(a) + " is no longer launched" : group_id(a) + " still runs for its other readers") +
+               "), cheaper than " + alternative + " (" + us(multi.time_s) + ")";
+  return choice;
 }
 
 }  // namespace fx

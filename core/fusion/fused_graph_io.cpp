@@ -112,6 +112,8 @@ Expected<std::vector<GroupSpec>> read_groups(const Graph& g, const nlohmann::jso
   if (!groups.is_array()) return Diagnostic{"/fusion/groups", "must be an array of groups"};
   std::vector<GroupSpec> specs;
   std::map<NodeId, std::size_t> owner;
+  std::vector<int> topo_pos(static_cast<std::size_t>(g.num_nodes()));  // sorting groups stays O(n log n)
+  for (std::size_t i = 0; i < g.topo_order().size(); ++i) topo_pos[static_cast<std::size_t>(g.topo_order()[i])] = static_cast<int>(i);
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const std::string at = "/fusion/groups/" + std::to_string(i);
     if (!groups[i].is_object() || !groups[i].contains("nodes")) {
@@ -132,8 +134,7 @@ Expected<std::vector<GroupSpec>> read_groups(const Graph& g, const nlohmann::jso
     }
     std::vector<NodeId> sorted = spec.nodes;
     std::sort(sorted.begin(), sorted.end(), [&](NodeId a, NodeId b) {
-      return std::find(g.topo_order().begin(), g.topo_order().end(), a) <
-             std::find(g.topo_order().begin(), g.topo_order().end(), b);
+      return topo_pos[static_cast<std::size_t>(a)] < topo_pos[static_cast<std::size_t>(b)];
     });
     const FusionDecision legal = check_group(g, sorted, options);
     if (!legal.fuse) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "core/fusion/library_epilogue.h"
+
 namespace fx {
 namespace {
 
@@ -64,39 +66,48 @@ class GroupView {
   std::vector<std::pair<NodeId, std::size_t>> index_;
 };
 
+// Several contractions in one kernel: only a horizontal GEMM, matmuls sharing their left operand with right
+// operands of one shape, which become one matmul on concatenated weights. The executor runs that as one
+// strided-batched cuBLASLt call with no epilogue, so nothing else may join it.
+std::optional<FusionDecision> check_horizontal_gemm(const Graph& g, std::span<const NodeId> nodes,
+                                                    const std::vector<NodeId>& contractions) {
+  const Node& first = g.node(contractions[0]);
+  for (NodeId k : contractions) {
+    const Node& node = g.node(k);
+    const bool same = node.op == "matmul" && first.op == "matmul" && node.inputs[0] == first.inputs[0] &&
+                      node.attrs == first.attrs && g.value_type(node.inputs[1].value).shape.size() == 2 &&
+                      g.value_type(node.inputs[1].value).shape == g.value_type(first.inputs[1].value).shape;
+    if (!same) {
+      return FusionDecision::no(Reason::two_contractions,
+                                name_of(g, contractions[0]) + " and " + name_of(g, k) +
+                                    " would share one kernel: a kernel holds one contraction (only matmuls "
+                                    "sharing their left operand, with weights of one shape and nothing else, "
+                                    "merge into one GEMM on concatenated weights)");
+    }
+  }
+  const GroupView view(g, nodes);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const NodeId n = nodes[i];
+    if (g.node(n).op_class() == OpClass::contraction) continue;
+    const bool after = std::any_of(contractions.begin(), contractions.end(),
+                                   [&](NodeId k) -> bool { return view.downstream_of(k)[i]; });
+    if (!after) {
+      return FusionDecision::no(Reason::contraction_prologue,
+                                name_of(g, n) + " is work before an operand of " + name_of(g, contractions[0]) +
+                                    ": GEMM libraries read operands from memory");
+    }
+    return FusionDecision::no(Reason::epilogue_not_expressible,
+                              name_of(g, n) + " follows the horizontal GEMM of " + name_of(g, contractions[0]) +
+                                  ": one GEMM on concatenated weights runs as a strided-batched cuBLASLt call "
+                                  "without an epilogue; it would run as a second kernel that reads and writes "
+                                  "the GEMMs' outputs again");
+  }
+  return std::nullopt;
+}
+
 std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const NodeId> nodes,
                                                  const std::vector<NodeId>& contractions) {
-  if (contractions.size() > 1) {
-    // Horizontal GEMM: matmuls only, sharing the left operand, right operands of one K and dtype; they
-    // become one matmul on concatenated weights.
-    const Node& first = g.node(contractions[0]);
-    for (NodeId n : nodes) {
-      const Node& node = g.node(n);
-      const bool same = node.op == "matmul" && first.op == "matmul" && node.inputs[0] == first.inputs[0] &&
-                        node.attrs == first.attrs && g.value_type(node.inputs[1].value).shape.size() == 2 &&
-                        g.value_type(node.inputs[1].value).shape == g.value_type(first.inputs[1].value).shape;
-      if (!same && node.op_class() != OpClass::contraction) {
-        // Not a GEMM: work before the GEMMs' operand is a prologue; after them, a second kernel's epilogue.
-        const GroupView view(g, nodes);
-        const auto at = static_cast<std::size_t>(std::find(nodes.begin(), nodes.end(), n) - nodes.begin());
-        const bool after = std::any_of(contractions.begin(), contractions.end(),
-                                       [&](NodeId k) -> bool { return view.downstream_of(k)[at]; });
-        if (!after) {
-          return FusionDecision::no(Reason::contraction_prologue,
-                                    name_of(g, n) + " is work before an operand of " + name_of(g, contractions[0]) +
-                                        ": GEMM libraries read operands from memory");
-        }
-      }
-      if (!same) {
-        return FusionDecision::no(Reason::two_contractions,
-                                  name_of(g, contractions[0]) + " and " + name_of(g, contractions[1]) +
-                                      " would share one kernel: a kernel holds one contraction (only matmuls "
-                                      "sharing their left operand, with weights of one shape and nothing else, "
-                                      "merge into one GEMM on concatenated weights)");
-      }
-    }
-    return std::nullopt;
-  }
+  if (contractions.size() > 1) return check_horizontal_gemm(g, nodes, contractions);
   const NodeId c = contractions[0];
   const std::int64_t out = g.node(c).type.numel();
   const GroupView view(g, nodes);
@@ -132,6 +143,11 @@ std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const
                                     ", not over the output " + shape_to_string(g.node(c).type.shape) + " of " +
                                     name_of(g, c));
     }
+  }
+  // Legal for a hand-written kernel, but the executor runs a contraction as a library call: only what the
+  // library's epilogue applies stays in the same kernel.
+  if (const LibraryEpilogue lib = library_epilogue(g, nodes, c); !lib.expressible()) {
+    return FusionDecision::no(Reason::epilogue_not_expressible, lib.message);
   }
   return std::nullopt;
 }

@@ -126,32 +126,57 @@ GroupCost Partition::cost_now(int s) const {
   return model_.cost(g_, io, nodes(s), recomputed(s));
 }
 
-GroupCost Partition::cost_merged(int a, int b) {
-  std::vector<NodeId> merged = nodes(a);
-  merged.insert(merged.end(), nodes(b).begin(), nodes(b).end());
+GroupCost Partition::cost_union(const std::vector<int>& slots) {
+  const int self = slots.front();
+  const std::vector<NodeId> merged = sorted_nodes(slots);
   std::vector<NodeId> rec;
-  for (int s : {a, b}) {
+  for (int s : slots) {
     for (NodeId n : recomputed(s)) {
-      if (group_of(n) != a && group_of(n) != b && !contains(rec, n)) rec.push_back(n);
+      if (std::find(slots.begin(), slots.end(), group_of(n)) == slots.end() && !contains(rec, n)) rec.push_back(n);
     }
   }
-  for (NodeId n : nodes(b)) group_of_[static_cast<std::size_t>(n)] = a;
-  const GroupIo io = group_io(g_, merged, rec, group_of_, a, recomputed_);
-  for (NodeId n : nodes(b)) group_of_[static_cast<std::size_t>(n)] = b;
+  // Evaluated in place: the other slots' nodes count as self's for the io, then go back.
+  for (int s : slots) {
+    for (NodeId n : nodes(s)) group_of_[static_cast<std::size_t>(n)] = self;
+  }
+  const GroupIo io = group_io(g_, merged, rec, group_of_, self, recomputed_);
+  for (int s : slots) {
+    for (NodeId n : nodes(s)) group_of_[static_cast<std::size_t>(n)] = s;
+  }
   return model_.cost(g_, io, merged, rec);
 }
 
-GroupCost Partition::cost_recompute(int producer, int consumer, GroupCost& producer_after) {
-  std::vector<NodeId>& rec = recomputed_[static_cast<std::size_t>(consumer)];
-  const std::vector<NodeId> saved = rec;
-  for (NodeId n : nodes(producer)) rec.push_back(n);
-  for (NodeId n : recomputed(producer)) {
-    if (!contains(rec, n)) rec.push_back(n);
+std::vector<NodeId> Partition::sorted_nodes(const std::vector<int>& slots) const {
+  std::vector<NodeId> out;
+  for (int s : slots) out.insert(out.end(), nodes(s).begin(), nodes(s).end());
+  std::sort(out.begin(), out.end(), [&](NodeId x, NodeId y) { return topo_pos_[static_cast<std::size_t>(x)] < topo_pos_[static_cast<std::size_t>(y)]; });
+  return out;
+}
+
+std::vector<int> Partition::consumer_groups(int producer) const {
+  std::vector<int> out;
+  for_each_successor(producer, [&](int h) { out.push_back(h); });
+  std::sort(out.begin(), out.end(), [&](int x, int y) { return position(x) < position(y); });
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+GroupCost Partition::cost_recompute(int producer, const std::vector<int>& consumers, GroupCost& producer_after) {
+  std::vector<NodeId> add = nodes(producer);
+  add.insert(add.end(), recomputed(producer).begin(), recomputed(producer).end());
+  std::vector<std::vector<NodeId>> saved;
+  for (int h : consumers) {
+    std::vector<NodeId>& rec = recomputed_[static_cast<std::size_t>(h)];
+    saved.push_back(rec);
+    for (NodeId n : add) {
+      if (!contains(rec, n)) rec.push_back(n);
+    }
   }
-  const GroupCost consumer_after = cost_now(consumer);
   producer_after = cost_now(producer);
-  rec = saved;
-  return consumer_after;
+  GroupCost total;
+  for (int h : consumers) total += cost_now(h);
+  for (std::size_t i = 0; i < consumers.size(); ++i) recomputed_[static_cast<std::size_t>(consumers[i])] = std::move(saved[i]);
+  return total;
 }
 
 std::vector<int> Partition::cycle_path(int a, int b) {
@@ -232,10 +257,12 @@ void Partition::recompute_into(int producer, int consumer) {
 }
 
 void Partition::apply(const Candidate& c) {
-  const int a = group_of(*g_.find_node(c.group_a.substr(2)));
-  const int b = group_of(*g_.find_node(c.group_b.substr(2)));
-  if (c.strategy == Strategy::recompute) recompute_into(a, b);
-  else merge(a, b);
+  const int a = slot_of(c.group_a);
+  if (c.strategy != Strategy::recompute) {
+    merge(a, slot_of(c.group_b));
+    return;
+  }
+  for (const std::string& id : c.recompute_in) recompute_into(a, slot_of(id));
 }
 
 }  // namespace fx

@@ -51,12 +51,26 @@ class Partition {
   std::vector<GroupSpec> specs() const;
 
  private:
+  // What weigh_recompute settles for a candidate whose producer has consumers outside the pair.
+  struct RecomputeChoice {
+    std::string how;  // the clause for the message
+    int kernels_before = 2, kernels_after = 1;
+    bool intermediate_written = true;  // false once every consumer recomputes the producer
+  };
   GroupCost cost_now(int s) const;
-  GroupCost cost_merged(int a, int b);
-  GroupCost cost_recompute(int producer, int consumer, GroupCost& producer_after);
+  GroupCost cost_merged(int a, int b) { return cost_union({a, b}); }
+  GroupCost cost_union(const std::vector<int>& slots);
+  // Costs of `consumers` each recomputing `producer`; producer_after: the producer as it is then left (zero
+  // when no one reads its result any more: it is not launched).
+  GroupCost cost_recompute(int producer, const std::vector<int>& consumers, GroupCost& producer_after);
+  std::vector<int> consumer_groups(int producer) const;
+  std::vector<NodeId> sorted_nodes(const std::vector<int>& slots) const;
+  RecomputeChoice weigh_recompute(Candidate& c, int a, int b, const EngineOptions& options, GroupCost& before,
+                                  GroupCost& after);
   std::vector<int> cycle_path(int a, int b);
   void merge(int a, int b);
   void recompute_into(int producer, int consumer);
+  int slot_of(const std::string& group_id) const { return group_of(*g_.find_node(group_id.substr(2))); }
   std::string candidate_id(FusionKind kind, int a, int b) const;
   bool has_edge(int a, int b) const;
   bool recomputes(int s, NodeId n) const;

@@ -39,9 +39,26 @@ void BM_CandidatesTransformer(benchmark::State& state) {
   state.counters["candidates"] = static_cast<double>(count);
 }
 
+// Loading a fused graph file: parse, rebuild the graph, check every group's legality, restore the plan.
+void BM_LoadFusedTransformer(benchmark::State& state) {
+  const fx::Graph g = transformer(static_cast<int>(state.range(0)));
+  fx::FusionEngine engine(g, fx::DeviceDescription::h200());
+  engine.auto_fuse();
+  const std::string text = engine.save_fused_graph();
+  int kernels = 0;
+  for (auto _ : state) {
+    auto loaded = fx::FusionEngine::load_fused_graph(text, fx::DeviceDescription::h200());
+    kernels = loaded.ok() ? loaded->plan().kernel_count() : -1;
+    benchmark::DoNotOptimize(kernels);
+  }
+  state.counters["nodes"] = g.num_nodes();
+  state.counters["kernels"] = kernels;
+}
+
 // 333 layers x 30 nodes = 9,990 nodes (plus inputs); 83 layers about 2,500: the ratio shows near-linear growth.
 BENCHMARK(BM_AutoFuseTransformer)->Arg(83)->Arg(333)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CandidatesTransformer)->Arg(333)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LoadFusedTransformer)->Arg(333)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -48,9 +48,9 @@ TEST(FusionCli, FuseWritesAFusedGraphThatDotDraws) {
   r = cli("dot " + sample("swiglu_bf16.json") + " --plan " + out);
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("subgraph \"cluster_g0\""), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("#dbe8fb"), std::string::npos) << r.out;  // epilogue colour
-  r = cli("explain " + out + " g u");
-  EXPECT_NE(r.out.find("TWO_CONTRACTIONS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("#fde9cf"), std::string::npos) << r.out;  // horizontal colour: the two GEMMs as one
+  r = cli("explain " + out + " u act");
+  EXPECT_NE(r.out.find("EPILOGUE_NOT_EXPRESSIBLE"), std::string::npos) << r.out;
   std::filesystem::remove_all(dir);
 }
 
@@ -66,7 +66,7 @@ TEST(FusionCli, FuseByIdAndBadIds) {
 }
 
 TEST(FusionCli, ExplainNamesTheReasonAsJson) {
-  const CliResult r = cli("explain " + sample("gpt2_block.json") + " masked probs --json");
+  const CliResult r = cli("explain " + sample("gpt2_block.json") + " scores probs --json");
   ASSERT_EQ(r.status, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["fuse"], false);

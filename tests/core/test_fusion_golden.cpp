@@ -2,6 +2,7 @@
 // (TorchInductor's counts on an H200 for the same work), and the groups' kinds.
 #include <algorithm>
 
+#include "core/fusion/library_epilogue.h"
 #include "tests/core/fusion_test_util.h"
 
 namespace fx {
@@ -31,6 +32,25 @@ TEST_P(GoldenSamples, AutoFuseMeetsTheTarget) {
                                            [](const Group& a, const Group& b) { return a.nodes.size() < b.nodes.size(); });
   EXPECT_NE(std::find(largest.kinds.begin(), largest.kinds.end(), gold.main_kind), largest.kinds.end())
       << gold.file << ": " << largest.id;
+  // Every group runs as the executor runs it: a contraction group only with what its library epilogue
+  // applies (a horizontal GEMM, several contractions, is checked by check_group alone).
+  for (const Group& grp : plan.groups()) {
+    auto is_contraction = [&](NodeId n) { return engine.graph().node(n).op_class() == OpClass::contraction; };
+    EXPECT_TRUE(check_group(engine.graph(), grp.nodes, engine.options()).fuse) << gold.file << ": " << grp.id;
+    if (std::count_if(grp.nodes.begin(), grp.nodes.end(), is_contraction) != 1) continue;
+    const NodeId c = *std::find_if(grp.nodes.begin(), grp.nodes.end(), is_contraction);
+    const LibraryEpilogue lib = library_epilogue(engine.graph(), grp.nodes, c);
+    EXPECT_TRUE(lib.expressible()) << gold.file << ": " << lib.message;
+  }
+  // Where kernels remain apart along an edge, explain names why (the issue: "explain must name the reason").
+  for (NodeId n = 0; n < engine.graph().num_nodes(); ++n) {
+    for (NodeId k : engine.graph().consumers(engine.graph().value_of(n))) {
+      if (plan.group_of(n) == plan.group_of(k)) continue;
+      const FusionDecision d = engine.explain(n, k);
+      EXPECT_FALSE(d.fuse) << gold.file << ": " << d.message;
+      EXPECT_FALSE(d.message.empty());
+    }
+  }
   // Same graph, same plan and ids: a second engine agrees group by group.
   FusionEngine again(sample(gold.file), test_device());
   again.auto_fuse();
@@ -53,11 +73,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Golden{"mlp_gelu_bf16.json", 1, FusionKind::epilogue},
                       Golden{"mlp_relu_small_bf16.json", 1, FusionKind::epilogue},
                       Golden{"qkv_bf16.json", 1, FusionKind::horizontal},
-                      Golden{"swiglu_bf16.json", 2, FusionKind::epilogue},
+                      Golden{"swiglu_bf16.json", 2, FusionKind::horizontal},
                       Golden{"conv_bn_relu.json", 1, FusionKind::epilogue},
                       Golden{"dropout_chain.json", 2, FusionKind::vertical}),
-    [](const auto& info) {
-      std::string name = info.param.file;
+    [](const auto& param_info) {
+      std::string name = param_info.param.file;
       return name.substr(0, name.find('.'));
     });
 
@@ -93,6 +113,46 @@ TEST(GoldenReluMulAdd, PredictsTheVerifiedByteCounts) {
   EXPECT_EQ(engine.plan().groups()[0].cost.tensors_read, 3);
   EXPECT_EQ(engine.plan().groups()[0].cost.tensors_written, 1);
   EXPECT_EQ(engine.plan().bytes_moved(), 4 * tensor);
+}
+
+std::vector<std::string> names(const Graph& g, const std::vector<NodeId>& nodes) {
+  std::vector<std::string> out;
+  for (NodeId n : nodes) out.push_back(g.node(n).name);
+  return out;
+}
+
+TEST(GoldenSwiglu, OneHorizontalGemmThenOneElementwiseKernel) {
+  FusionEngine engine(sample("swiglu_bf16.json"), test_device());
+  const Graph& g = engine.graph();
+  // silu has no cuBLASLt epilogue: in the GEMM's group it would be a second kernel, so it is not merged there.
+  const FusionDecision silu = engine.explain(testing::node(g, "g"), testing::node(g, "act"));
+  EXPECT_EQ(silu.reason, Reason::epilogue_not_expressible) << silu.message;
+  EXPECT_NE(silu.message.find("cuBLASLt has no `silu` epilogue"), std::string::npos) << silu.message;
+  engine.auto_fuse();
+  const Plan& plan = engine.plan();
+  ASSERT_EQ(plan.groups().size(), 2u) << engine.decision_log_json();
+  EXPECT_EQ(names(g, plan.groups()[0].nodes), (std::vector<std::string>{"g", "u"}));
+  EXPECT_EQ(plan.groups()[0].kinds, std::vector<FusionKind>{FusionKind::horizontal});
+  EXPECT_EQ(plan.groups()[0].cost.tensors_read, 3);  // x once, both weights
+  EXPECT_EQ(names(g, plan.groups()[1].nodes), (std::vector<std::string>{"act", "y"}));
+  EXPECT_EQ(plan.groups()[1].kinds, std::vector<FusionKind>{FusionKind::vertical});
+  const FusionDecision after = engine.explain(testing::node(g, "u"), testing::node(g, "y"));
+  EXPECT_EQ(after.reason, Reason::epilogue_not_expressible) << after.message;
+}
+
+TEST(GoldenGpt2, QkvBiasAddsGoIntoTheGemmEpilogueNotTheHeadSplit) {
+  FusionEngine engine(sample("gpt2_block.json"), test_device());
+  engine.auto_fuse();
+  const Graph& g = engine.graph();
+  for (const char* p : {"q", "k", "v"}) {
+    const std::string head = p;
+    const Group& gemm = engine.plan().group_of_node(testing::node(g, head + "_mm"));
+    EXPECT_EQ(names(g, gemm.nodes), (std::vector<std::string>{head + "_mm", head + "_b"})) << gemm.id;
+    const Group& split = engine.plan().group_of_node(testing::node(g, head + "_r"));
+    EXPECT_EQ(names(g, split.nodes), (std::vector<std::string>{head + "_r", head + "_h"})) << split.id;
+    const FusionDecision d = engine.explain(testing::node(g, head + "_b"), testing::node(g, head + "_r"));
+    EXPECT_EQ(d.reason, Reason::layout_epilogue) << d.message;
+  }
 }
 
 TEST(GoldenGpt2, BlockFusesAndKeepsHeadSplitApartWithAReason) {

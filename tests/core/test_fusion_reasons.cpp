@@ -69,6 +69,22 @@ TEST(FusionReasons, LayoutEpilogue) {
   EXPECT_EQ(d.reason, Reason::layout_epilogue) << d.message;
 }
 
+TEST(FusionReasons, EpilogueNotExpressible) {
+  // erf gelu and silu have no cuBLASLt epilogue: the executor would run them as a second kernel.
+  for (const char* op : {"gelu", "silu"}) {
+    auto d = explain(graph_json(kX, std::string(R"([{"name": "m", "op": "matmul", "inputs": ["x", "W"]},
+                                                    {"name": "a", "op": ")") + op + R"(", "inputs": ["m"]}])",
+                                R"(["a"])"),
+                     "m", "a");
+    EXPECT_EQ(d.reason, Reason::epilogue_not_expressible) << d.message;
+    EXPECT_NE(d.message.find("second kernel"), std::string::npos) << d.message;
+  }
+  auto tanh = explain(graph_json(kX, R"([{"name": "m", "op": "matmul", "inputs": ["x", "W"]},
+                                         {"name": "a", "op": "gelu_tanh", "inputs": ["m"]}])", R"(["a"])"),
+                      "m", "a");
+  EXPECT_TRUE(tanh.fuse) << tanh.message;
+}
+
 TEST(FusionReasons, ReductionAxisOfAColumnReduction) {
   auto d = explain(graph_json(kX, R"([{"name": "s", "op": "sum", "inputs": ["x"], "attrs": {"axis": 0, "keepdim": true}},
                                       {"name": "y", "op": "sub", "inputs": ["x", "s"]}])", R"(["y"])"), "s", "y");

@@ -1,0 +1,179 @@
+#include "core/fusion/library_epilogue.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace fx {
+namespace {
+
+std::string name_of(const Graph& g, NodeId n) { return g.node(n).name + " (" + g.node(n).op + ")"; }
+
+bool contains(std::span<const NodeId> nodes, NodeId n) { return std::find(nodes.begin(), nodes.end(), n) != nodes.end(); }
+
+// A value the group must store: a graph output or read by a node outside the group.
+bool stored(const Graph& g, std::span<const NodeId> nodes, ValueId v) {
+  if (g.is_output(v)) return true;
+  const auto& cons = g.consumers(v);
+  return std::any_of(cons.begin(), cons.end(), [&](NodeId k) { return !contains(nodes, k); });
+}
+
+// The executor's chain_successor: v's only consumer, in the group, elementwise, of v's shape and dtype,
+// when v itself is not stored (a stored value leaves the library call as it is).
+std::optional<NodeId> chain_successor(const Graph& g, std::span<const NodeId> nodes, ValueId v) {
+  if (stored(g, nodes, v)) return std::nullopt;
+  const auto& cons = g.consumers(v);
+  if (cons.size() != 1 || !contains(nodes, cons[0])) return std::nullopt;
+  const Node& next = g.node(cons[0]);
+  if (next.op_class() != OpClass::elementwise || next.type != g.value_type(v)) return std::nullopt;
+  return cons[0];
+}
+
+// The operand of a binary node that is not v, when it is a tensor read from memory (not computed in the group).
+std::optional<ValueId> other_operand(const Graph& g, std::span<const NodeId> nodes, const Node& node, ValueId v) {
+  if (node.inputs.size() != 2) return std::nullopt;
+  const Operand& o = node.inputs[0].value == v ? node.inputs[1] : node.inputs[0];
+  if (o.is_scalar() || o.value == v) return std::nullopt;
+  if (auto p = g.producer(o.value); p && contains(nodes, *p)) return std::nullopt;
+  return o.value;
+}
+
+// The name choose_matmul_epilogue gives a tail op (kernels/executor/contraction_plan.cpp, matmul_tail).
+std::string matmul_tail_name(const Graph& g, std::span<const NodeId> nodes, NodeId n, ValueId v, std::int64_t cols) {
+  const Node& node = g.node(n);
+  if (node.op != "add") return node.op;
+  const auto other = other_operand(g, nodes, node, v);
+  const TensorType* t = other ? &g.value_type(*other) : nullptr;
+  if (t && t->numel() == cols && !t->shape.empty() && t->shape.back() == cols && t->dtype == node.type.dtype) {
+    return "add(bias)";
+  }
+  if (node.inputs[0].is_scalar() || node.inputs[1].is_scalar()) return "add_scalar";
+  return "add";
+}
+
+enum class TailOp : std::uint8_t { bias, relu, gelu_tanh, gelu_erf, full_add, other };
+
+TailOp classify(std::string_view op) {
+  if (op == "add(bias)" || op == "bias_add") return TailOp::bias;
+  if (op == "relu") return TailOp::relu;
+  if (op == "gelu_tanh") return TailOp::gelu_tanh;
+  if (op == "gelu") return TailOp::gelu_erf;
+  if (op == "add" || op.starts_with("add(")) return TailOp::full_add;
+  return TailOp::other;
+}
+
+// Why op cannot join an epilogue that already has (or not) a bias and an activation; empty if it can.
+std::string cublaslt_refusal(TailOp kind, const std::string& op, bool have_bias, bool have_activation) {
+  switch (kind) {
+    case TailOp::bias:
+      if (have_activation) return "the bias comes after the activation; cuBLASLt adds the bias before it";
+      return have_bias ? "a second bias add; cuBLASLt takes one bias vector" : "";
+    case TailOp::relu:
+    case TailOp::gelu_tanh: return have_activation ? "cuBLASLt applies one activation per epilogue" : "";
+    case TailOp::gelu_erf:
+      return "`gelu` is erf-based; cuBLASLt's GELU epilogue is the tanh approximation, exact only for `gelu_tanh`";
+    case TailOp::full_add: return "`" + op + "` adds a full M x N tensor, not an [N] bias vector";
+    case TailOp::other: return "cuBLASLt has no `" + op + "` epilogue";
+  }
+  return "cuBLASLt has no `" + op + "` epilogue";
+}
+
+bool is_channel_bias(const Shape& s, std::int64_t k) { return s == Shape{k, 1, 1} || s == Shape{1, k, 1, 1}; }
+
+bool foldable_batchnorm(const Graph& g, const Node& n, ValueId v) {
+  const std::int64_t axis = n.attrs.get_int("axis");
+  return n.inputs[0].value == v && (axis == 1 || axis == -3) &&
+         std::all_of(n.inputs.begin() + 1, n.inputs.end(), [&](const Operand& o) { return !o.is_scalar() && g.is_input(o.value); });
+}
+
+// cuDNN's fused conv + bias + activation (kernels/executor/contraction_plan.cpp, conv_call): per-channel bias
+// adds (at most two terms, the conv's own bias included), one inference batchnorm folded into the weights,
+// then relu, which ends the call; f32 only.
+TailFit fit_cudnn_conv(const Graph& g, std::span<const NodeId> nodes, NodeId c, const std::vector<NodeId>& chain) {
+  const Node& conv = g.node(c);
+  if (conv.type.dtype != DType::f32) {
+    return {0, "cuDNN's fused conv + bias + activation is used for f32 only (verified on the GPU); a " +
+                   std::string(dtype_name(conv.type.dtype)) + " convolution has no fused epilogue"};
+  }
+  const std::int64_t k = g.value_type(conv.inputs[1].value).shape[0];
+  int bias_terms = conv.inputs.size() > 2 ? 1 : 0;
+  bool folded = false;
+  ValueId v = g.value_of(c);
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    const Node& n = g.node(chain[i]);
+    if (n.op == "add" && !folded && bias_terms < 2) {
+      const auto other = other_operand(g, nodes, n, v);
+      if (!other || !is_channel_bias(g.value_type(*other).shape, k)) {
+        return {i, "`add` of a tensor that is not a per-channel [K,1,1] bias"};
+      }
+      ++bias_terms;
+    } else if (n.op == "batchnorm" && !folded && foldable_batchnorm(g, n, v)) {
+      folded = true;
+    } else if (n.op == "relu") {
+      if (i + 1 < chain.size()) return {i + 1, "cuDNN's fused call ends with its activation"};
+      return {chain.size(), ""};
+    } else {
+      return {i, "`" + n.op + "` has no place in cuDNN's fused conv + bias + activation"};
+    }
+    v = g.value_of(chain[i]);
+  }
+  return {chain.size(), ""};
+}
+
+}  // namespace
+
+TailFit fit_cublaslt_epilogue(std::span<const std::string> tail) {
+  bool have_bias = false, have_activation = false;
+  for (std::size_t i = 0; i < tail.size(); ++i) {
+    const TailOp kind = classify(tail[i]);
+    std::string why = cublaslt_refusal(kind, tail[i], have_bias, have_activation);
+    if (!why.empty()) return {i, std::move(why)};
+    (kind == TailOp::bias ? have_bias : have_activation) = true;
+  }
+  return {tail.size(), ""};
+}
+
+LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, NodeId c) {
+  LibraryEpilogue r;
+  const Node& cn = g.node(c);
+  std::vector<NodeId> chain;
+  for (auto next = chain_successor(g, nodes, g.value_of(c)); next; next = chain_successor(g, nodes, g.value_of(*next))) {
+    chain.push_back(*next);
+  }
+  TailFit fit;
+  if (cn.op == "matmul") {
+    r.library = "cuBLASLt";
+    std::vector<std::string> ops;
+    ValueId v = g.value_of(c);
+    for (NodeId n : chain) {
+      ops.push_back(matmul_tail_name(g, nodes, n, v, cn.type.shape.back()));
+      v = g.value_of(n);
+    }
+    fit = fit_cublaslt_epilogue(ops);
+  } else if (cn.op == "conv2d") {
+    r.library = "cuDNN";
+    fit = fit_cudnn_conv(g, nodes, c, chain);
+  } else {
+    fit = {0, "no library call fuses work after `" + cn.op + "`"};
+  }
+  r.absorbed.assign(chain.begin(), chain.begin() + static_cast<std::ptrdiff_t>(fit.absorbed));
+  const std::string second_kernel = "; it would run as a second kernel that reads and writes the " +
+                                    shape_to_string(cn.type.shape) + " output of " + cn.name + " again";
+  if (fit.absorbed < chain.size()) {
+    r.stop = chain[fit.absorbed];
+    r.message = name_of(g, *r.stop) + " after " + name_of(g, c) + ": " + fit.why_not + second_kernel;
+    return r;
+  }
+  for (NodeId n : nodes) {
+    if (n == c || contains(r.absorbed, n)) continue;
+    r.stop = n;
+    const ValueId last = r.absorbed.empty() ? g.value_of(c) : g.value_of(r.absorbed.back());
+    r.message = name_of(g, n) + " is not on the single chain of ops " + r.library + " applies after " +
+                name_of(g, c) + " (the chain ends at " + g.value_name(last) +
+                (stored(g, nodes, last) ? ", which is stored for use outside the kernel" : "") +
+                "; a library epilogue stores one output)" + second_kernel;
+    return r;
+  }
+  return r;
+}
+
+}  // namespace fx

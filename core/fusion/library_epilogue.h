@@ -1,0 +1,47 @@
+// What vendor libraries can apply to a contraction's output before they store it: the executor runs a
+// group holding a matmul or a convolution as one cuBLASLt / cuDNN call, and only an epilogue the library
+// offers keeps it one kernel. Anything else after the contraction runs as a second kernel that reads and
+// writes the contraction's output again, so the engine must not count it as fused.
+//
+// The executor's copy of these rules is authoritative: kernels/contraction/epilogue_choice.h
+// (choose_matmul_epilogue) and conv_call in kernels/executor/contraction_plan.cpp. core cannot link kernels,
+// so the rules are restated here; tests/core/test_library_epilogue.cpp pins the same list. Change both
+// together.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph.h"
+
+namespace fx {
+
+// cuBLASLt epilogues (verified on the GPU, see VERIFIED-FACTS.md): an optional bias add of a per-column [N]
+// vector, then an optional relu or gelu_tanh (tanh approximation; erf `gelu` is not covered). Tail ops are
+// named as choose_matmul_epilogue names them: "add(bias)" for an [N] bias vector, "add" for a full-tensor
+// add, "add_scalar", and otherwise the op name ("relu", "gelu_tanh", "gelu", "silu", "mul", ...).
+struct TailFit {
+  std::size_t absorbed = 0;  // tail[0, absorbed) fits the epilogue
+  std::string why_not;       // why tail[absorbed] does not; empty when the whole tail fits
+  bool fully_expressible(std::size_t tail_size) const { return absorbed == tail_size; }
+};
+TailFit fit_cublaslt_epilogue(std::span<const std::string> tail);
+
+// The verdict on a whole group: one contraction plus elementwise work after it.
+struct LibraryEpilogue {
+  std::string library;            // "cuBLASLt", "cuDNN", or "" for a contraction no library fuses
+  std::vector<NodeId> absorbed;   // epilogue nodes the library applies, in order
+  std::optional<NodeId> stop;     // the first node it cannot take (nullopt: the whole group fits)
+  std::string message;            // why not, for people; empty when the whole group fits
+  bool expressible() const { return !stop.has_value(); }
+};
+
+// `nodes` in topological order, holding exactly one contraction `c` and only nodes downstream of it (the
+// legality checks reject work before a contraction first). Values used outside `nodes` (or graph outputs)
+// are stored by the group.
+LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, NodeId c);
+
+}  // namespace fx
