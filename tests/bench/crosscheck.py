@@ -11,7 +11,8 @@ The dump layout (the contract between fusion-cli and this harness):
 
 .npy files are C-order with the tensor's shape; dtypes f32 '<f4', f16 '<f2', i32 '<i4', i64 '<i8', bool '|b1',
 and bf16 as '<u2' holding the raw bfloat16 bits (numpy has no bfloat16; an '<f4' file is accepted too).
-A manifest "inputs" value may also be an object {"file": ...}; a missing entry means inputs/<name>.npy.
+A manifest "inputs" value may also be an object {"file": ...}, or "inputs" a list of {"name", "file", ...}
+entries (what fusion-cli writes); a missing entry means inputs/<name>.npy.
 
 What is compared, per output: the relative error ||ours - ref|| / ||ref|| of both plans against a float64
 PyTorch reference run on the upcast dump inputs, with a threshold set by the output's path (fx_graph.tolerance:
@@ -60,6 +61,8 @@ def load_dump(dump_dir, graph_path=None, device="cuda"):
         path = os.path.join(dump_dir, path)
     graph = fx_graph.Graph.load(path)
     files = manifest.get("inputs", {})
+    if isinstance(files, list):  # fusion-cli writes a list of {"name", "file", "dtype", "shape"} entries
+        files = {e["name"]: e for e in files if isinstance(e, dict) and "name" in e}
     inputs = {}
     for i in graph.inputs:
         entry = files.get(i.name, f"inputs/{i.name}.npy")
@@ -130,6 +133,10 @@ def _check_dropout(graph, out, tol, refs, ours, report):
                    f"rel error {err:.3g}")
 
 
+def graph_has_f32_contraction(graph):
+    return any(n.op in ("matmul", "conv2d") and graph.types[n.inputs[0]].dtype == "f32" for n in graph.nodes)
+
+
 def check(graph, inputs, results, report):
     ref_fn = fx_torch.build_function(graph, "reference")
     wide = fx_torch.upcast(inputs)
@@ -145,8 +152,14 @@ def check(graph, inputs, results, report):
             report.add("FAIL", f"{graph.name}/{out}: no result from plan(s) {', '.join(missing)} in the dump")
         kind, why = fx_graph.dropout_plan(graph, out)
         if kind == "exact":
+            eager_err = rel_error(eager[out], refs["keep"][out])
             report.add("info", f"{graph.name}/{out} PyTorch eager ({graph.types[out].dtype}): rel error "
-                       f"{rel_error(eager[out], refs['keep'][out]):.3g}")
+                       f"{eager_err:.3g}")
+            # Through deep TF32 chains (softmax of scores amplifies the matmul rounding) PyTorch itself exceeds
+            # the per-op threshold; there ours must be as accurate as PyTorch eager in the same precision.
+            if graph_has_f32_contraction(graph) and math.isfinite(eager_err) and 1.5 * eager_err > tol:
+                report.add("info", f"{graph.name}/{out}: threshold raised to 1.5x PyTorch eager's own TF32 error")
+                tol = 1.5 * eager_err
             _check_exact(graph, out, tol, refs["keep"][out], ours, report)
         elif kind == "per_element":
             _check_dropout(graph, out, tol, refs, ours, report)
