@@ -59,8 +59,9 @@ for s in ${SAMPLES:-$DEFAULT_SAMPLES}; do
   cat "$OUT/runs/$s.log"
   [ $rc -eq 0 ] || { echo "run $s: exit code $rc"; STATUS=1; }
 done
-# SwiGLU as x@[W1|W3] in one strided-batched GEMM plus one silu(g)*u kernel: 2 launches. The auto plan keeps
-# silu with the first GEMM, which no cuBLASLt epilogue computes, so it runs as 4.
+# SwiGLU as x@[W1|W3] in one strided-batched GEMM plus one silu(g)*u kernel: 2 launches, accepted by candidate id
+# (the same plan auto-fuse now reaches, since the engine knows cuBLASLt has no silu epilogue): this checks that
+# `fuse --accept` gives a runnable plan.
 if [ -z "${SAMPLES:-}" ]; then
   echo "--- swiglu_bf16 (plan: h:g+u v:act+y)"
   "$CLI" fuse "$ROOT/sample_graphs/swiglu_bf16.json" --accept h:g+u v:act+y -o "$OUT/swiglu_bf16_hmerged.fused.json" > /dev/null \
