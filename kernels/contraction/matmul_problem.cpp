@@ -7,18 +7,6 @@
 namespace fx::gpu {
 namespace {
 
-std::string_view type_name(DType t) {
-  switch (t) {
-    case DType::f32: return "f32";
-    case DType::f16: return "f16";
-    case DType::bf16: return "bf16";
-    case DType::i32: return "i32";
-    case DType::i64: return "i64";
-    case DType::boolean: return "bool";
-  }
-  return "?";
-}
-
 bool is_gemm_type(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
 
 // Rows and columns of A, B and C as stored (row-major), which is what leading dimensions are checked against.
@@ -89,13 +77,13 @@ std::string validate_matmul(const MatmulProblem& p) {
     return "matmul takes f32, f16 or bf16 operands";
   }
   if (p.a_type != p.b_type) {
-    return std::string("A and B must have one type (got ") + std::string(type_name(p.a_type)) + " and " +
-           std::string(type_name(p.b_type)) + ")";
+    return std::string("A and B must have one type (got ") + std::string(dtype_name(p.a_type)) + " and " +
+           std::string(dtype_name(p.b_type)) + ")";
   }
   // cuBLASLt's 32F compute type pairs 16-bit inputs with a 16-bit or f32 output, and f32 inputs with f32 only.
   if (p.c_type != p.a_type && p.c_type != DType::f32) {
-    return std::string("a ") + std::string(type_name(p.a_type)) + " product cannot be written as " +
-           std::string(type_name(p.c_type)) + " (only as " + std::string(type_name(p.a_type)) + " or f32)";
+    return std::string("a ") + std::string(dtype_name(p.a_type)) + " product cannot be written as " +
+           std::string(dtype_name(p.c_type)) + " (only as " + std::string(dtype_name(p.a_type)) + " or f32)";
   }
   const MatmulLayout l = resolve_layout(p);
   for (const std::string& e : {check_ld("lda", l.lda, stored_a(p).cols), check_ld("ldb", l.ldb, stored_b(p).cols),

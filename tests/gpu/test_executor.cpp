@@ -10,40 +10,10 @@
 #include "kernels/codegen/codegen.h"
 #include "kernels/common/gpu_error.h"
 #include "kernels/executor/executor.h"
+#include "tests/gpu/executor_test_support.h"
 
 namespace fx::gpu {
 namespace {
-
-bool have_device(std::string& why) {
-  try {
-    query_device(0);
-    return true;
-  } catch (const NoDeviceError& e) {
-    why = e.what();
-    return false;
-  }
-}
-
-#define FX_REQUIRE_DEVICE()                                \
-  do {                                                     \
-    std::string why_;                                      \
-    if (!have_device(why_)) GTEST_SKIP() << why_;          \
-  } while (0)
-
-// Samples the generated kernels can run alone (no matmul/conv/sort/custom).
-std::vector<std::string> runnable_samples() {
-  std::vector<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(FX_SOURCE_DIR) + "/sample_graphs")) {
-    if (e.path().extension() != ".json") continue;
-    auto g = load_graph_file(e.path());
-    if (!g) continue;
-    std::vector<NodeId> all;
-    for (NodeId n = 0; n < g->num_nodes(); ++n) all.push_back(n);
-    if (unsupported_reason(*g, all).empty()) out.push_back(e.path().filename().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 // The sample with every dimension above 64 shrunk to an odd size (same size for the same original, so
 // shapes stay consistent): exercises masked rows and the scalar (non-vector) path.

@@ -10,25 +10,10 @@
 #include "core/graph/graph_io.h"
 #include "kernels/common/gpu_error.h"
 #include "kernels/executor/executor.h"
+#include "tests/gpu/executor_test_support.h"
 
 namespace fx::gpu {
 namespace {
-
-bool have_device(std::string& why) {
-  try {
-    query_device(0);
-    return true;
-  } catch (const NoDeviceError& e) {
-    why = e.what();
-    return false;
-  }
-}
-
-#define FX_REQUIRE_DEVICE()                       \
-  do {                                            \
-    std::string why_;                             \
-    if (!have_device(why_)) GTEST_SKIP() << why_; \
-  } while (0)
 
 Graph inline_graph(const std::string& inputs, const std::string& nodes, const std::string& outputs) {
   auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "t", "inputs": [)" + inputs +

@@ -10,33 +10,10 @@
 #include "kernels/codegen/codegen.h"
 #include "kernels/common/gpu_error.h"
 #include "kernels/executor/executor.h"
+#include "tests/gpu/executor_test_support.h"
 
 namespace fx::gpu {
 namespace {
-
-#define FX_REQUIRE_DEVICE()                       \
-  do {                                            \
-    try {                                         \
-      query_device(0);                            \
-    } catch (const NoDeviceError& e) {            \
-      GTEST_SKIP() << e.what();                   \
-    }                                             \
-  } while (0)
-
-// Samples made of elementwise, layout and reduction ops only.
-std::vector<std::string> generated_samples() {
-  std::vector<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(FX_SOURCE_DIR) + "/sample_graphs")) {
-    if (e.path().extension() != ".json") continue;
-    auto g = load_graph_file(e.path());
-    if (!g) continue;
-    std::vector<NodeId> all;
-    for (NodeId n = 0; n < g->num_nodes(); ++n) all.push_back(n);
-    if (unsupported_reason(*g, all).empty()) out.push_back(e.path().filename().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 // The sample with every dimension above 64 cut to 61..73 (the same original size gives the same size, so
 // shapes stay consistent; odd sizes exercise masked rows and partial tiles), its f32 inputs as `dtype`.
@@ -85,7 +62,7 @@ Graph inline_graph(const std::string& inputs, const std::string& nodes, const st
 
 TEST(ReferenceGpu, EverySampleMatchesTheReferenceInEachFloatType) {
   FX_REQUIRE_DEVICE();
-  const auto samples = generated_samples();
+  const auto samples = runnable_samples();
   ASSERT_GE(samples.size(), 10u);
   for (const std::string& s : samples) {
     for (DType t : {DType::f32, DType::f16, DType::bf16}) {

@@ -1,0 +1,53 @@
+// Helpers shared by the executor GPU tests (test_executor, test_executor_contraction, test_reference_gpu): the
+// no-device skip and the list of samples the generated kernels can run alone.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/graph/graph_io.h"
+#include "kernels/codegen/codegen.h"
+#include "kernels/common/gpu_error.h"
+#include "kernels/executor/executor.h"
+
+namespace fx::gpu {
+
+// True when device 0 can be queried; otherwise false with the reason in `why`.
+inline bool have_device(std::string& why) {
+  try {
+    query_device(0);
+    return true;
+  } catch (const NoDeviceError& e) {
+    why = e.what();
+    return false;
+  }
+}
+
+// Skips the current test, with the reason, where no CUDA device exists.
+#define FX_REQUIRE_DEVICE()                                  \
+  do {                                                       \
+    std::string why_;                                        \
+    if (!::fx::gpu::have_device(why_)) GTEST_SKIP() << why_; \
+  } while (0)
+
+// Samples the generated kernels can run alone: elementwise, layout and reduction ops only (no
+// matmul/conv/sort/custom), sorted by file name.
+inline std::vector<std::string> runnable_samples() {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(FX_SOURCE_DIR) + "/sample_graphs")) {
+    if (e.path().extension() != ".json") continue;
+    auto g = load_graph_file(e.path());
+    if (!g) continue;
+    std::vector<NodeId> all;
+    for (NodeId n = 0; n < g->num_nodes(); ++n) all.push_back(n);
+    if (unsupported_reason(*g, all).empty()) out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace fx::gpu
