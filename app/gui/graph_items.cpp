@@ -159,6 +159,15 @@ void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
 ClusterItem::ClusterItem(const DrawnCluster& cluster, const QRectF& rect) : cluster_(cluster), rect_(rect) {
   setZValue(0);
   setToolTip(cluster_.label);
+  // dot sized the box from its nodes alone (it is given no label text), so a one-column group can be narrower
+  // than its title: widen the box around its centre so the title stays inside it.
+  QFont f = title_font();
+  f.setPointSizeF(9);
+  const double needed = QFontMetricsF(f).horizontalAdvance(cluster_.label) + 16;
+  if (needed > rect_.width()) {
+    const double grow = (needed - rect_.width()) / 2;
+    rect_.adjust(-grow, 0, grow, 0);
+  }
 }
 
 QRectF ClusterItem::boundingRect() const { return rect_.adjusted(-2, -2, 2, 2); }
