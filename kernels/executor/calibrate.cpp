@@ -6,6 +6,7 @@
 
 #include "kernels/codegen/emit.h"
 #include "kernels/common/cuda_call.h"
+#include "kernels/contraction/matmul.h"
 #include "kernels/nvrtc/nvrtc_compiler.h"
 
 namespace fx::gpu {
@@ -16,6 +17,18 @@ extern "C" __global__ void __launch_bounds__(256) fx_copy(const float4* __restri
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) out[i] = in[i];
 }
 extern "C" __global__ void fx_empty() {}
+// Random values in [-1, 1) from a hash of the index: matrix units run measurably faster on zeros or constants.
+__device__ float fx_uniform(long long i) {
+  unsigned int h = (unsigned int)(i * 2654435761ll) ^ 0x9e3779b9u;
+  h ^= h >> 16; h *= 0x85ebca6bu; h ^= h >> 13; h *= 0xc2b2ae35u; h ^= h >> 16;
+  return (float)(h >> 8) * (2.0f / 16777216.0f) - 1.0f;
+}
+extern "C" __global__ void fx_fill_f32(float* p, long long n) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) p[i] = fx_uniform(i);
+}
+extern "C" __global__ void fx_fill_bf16(unsigned short* p, long long n) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) p[i] = (unsigned short)(__float_as_uint(fx_uniform(i)) >> 16);
+}
 )";
 
 struct Buffer {
@@ -58,9 +71,28 @@ double median_ms(int repeat, F&& body) {
   return t[t.size() / 2];
 }
 
+// 2*n^3 FLOP over the median time of a square cuBLASLt GEMM on random inputs (f32 runs on TF32 tensor cores).
+double gemm_rate(std::int64_t n, DType dtype, cudaKernel_t fill, int repeat) {
+  const std::int64_t elements = n * n;
+  const std::int64_t bytes = elements * dtype_size(dtype);
+  Buffer a(bytes), b(bytes), out(bytes);
+  long long count = elements;
+  for (void* p : {a.p, b.p}) {
+    void* args[] = {&p, &count};
+    FX_CUDA_CALL(cudaLaunchKernel(reinterpret_cast<const void*>(fill), dim3(1024), dim3(256), args, 0, nullptr));
+  }
+  Matmul matmul;
+  MatmulProblem problem;
+  problem.m = problem.n = problem.k = n;
+  problem.a_type = problem.b_type = problem.c_type = dtype;
+  problem.allow_tf32 = dtype == DType::f32;
+  const double ms = median_ms(repeat, [&] { matmul.run(problem, a.p, b.p, nullptr, out.p, nullptr); });
+  return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / (ms * 1e-3);
+}
+
 }  // namespace
 
-Calibration calibrate_device(std::int64_t bytes, int repeat) {
+Calibration calibrate_device(std::int64_t bytes, int repeat, std::int64_t gemm_size) {
   Calibration c;
   c.device = query_device(0);
   bytes = bytes / 16 * 16;
@@ -100,6 +132,14 @@ Calibration calibrate_device(std::int64_t bytes, int repeat) {
     }
   });
   c.launch_overhead_s = launches_ms * 1e-3 / kLaunches;
+  if (gemm_size > 0) {
+    cudaKernel_t fill_f32 = nullptr, fill_bf16 = nullptr;
+    FX_CUDA_CALL(cudaLibraryGetKernel(&fill_f32, lib, "fx_fill_f32"));
+    FX_CUDA_CALL(cudaLibraryGetKernel(&fill_bf16, lib, "fx_fill_bf16"));
+    c.gemm_size = gemm_size;
+    c.bf16_tensor_flops = gemm_rate(gemm_size, DType::bf16, fill_bf16, repeat);
+    c.tf32_tensor_flops = gemm_rate(gemm_size, DType::f32, fill_f32, repeat);
+  }
   return c;
 }
 
