@@ -33,11 +33,23 @@ KernelRun parse_kernel(const QJsonObject& k) {
                   .value_or(number(k, {"measured_ms", "time_ms"}, 1e3).value_or(0.0));
   r.predicted_us = number(k, {"predicted_us", "predicted_time_us"});
   if (!r.predicted_us) r.predicted_us = number(k, {"predicted_s", "predicted_time_s"}, 1e6);
+  if (!r.predicted_us) r.predicted_us = number(k, {"group_predicted_ms"}, 1e3);  // fusion-cli run's field
   r.bytes_read = number(k, {"measured_bytes_read", "bytes_read", "dram_bytes_read"});
   r.bytes_written = number(k, {"measured_bytes_written", "bytes_written", "dram_bytes_write", "dram_bytes_written"});
   if (!r.bytes_read && !r.bytes_written) r.bytes_read = number(k, {"measured_bytes"});
-  r.predicted_bytes = number(k, {"predicted_bytes"});
+  r.predicted_bytes = number(k, {"predicted_bytes", "group_predicted_bytes"});
   r.flops = number(k, {"flops"});
+  // fusion-cli run nests the CUPTI pass's numbers in "measured" (an object; absent or with a reason when the
+  // counters could not be read).
+  const QJsonObject m = k.value(QLatin1String("measured")).toObject();
+  if (!m.isEmpty()) {
+    if (!r.bytes_read) r.bytes_read = number(m, {"bytes_read"});
+    if (!r.bytes_written) r.bytes_written = number(m, {"bytes_written"});
+    if (!r.predicted_bytes) r.predicted_bytes = number(m, {"predicted_bytes"});
+    if (!r.flops) {
+      if (auto rate = number(m, {"flops_per_s"}); rate && r.time_us > 0) r.flops = *rate * r.time_us * 1e-6;
+    }
+  }
   return r;
 }
 

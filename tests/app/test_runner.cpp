@@ -1,5 +1,6 @@
 // The child-process runner: a child that crashes is reported with its stderr and never takes the test (the
 // GUI) down; progress lines are parsed; a run report opens in the panel and feeds the timings exports.
+#include <QFile>
 #include <QSignalSpy>
 #include <QTest>
 #include <QTemporaryDir>
@@ -99,6 +100,35 @@ TEST(RunPanel, OpensAReportAndPaintsMeasuredNumbersOnGroups) {
   const std::string csv = timings_to_csv(panel.timing_rows());
   EXPECT_NE(csv.find("k_fused"), std::string::npos);
   EXPECT_FALSE(panel.open_report(dir.filePath(QStringLiteral("missing.json"))));
+}
+
+}  // namespace
+}  // namespace fx::app
+
+namespace fx::app {
+namespace {
+
+// A report written by `fusion-cli run --json` on an H100 (relu_mul_add): the panel must read what the executor
+// really writes, not only the hand-made report above.
+TEST(RunReport, ReadsARealExecutorReport) {
+  QFile f(QStringLiteral(FX_SOURCE_DIR "/tests/data/run-reports/relu_mul_add.h100.json"));
+  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+  QString error;
+  const auto report = parse_run_report(f.readAll(), &error);
+  ASSERT_TRUE(report) << error.toStdString();
+  ASSERT_EQ(report->plans.size(), 2u);
+  const PlanRun* unfused = report->plan(QStringLiteral("unfused"));
+  const PlanRun* fused = report->plan(QStringLiteral("fused"));
+  ASSERT_TRUE(unfused && fused);
+  EXPECT_EQ(unfused->kernels.size(), 3u);
+  EXPECT_EQ(fused->kernels.size(), 1u);
+  EXPECT_GT(unfused->total_us(), 1.5 * fused->total_us());  // 0.715 ms vs 0.347 ms measured
+  ASSERT_TRUE(fused->total_bytes());                        // CUPTI bytes were measured in that run
+  EXPECT_NEAR(*fused->total_bytes() / (1 << 20), 1035.0, 60.0);  // 3 reads + 1 write of 256 MiB
+  ASSERT_TRUE(unfused->total_bytes());
+  EXPECT_NEAR(*unfused->total_bytes() / *fused->total_bytes(), 2.0, 0.2);
+  EXPECT_TRUE(report->speedup);
+  EXPECT_FALSE(report->device.isEmpty());
 }
 
 }  // namespace
