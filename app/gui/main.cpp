@@ -3,6 +3,10 @@
 #include <QCommandLineParser>
 #include <QIcon>
 #include <QTimer>
+#include <QSettings>
+#include <QMessageBox>
+#include <QFile>
+#include <QFileInfo>
 
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
@@ -33,7 +37,24 @@ int main(int argc, char** argv) {
   fx::app::MainWindow window;
   window.resize(1500, 950);
   window.show();
-  if (parser.isSet(transformer)) {
+  const QString shot = parser.value(screenshot);
+  const bool time_only = parser.isSet(timing);
+  // Crash protection (not for screenshots and timings, which must never stop at a question).
+  const QString autosave = QFileInfo(QSettings().fileName()).absolutePath() + QStringLiteral("/autosave.fused.json");
+  const bool interactive = shot.isEmpty() && !time_only;
+  bool restored = false;
+  if (interactive && QFileInfo::exists(autosave)) {
+    const auto answer = QMessageBox::question(
+        &window, QObject::tr("Restore session"),
+        QObject::tr("Fusion Explorer did not close normally last time. Restore the session it saved "
+                    "automatically (graph, plan and decisions)?"));
+    if (answer == QMessageBox::Yes) restored = window.open_file(autosave);
+    if (!restored) QFile::remove(autosave);
+  }
+  if (interactive) window.session().enable_autosave(autosave);
+  if (restored) {
+    window.session().set_path({});  // Save asks where: the autosave file is not the user's document
+  } else if (parser.isSet(transformer)) {
     window.open_generated_transformer(parser.value(transformer).toInt());
   } else if (!parser.positionalArguments().isEmpty()) {
     window.open_file(parser.positionalArguments().front());
@@ -41,8 +62,6 @@ int main(int argc, char** argv) {
   if (parser.isSet(autofuse) && window.session().has_document()) window.session().auto_fuse();
   if (parser.isSet(report)) window.run_panel()->open_report(parser.value(report));
 
-  const QString shot = parser.value(screenshot);
-  const bool time_only = parser.isSet(timing);
   if (!shot.isEmpty() || time_only) {
     window.set_confirm_close(false);
     QObject::connect(&window, &fx::app::MainWindow::picture_ready, &app, [&](double seconds) {

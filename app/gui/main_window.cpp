@@ -290,6 +290,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     return;
   }
   run_->cancel();
+  session_->discard_autosave();
   QSettings settings;
   settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
   settings.setValue(QStringLiteral("window/state"), saveState());

@@ -1,5 +1,7 @@
 #include "app/gui/session.h"
 
+#include <QFile>
+
 #include <nlohmann/json.hpp>
 
 #include "app/gui/fusion_commands.h"
@@ -50,7 +52,25 @@ std::variant<LoadedDocument, LoadFailure> document_from_graph(const QString& nam
   return LoadedDocument{name, shared, std::make_shared<FusionEngine>(shared, device)};
 }
 
-Session::Session(QObject* parent) : QObject(parent) {}
+Session::Session(QObject* parent) : QObject(parent) {
+  connect(&undo_, &QUndoStack::indexChanged, this, [this] { autosave(); });
+}
+
+void Session::enable_autosave(const QString& path) { autosave_path_ = path; }
+
+void Session::autosave() {
+  if (autosave_path_.isEmpty()) return;
+  if (!engine_ || !modified()) {
+    remove_autosave();
+    return;
+  }
+  // Best effort: a failed autosave must not disturb the user's work; the next change tries again.
+  (void)write_text_file_atomic(autosave_path_.toStdString(), engine_->save_fused_graph());
+}
+
+void Session::remove_autosave() {
+  if (!autosave_path_.isEmpty()) QFile::remove(autosave_path_);
+}
 
 void Session::set_document(LoadedDocument doc) {
   undo_.clear();
@@ -62,6 +82,7 @@ void Session::set_document(LoadedDocument doc) {
 }
 
 void Session::close_document() {
+  remove_autosave();
   undo_.clear();
   engine_.reset();
   graph_.reset();
@@ -126,6 +147,7 @@ QString Session::save(const QString& path) {
   if (!written) return QString::fromStdString(format_diagnostics(written.errors(), path.toStdString()));
   path_ = path;
   undo_.setClean();
+  remove_autosave();
   return {};
 }
 

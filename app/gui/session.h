@@ -69,6 +69,13 @@ class Session : public QObject {
   // Called by the undo commands after they moved the engine.
   void notify_plan_changed() { emit plan_changed(); }
 
+  // Crash protection: once enabled, every change of a modified document writes the session (graph, plan and
+  // decisions, atomically) to `path`; saving, closing or returning to the saved state removes it. A file left
+  // behind at start means the program did not close normally (the program offers to restore it).
+  void enable_autosave(const QString& path);
+  const QString& autosave_path() const { return autosave_path_; }
+  void discard_autosave() { remove_autosave(); }  // a normal exit: nothing to restore next time
+
  signals:
   void document_changed();  // a new graph (or none)
   void plan_changed();      // accept/reject/undo/redo/what-if
@@ -78,6 +85,9 @@ class Session : public QObject {
   std::shared_ptr<const Graph> graph_;
   std::shared_ptr<FusionEngine> engine_;
   QUndoStack undo_;
+  QString autosave_path_;  // empty: autosave off (tests, screenshots)
+  void autosave();
+  void remove_autosave();
 };
 
 }  // namespace fx::app

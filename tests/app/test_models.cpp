@@ -1,6 +1,8 @@
 // The candidates model under QAbstractItemModelTester, and accept/reject/auto-fuse undo/redo round trips.
 #include <QAbstractItemModelTester>
+#include <QFileInfo>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <gtest/gtest.h>
 
 #include "app/gui/candidates_model.h"
@@ -91,6 +93,31 @@ TEST(UndoCommands, AutoFuseIsOneStep) {
   EXPECT_EQ(session->engine().plan(), unfused);
   session->undo_stack()->redo();
   EXPECT_EQ(session->engine().plan().kernel_count(), 1);
+}
+
+// Crash protection: a modified session is written to the autosave file after every change and restores its
+// plan; returning to the saved state, saving or closing removes the file.
+TEST(Autosave, FollowsEveryChangeAndRestoresThePlan) {
+  QTemporaryDir dir;
+  const QString autosave = dir.filePath(QStringLiteral("autosave.fused.json"));
+  std::unique_ptr<Session> session(open_sample("gelu_tanh_decomposed.json"));
+  session->enable_autosave(autosave);
+  EXPECT_FALSE(QFileInfo::exists(autosave)) << "nothing to protect before the first change";
+  ASSERT_GT(session->auto_fuse(), 0);
+  ASSERT_TRUE(QFileInfo::exists(autosave));
+  auto restored = load_document(autosave, DeviceDescription::h200());
+  ASSERT_TRUE(std::holds_alternative<LoadedDocument>(restored)) << std::get<LoadFailure>(restored).text().toStdString();
+  EXPECT_EQ(std::get<LoadedDocument>(restored).engine->plan(), session->engine().plan());
+  session->undo_stack()->undo();  // back to the state on disk: nothing left to lose
+  EXPECT_FALSE(QFileInfo::exists(autosave));
+  session->undo_stack()->redo();
+  EXPECT_TRUE(QFileInfo::exists(autosave));
+  ASSERT_TRUE(session->save(dir.filePath(QStringLiteral("saved.fused.json"))).isEmpty());
+  EXPECT_FALSE(QFileInfo::exists(autosave));
+  session->undo_stack()->undo();
+  EXPECT_TRUE(QFileInfo::exists(autosave));
+  session->close_document();
+  EXPECT_FALSE(QFileInfo::exists(autosave));
 }
 
 }  // namespace
