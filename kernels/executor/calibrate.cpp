@@ -6,6 +6,7 @@
 
 #include "kernels/codegen/emit.h"
 #include "kernels/common/cuda_call.h"
+#include "kernels/contraction/device_memory.h"
 #include "kernels/contraction/matmul.h"
 #include "kernels/nvrtc/nvrtc_compiler.h"
 
@@ -31,13 +32,8 @@ extern "C" __global__ void fx_fill_bf16(unsigned short* p, long long n) {
 }
 )";
 
-struct Buffer {
-  void* p = nullptr;
-  explicit Buffer(std::int64_t bytes) { FX_CUDA_CALL(cudaMalloc(&p, static_cast<std::size_t>(bytes))); }
-  ~Buffer() { cudaFree(p); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-};
+// The owned allocation kernels/contraction already has (the executor's contraction steps use it too).
+using Buffer = contraction_detail::DeviceMemory;
 
 struct EventPair {
   cudaEvent_t a = nullptr, b = nullptr;
@@ -75,9 +71,9 @@ double median_ms(int repeat, F&& body) {
 double gemm_rate(std::int64_t n, DType dtype, cudaKernel_t fill, int repeat) {
   const std::int64_t elements = n * n;
   const std::int64_t bytes = elements * dtype_size(dtype);
-  Buffer a(bytes), b(bytes), out(bytes);
+  Buffer a(static_cast<std::size_t>(bytes)), b(static_cast<std::size_t>(bytes)), out(static_cast<std::size_t>(bytes));
   long long count = elements;
-  for (void* p : {a.p, b.p}) {
+  for (void* p : {a.get(), b.get()}) {
     void* args[] = {&p, &count};
     FX_CUDA_CALL(cudaLaunchKernel(reinterpret_cast<const void*>(fill), dim3(1024), dim3(256), args, 0, nullptr));
   }
@@ -86,7 +82,7 @@ double gemm_rate(std::int64_t n, DType dtype, cudaKernel_t fill, int repeat) {
   problem.m = problem.n = problem.k = n;
   problem.a_type = problem.b_type = problem.c_type = dtype;
   problem.allow_tf32 = dtype == DType::f32;
-  const double ms = median_ms(repeat, [&] { matmul.run(problem, a.p, b.p, nullptr, out.p, nullptr); });
+  const double ms = median_ms(repeat, [&] { matmul.run(problem, a.get(), b.get(), nullptr, out.get(), nullptr); });
   return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / (ms * 1e-3);
 }
 
@@ -97,10 +93,10 @@ Calibration calibrate_device(std::int64_t bytes, int repeat, std::int64_t gemm_s
   c.device = query_device(0);
   bytes = bytes / 16 * 16;
   c.copy_bytes = bytes;
-  Buffer src(bytes), dst(bytes);
-  FX_CUDA_CALL(cudaMemset(src.p, 1, static_cast<std::size_t>(bytes)));
+  Buffer src(static_cast<std::size_t>(bytes)), dst(static_cast<std::size_t>(bytes));
+  FX_CUDA_CALL(cudaMemset(src.get(), 1, static_cast<std::size_t>(bytes)));
   const double memcpy_ms = median_ms(repeat, [&] {
-    FX_CUDA_CALL(cudaMemcpyAsync(dst.p, src.p, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToDevice, nullptr));
+    FX_CUDA_CALL(cudaMemcpyAsync(dst.get(), src.get(), static_cast<std::size_t>(bytes), cudaMemcpyDeviceToDevice, nullptr));
   });
   c.memcpy_bandwidth = 2.0 * static_cast<double>(bytes) / (memcpy_ms * 1e-3);
 
@@ -116,8 +112,8 @@ Calibration calibrate_device(std::int64_t bytes, int repeat, std::int64_t gemm_s
   FX_CUDA_CALL(cudaLibraryGetKernel(&copy, lib, "fx_copy"));
   FX_CUDA_CALL(cudaLibraryGetKernel(&empty, lib, "fx_empty"));
   long long n = bytes / 16;
-  void* in = src.p;
-  void* out = dst.p;
+  void* in = src.get();
+  void* out = dst.get();
   void* args[] = {&in, &out, &n};
   const auto blocks = static_cast<unsigned>(std::min<long long>((n + 255) / 256, 1 << 30));
   const double kernel_ms = median_ms(repeat, [&] {
