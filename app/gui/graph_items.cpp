@@ -5,6 +5,8 @@
 #include <QStyleOptionGraphicsItem>
 #include <QtMath>
 
+#include <algorithm>
+
 namespace fx::app {
 namespace {
 
@@ -108,11 +110,43 @@ EdgeItem::EdgeItem(const DrawnEdge& edge, int index, const std::vector<QPointF>&
     path_.lineTo(base);
     label_pos_ = path_.pointAtPercent(0.5);
   }
-  const QFontMetricsF fm(edge_font());
-  QRectF label(label_pos_ + QPointF(4, -fm.height() / 2), QSizeF(fm.horizontalAdvance(edge_.label) + 120, fm.height()));
-  bounds_ = path_.boundingRect().united(arrow_.boundingRect()).united(label).adjusted(-4, -4, 4, 4);
+  update_bounds();
   setToolTip(edge_.label);
   setFlag(ItemIsSelectable);  // a selected edge answers "why not fused?" for its two ends
+}
+
+QRectF EdgeItem::label_rect_at(QPointF pos) const {
+  const QFontMetricsF fm(edge_font());
+  return QRectF(pos + QPointF(4, -fm.height() / 2), QSizeF(fm.horizontalAdvance(edge_.label), fm.height()));
+}
+
+QRectF EdgeItem::label_rect() const { return label_rect_at(label_pos_); }
+
+void EdgeItem::update_bounds() {
+  prepareGeometryChange();
+  const QRectF label = label_rect().adjusted(0, 0, 120, 0);  // room for a wider font than measured
+  bounds_ = path_.boundingRect().united(arrow_.boundingRect()).united(label).adjusted(-4, -4, 4, 4);
+}
+
+void EdgeItem::place_label_outside(const std::vector<QRectF>& keep_out) {
+  if (path_.isEmpty() || edge_.label.isEmpty()) return;
+  auto free_at = [&](QPointF pos) {
+    const QRectF r = label_rect_at(pos);
+    return std::none_of(keep_out.begin(), keep_out.end(), [&](const QRectF& k) { return k.intersects(r); });
+  };
+  // From the middle outwards, alternating sides: the label stays as central as the picture allows.
+  for (double offset = 0.0; offset <= 0.48; offset += 0.02) {
+    for (double t : {0.5 - offset, 0.5 + offset}) {
+      const QPointF pos = path_.pointAtPercent(t);
+      if (free_at(pos)) {
+        if (pos != label_pos_) {
+          label_pos_ = pos;
+          update_bounds();
+        }
+        return;
+      }
+    }
+  }
 }
 
 QRectF EdgeItem::boundingRect() const { return bounds_; }
@@ -172,6 +206,8 @@ ClusterItem::ClusterItem(const DrawnCluster& cluster, const QRectF& rect) : clus
 
 QRectF ClusterItem::boundingRect() const { return rect_.adjusted(-2, -2, 2, 2); }
 
+QRectF ClusterItem::title_rect() const { return QRectF(rect_.left(), rect_.top(), rect_.width(), kClusterLabelHeight); }
+
 void ClusterItem::set_measured(const QString& text) {
   measured_ = text;
   update();
@@ -187,7 +223,7 @@ void ClusterItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* optio
   f.setPointSizeF(9);
   painter->setFont(f);
   painter->setPen(scene_colors().cluster_text);
-  const QRectF label(rect_.left() + 8, rect_.top() + 3, rect_.width() - 16, kClusterLabelHeight - 4);
+  const QRectF label = title_rect().adjusted(8, 3, -8, -1);
   painter->drawText(label, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, cluster_.label);
   if (!measured_.isEmpty()) {
     painter->setPen(QColor("#1b5e20"));

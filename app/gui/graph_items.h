@@ -5,6 +5,8 @@
 #include <QGraphicsItem>
 #include <QPainterPath>
 
+#include <vector>
+
 #include "app/gui/graph_drawing.h"
 #include "app/gui/graph_layout.h"
 
@@ -53,8 +55,16 @@ class EdgeItem : public QGraphicsItem {
   const DrawnEdge& edge() const { return edge_; }
   void set_rejected(const QString& reason);  // "" clears
   bool rejected() const { return !rejected_.isEmpty(); }
+  // Slides the size label along the edge until it overlaps none of `keep_out` (the groups' title bands), so
+  // an edge entering a group from above does not write over the group's title. Stays at the middle when no
+  // free place is found.
+  void place_label_outside(const std::vector<QRectF>& keep_out);
+  QRectF label_rect() const;
 
  private:
+  QRectF label_rect_at(QPointF pos) const;
+  void update_bounds();
+
   DrawnEdge edge_;
   int index_;
   QPainterPath path_;
@@ -71,6 +81,7 @@ class ClusterItem : public QGraphicsItem {
   int type() const override { return Type; }
   QRectF boundingRect() const override;
   void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+  QRectF title_rect() const;  // the band at the top that holds the group's title and measured time
 
   const DrawnCluster& cluster() const { return cluster_; }
   void set_measured(const QString& text);

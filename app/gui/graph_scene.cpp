@@ -34,8 +34,11 @@ void GraphScene::show_drawing(std::shared_ptr<const DrawnGraph> drawing, const L
     addItem(item);
     nodes_.push_back(item);
   }
+  std::vector<QRectF> titles;
+  for (const ClusterItem* c : clusters_) titles.push_back(c->title_rect());
   for (std::size_t i = 0; i < d.edges.size(); ++i) {
     auto* item = new EdgeItem(d.edges[i], static_cast<int>(i), layout.edge_points[i], layout.edge_arrow_tips[i]);
+    item->place_label_outside(titles);
     addItem(item);
     edges_.push_back(item);
   }

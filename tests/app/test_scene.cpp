@@ -63,6 +63,13 @@ TEST(Scene, EverySampleLoadsAndDrawsOneItemPerNodeAndEdge) {
       }
       // Every box sits inside the laid-out bounds.
       for (const NodeItem* item : scene.node_items()) EXPECT_TRUE(layout.bounds.adjusted(-1, -1, 1, 1).contains(item->pos()));
+      // No tensor-size label is written over a group's title (an edge entering a group from above crosses it).
+      for (const EdgeItem* e : scene.edge_items()) {
+        for (const ClusterItem* c : scene.cluster_items()) {
+          EXPECT_FALSE(e->label_rect().intersects(c->title_rect()))
+              << "label \"" << e->edge().label.toStdString() << "\" over a group title";
+        }
+      }
     }
   }
 }
