@@ -7,10 +7,12 @@
 
 #include "app/cli/command.h"
 #include "app/cli/plan_source.h"
+#include "app/cli/run_fault.h"
 #include "app/cli/run_profile.h"
 
 #ifdef FX_HAVE_CUDA
 #include "kernels/common/gpu_error.h"
+#include "kernels/common/sticky_error.h"
 #include "kernels/executor/executor.h"
 #include "kernels/executor/profile_pass.h"
 #include "kernels/executor/report_json.h"
@@ -41,7 +43,13 @@ const char* kHelp =
     "bytes read and written per kernel, next to the cost model's bytes (docs/measurement.md).\n"
     "  --no-profile  skip the counter pass (bytes \"not measured\")\n"
     "  --csv OUT     kernel timings as CSV; --trace OUT as a Chrome trace (Perfetto), kernels named by group\n"
-    "Exit codes: 0 verified, 1 verification failed or a GPU error, 2 bad input, 3 no CUDA device.\n";
+    "Exit codes: 0 verified, 1 verification failed or a GPU error, 2 bad input, 3 no CUDA device, 4 a GPU fault.\n"
+    "A GPU fault (a kernel hit an illegal address, a trap, an assert...: a sticky CUDA error, after which the\n"
+    "process cannot use the GPU) stops the run at once: one line on stderr names the error and the plan step,\n"
+    "--json writes {\"status\": \"gpu_fault\", \"fault\": {...}} with no measurements, nothing else is written.\n"
+    "The first run of each plan synchronises after every step, so a kernel that faults there is named exactly;\n"
+    "later, the step named is the last one launched before the error was seen (\"attribution\").\n"
+    "Test only: FX_TEST_FAULT_KERNEL=GROUP|first makes that fused-plan kernel fault (docs/reliability.md).\n";
 
 #ifdef FX_HAVE_CUDA
 void print_plan(std::ostream& os, const gpu::PlanReport& p) {
@@ -66,67 +74,30 @@ std::string default_device_for(const std::string& gpu_name) {
   return "h100";
 }
 
-int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Args args(argv, {"--auto", "--cuda-graph", "--progress", "--reference", "--no-reference", "--no-profile"},
-            {"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed", "--device", "--csv", "--trace"});
-  if (!args.ok() || args.positionals().size() != 1) {
-    err << "fusion-cli run: " << (args.ok() ? "name one graph file" : args.error()) << "\n";
-    return kBadInput;
-  }
-  const bool progress = args.has("--progress");
-  std::ostream& human = progress ? err : out;  // stdout carries JSON lines with --progress
-  gpu::DeviceInfo dev;
-  try {
-    dev = gpu::query_device(0);
-  } catch (const gpu::NoDeviceError& e) {
-    err << "fusion-cli run: " << e.what() << "\n";
-    return kNoDevice;
-  }
-  auto device = resolve_device(args.value("--device").value_or(default_device_for(dev.name)));
-  if (!device) {
-    err << "fusion-cli run: " << format_diagnostics(device.errors());
-    return kBadInput;
-  }
-  auto plans = load_plans({args.positionals()[0], args.value("--plan"), args.has("--auto"), false}, *device, err);
-  if (!plans) return kBadInput;
-  gpu::RunOptions opt;
+// --repeat, --warmup, --seed, --cuda-graph, --dump, --reference and --progress into the executor's options;
+// false after a message on err.
+bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out, std::ostream& err) {
   try {
     if (auto r = args.value("--repeat")) opt.repeat = std::stoi(*r);
     if (auto w = args.value("--warmup")) opt.warmup = std::stoi(*w);
     if (auto s = args.value("--seed")) opt.seed = std::stoull(*s);
   } catch (const std::exception&) {
     err << "fusion-cli run: --repeat, --warmup and --seed take numbers\n";
-    return kBadInput;
+    return false;
   }
   opt.cuda_graph = args.has("--cuda-graph");
   opt.dump_dir = args.value("--dump").value_or("");
   if (args.has("--reference")) opt.reference = gpu::RunOptions::Reference::on;
   if (args.has("--no-reference")) opt.reference = gpu::RunOptions::Reference::off;
-  if (progress) {
+  if (args.has("--progress")) {
     opt.progress = [&out](const std::string& step, double fraction, const std::string& message) {
       out << nlohmann::json{{"step", step}, {"progress", fraction}, {"message", message}}.dump() << std::endl;
     };
   }
-  const Graph& g = plans->engine->graph();
-  human << g.name() << ": " << plans->unfused.kernel_count() << " nodes -> " << plans->fused.kernel_count()
-        << " groups (" << plans->how << ") on " << dev.name << "\n";
-  gpu::RunReport rep;
-  gpu::ProfilePass profile(opt);  // before the executor, which copies the launch hooks
-  gpu::ProfileMeasurements measured;
-  try {
-    gpu::Executor ex(g, plans->unfused, plans->fused, opt);
-    rep = ex.run();
-    measured = profile.measure(ex, rep, {.counters = !args.has("--no-profile")});
-  } catch (const gpu::CompileError& e) {
-    err << "fusion-cli run: " << e.what() << "\n--- source ---\n" << e.source() << "\n";
-    return kFailed;
-  } catch (const std::invalid_argument& e) {
-    err << "fusion-cli run: " << e.what() << "\n";
-    return kBadInput;
-  } catch (const gpu::GpuError& e) {
-    err << "fusion-cli run: GPU error: " << e.what() << "\n";
-    return kFailed;
-  }
+  return true;
+}
+
+void print_checks(std::ostream& human, const gpu::RunReport& rep) {
   print_plan(human, rep.unfused);
   print_plan(human, rep.fused);
   human << "speedup " << std::setprecision(2) << rep.speedup << "x; verification "
@@ -142,21 +113,95 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
           << c.rel_error << " (limit " << c.threshold << ")" << std::defaultfloat
           << (c.nan_count ? ", " + std::to_string(c.nan_count) + " NaN" : "") << (c.passed ? "" : "  FAILED") << "\n";
   }
+}
+
+struct Measured {
+  gpu::RunReport report;
+  gpu::ProfileMeasurements profile;
+};
+
+// Runs and profiles both plans. A sticky CUDA error ends it as GpuFault, wherever it surfaced: inside the
+// executor (attributed there) or in the profiler's own synchronisation (attributed to the executor's last
+// step). The final device synchronisation makes sure no fault hides behind the report about to be written.
+Measured execute(const Graph& g, const LoadedPlans& plans, gpu::RunOptions opt, bool counters) {
+  Measured m;
+  gpu::ProfilePass profile(opt);  // before the executor, which copies the launch hooks
+  std::optional<gpu::Executor> ex;
+  try {
+    ex.emplace(g, plans.unfused, plans.fused, opt);
+    m.report = ex->run();
+    m.profile = profile.measure(*ex, m.report, {.counters = counters});
+    gpu::synchronize_device_checked();
+  } catch (const gpu::GpuFault&) {
+    throw;
+  } catch (const gpu::GpuError& e) {
+    if (!gpu::is_sticky(e)) throw;
+    throw gpu::GpuFault(e, ex ? ex->fault_site() : gpu::FaultSite{});
+  }
+  return m;
+}
+
+// The text report, the exports and the JSON of a run that completed.
+int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo& dev, const Measured& m,
+               std::ostream& human, std::ostream& err) {
+  const gpu::RunReport& rep = m.report;
+  print_checks(human, rep);
   std::string peak_note;
   const DeviceDescription peak = peak_device_for(dev.name, peak_note);
-  gpu::ProfileSummary summary =
-      gpu::summarize_profile(rep, measured, plans->unfused, plans->fused, peak, dev.l2_bytes);
+  gpu::ProfileSummary summary = gpu::summarize_profile(rep, m.profile, plans.unfused, plans.fused, peak, dev.l2_bytes);
   if (!peak_note.empty()) summary.notes.push_back(peak_note);
   print_profile(human, summary);
-  if (!write_timing_exports(measured, args.value("--csv"), args.value("--trace"), err)) return kFailed;
+  if (!write_timing_exports(m.profile, args.value("--csv"), args.value("--trace"), err)) return kFailed;
   if (auto file = args.value("--json")) {
     auto j = gpu::report_to_json(rep);
     gpu::add_profile_to_json(j, summary);
-    j["graph"] = g.name();
-    j["plan_source"] = plans->how;
+    j["graph"] = plans.engine->graph().name();
+    j["plan_source"] = plans.how;
     std::ofstream(*file) << j.dump(2) << "\n";
   }
   return rep.verified ? kOk : kFailed;
+}
+
+int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  Args args(argv, {"--auto", "--cuda-graph", "--progress", "--reference", "--no-reference", "--no-profile"},
+            {"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed", "--device", "--csv", "--trace"});
+  if (!args.ok() || args.positionals().size() != 1) {
+    err << "fusion-cli run: " << (args.ok() ? "name one graph file" : args.error()) << "\n";
+    return kBadInput;
+  }
+  std::ostream& human = args.has("--progress") ? err : out;  // stdout carries JSON lines with --progress
+  gpu::DeviceInfo dev;
+  try {
+    dev = gpu::query_device(0);
+  } catch (const gpu::NoDeviceError& e) {
+    err << "fusion-cli run: " << e.what() << "\n";
+    return kNoDevice;
+  }
+  auto device = resolve_device(args.value("--device").value_or(default_device_for(dev.name)));
+  if (!device) {
+    err << "fusion-cli run: " << format_diagnostics(device.errors());
+    return kBadInput;
+  }
+  auto plans = load_plans({args.positionals()[0], args.value("--plan"), args.has("--auto"), false}, *device, err);
+  gpu::RunOptions opt;
+  if (!plans || !read_run_options(args, opt, out, err)) return kBadInput;
+  const Graph& g = plans->engine->graph();
+  human << g.name() << ": " << plans->unfused.kernel_count() << " nodes -> " << plans->fused.kernel_count()
+        << " groups (" << plans->how << ") on " << dev.name << "\n";
+  try {
+    return report_run(args, *plans, dev, execute(g, *plans, opt, !args.has("--no-profile")), human, err);
+  } catch (const gpu::GpuFault& f) {
+    return end_run_with_fault(f, dev, {args.value("--json"), g.name(), plans->how}, err);
+  } catch (const gpu::CompileError& e) {
+    err << "fusion-cli run: " << e.what() << "\n--- source ---\n" << e.source() << "\n";
+    return kFailed;
+  } catch (const std::invalid_argument& e) {
+    err << "fusion-cli run: " << e.what() << "\n";
+    return kBadInput;
+  } catch (const gpu::GpuError& e) {
+    err << "fusion-cli run: GPU error: " << e.what() << "\n";
+    return kFailed;
+  }
 }
 #else
 int run(const std::vector<std::string>& argv, std::ostream&, std::ostream& err) {

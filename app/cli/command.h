@@ -11,9 +11,10 @@
 
 namespace fx::cli {
 
-// Exit codes: 0 ok, 1 a run failed (verification mismatch, GPU fault), 2 bad input or usage,
-// 3 no CUDA device / built without CUDA.
-enum ExitCode : int { kOk = 0, kFailed = 1, kBadInput = 2, kNoDevice = 3 };
+// Exit codes: 0 ok, 1 a run failed (verification mismatch, a non-sticky GPU error), 2 bad input or usage,
+// 3 no CUDA device / built without CUDA, 4 a GPU fault (a sticky CUDA error: a kernel faulted, the context is
+// dead; kernels/executor/gpu_fault.h). The GUI tells these apart.
+enum ExitCode : int { kOk = 0, kFailed = 1, kBadInput = 2, kNoDevice = 3, kGpuFault = 4 };
 
 // A tiny argument parser: options are declared up front so that a typo is an error, not ignored.
 // An option declared as "--accept..." takes every following word up to the next option.

@@ -115,6 +115,10 @@ void MainWindow::build_docks() {
     }
     scene_->set_measured(per_group);
   });
+  // A failed run (a GPU fault included) is named in the status bar too; the run panel holds the details.
+  connect(run_, &RunPanel::run_finished, this, [this](bool ok, const QString& message) {
+    if (!ok) statusBar()->showMessage(message.section(QLatin1Char('\n'), 0, 0), 15000);
+  });
 }
 
 void MainWindow::build_status_bar() {

@@ -148,8 +148,25 @@ void RunPanel::on_finished(const ChildResult& r) {
     emit run_finished(true, tr("Run finished"));
     return;
   }
+  if (r.status == ChildResult::Status::finished && r.exit_code == kCliGpuFaultExit) return on_gpu_fault(r);
   const QString message = tr("The GPU run %1.").arg(r.describe()) +
                           (r.std_err.isEmpty() ? QString() : QStringLiteral("\n") + r.std_err.trimmed().right(1200));
+  status_->setText(message);
+  tabs_->setCurrentWidget(log_);
+  emit run_finished(false, message);
+}
+
+// The child ended on a GPU fault: its CUDA context died with it. The measurements of an earlier run are
+// dropped so that nothing on screen looks like this run's; the panel says what faulted, where, and why nothing
+// was measured.
+void RunPanel::on_gpu_fault(const ChildResult& r) {
+  QFile file(report_path_);
+  const std::optional<RunFault> fault = file.open(QIODevice::ReadOnly) ? parse_run_fault(file.readAll()) : std::nullopt;
+  set_report(std::nullopt);
+  const QString message = fault ? fault->describe()
+                                : tr("The GPU run stopped on a GPU fault (exit code %1) without a fault report.\n%2")
+                                      .arg(kCliGpuFaultExit)
+                                      .arg(r.std_err.trimmed().right(1200));
   status_->setText(message);
   tabs_->setCurrentWidget(log_);
   emit run_finished(false, message);
@@ -162,7 +179,13 @@ bool RunPanel::open_report(const QString& path) {
   if (!file.open(QIODevice::ReadOnly)) {
     error = file.errorString();
   } else {
-    report = parse_run_report(file.readAll(), &error);
+    const QByteArray json = file.readAll();
+    if (const auto fault = parse_run_fault(json)) {  // a run that faulted measured nothing
+      set_report(std::nullopt);
+      status_->setText(fault->describe());
+      return false;
+    }
+    report = parse_run_report(json, &error);
   }
   if (!report) {
     status_->setText(tr("Cannot read the run report %1: %2").arg(path, error));

@@ -33,6 +33,8 @@ class RunPanel : public QWidget {
   void set_document(const QString& path, std::shared_ptr<const Graph> graph);
   // Gives the current session as fused-graph JSON; it is run with --plan (without one, --auto).
   void set_plan_provider(std::function<std::string()> provider) { plan_provider_ = std::move(provider); }
+  // False, with the reason in the status line, for a file that is no report or is a GPU fault's (which the
+  // status line then describes).
   bool open_report(const QString& path);
   void set_report(std::optional<RunReport> report);
   const std::optional<RunReport>& report() const { return report_; }
@@ -50,10 +52,11 @@ class RunPanel : public QWidget {
  signals:
   void availability_changed(bool available, const QString& why);
   void measured_groups(const std::map<QString, QString>& text_by_group);
-  void run_finished(bool ok, const QString& message);
+  void run_finished(bool ok, const QString& message);  // message: a GPU fault's description when one ended it
 
  private:
   void on_finished(const ChildResult& r);
+  void on_gpu_fault(const ChildResult& r);
   void fill_table();
   void set_available(bool ok, const QString& why);
 

@@ -124,6 +124,42 @@ std::optional<RunReport> parse_run_report(const QByteArray& json, QString* error
   return r;
 }
 
+std::optional<RunFault> parse_run_fault(const QByteArray& json) {
+  const QJsonDocument doc = QJsonDocument::fromJson(json);
+  if (!doc.isObject() || doc.object().value(QLatin1String("status")).toString() != QLatin1String("gpu_fault")) return std::nullopt;
+  const QJsonObject root = doc.object();
+  const QJsonObject f = root.value(QLatin1String("fault")).toObject();
+  RunFault r;
+  r.graph = text(root, {"graph"});
+  r.device = text(root.value(QLatin1String("device")).toObject(), {"name"});
+  r.error = text(f, {"error"});
+  r.code = static_cast<qint64>(number(f, {"code"}).value_or(0.0));
+  r.message = text(f, {"message"});
+  r.phase = text(f, {"phase"});
+  r.plan = text(f, {"plan"});
+  r.kernel = text(f, {"kernel"});
+  r.group = text(f, {"group"});
+  r.step = f.value(QLatin1String("step")).toInt(-1);
+  r.attribution = text(f, {"attribution"});
+  return r;
+}
+
+QString RunFault::describe() const {
+  QString s = QObject::tr("GPU fault: %1 (%2, %3).").arg(error).arg(code).arg(message);
+  if (step >= 0) {
+    s += QLatin1Char('\n') + QObject::tr("In the %1 plan, step %2: kernel %3 of group %4, during %5.")
+                               .arg(plan).arg(step).arg(kernel, group, phase);
+    s += QLatin1Char('\n') + (attribution == QLatin1String("exact")
+                                  ? QObject::tr("Each step was synchronised: this is the kernel that faulted.")
+                                  : QObject::tr("This is the last step launched before the error was seen; launches "
+                                                "are asynchronous, so an earlier one may have faulted."));
+  } else {
+    s += QLatin1Char('\n') + QObject::tr("No plan step had been launched (during %1).").arg(phase);
+  }
+  return s + QLatin1Char('\n') +
+         QObject::tr("The run stopped at the fault, so nothing was measured; the GPU process ended, this window did not.");
+}
+
 std::vector<KernelTimingRow> timing_rows(const RunReport& report) {
   std::vector<KernelTimingRow> rows;
   for (const PlanRun& p : report.plans) {

@@ -42,6 +42,26 @@ struct RunReport {
 
 // Parses a report; on failure returns nullopt and sets error.
 std::optional<RunReport> parse_run_report(const QByteArray& json, QString* error);
+
+// fusion-cli run's exit code for a GPU fault (app/cli/command.h, kGpuFault): a kernel faulted, the child's
+// CUDA context died and the child stopped; its --json report then has "status": "gpu_fault".
+inline constexpr int kCliGpuFaultExit = 4;
+
+// What a "gpu_fault" report says (kernels/executor/report_json.h, fault_report_to_json): no measurements, only
+// what failed and where.
+struct RunFault {
+  QString graph, device;
+  QString error;    // "cudaErrorIllegalAddress"
+  qint64 code = 0;  // 700
+  QString message;  // CUDA's text: "an illegal memory access was encountered"
+  QString phase;    // "verification", "timing", ...
+  QString plan, kernel, group;  // empty when no plan step had been launched
+  int step = -1;
+  QString attribution;  // "exact", "last_launched" or "none"
+  QString describe() const;  // a few lines for people
+};
+// The fault of a report whose "status" is "gpu_fault"; nullopt for any other report or text.
+std::optional<RunFault> parse_run_fault(const QByteArray& json);
 std::vector<KernelTimingRow> timing_rows(const RunReport& report);
 
 // One `--progress` line: {"step": 3, "total": 10, "message": "..."}; nullopt when it is not one.

@@ -45,4 +45,9 @@ inline void check_call(CUptiResult r, const char* call, const char* file, int li
 
 }  // namespace fx::gpu::detail
 
+namespace fx::gpu {
+// Whether `e` leaves the context dead (kernels/common/sticky_error.h has the vendor-free forms).
+bool is_sticky(cudaError_t e);
+}  // namespace fx::gpu
+
 #define FX_CUDA_CALL(expr) ::fx::gpu::detail::check_call((expr), #expr, __FILE__, __LINE__)

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kernels/codegen/emit.h"
+#include "kernels/codegen/test_fault.h"
 #include "kernels/common/cuda_call.h"
 #include "kernels/executor/contraction_step.h"
 #include "kernels/executor/executor_internal.h"
@@ -95,6 +96,16 @@ std::string fill_source(DType t) {
          "}\n";
 }
 
+// FX_TEST_FAULT_KERNEL (test only, kernels/codegen/test_fault.h) acts on the fused plan alone: the unfused plan
+// runs clean first, so the fault lands on a step that is not the run's first.
+void apply_test_fault_switch(PlanSteps& ps) {
+  std::vector<std::pair<std::string, GeneratedKernel*>> generated;
+  for (Step& s : ps.steps) {
+    if (!s.call && !s.sort) generated.emplace_back(s.group, &s.kernel);
+  }
+  if (auto note = codegen::apply_test_fault(generated)) ps.notes.push_back(*note);
+}
+
 }  // namespace
 
 Executor::Impl::~Impl() {
@@ -151,6 +162,7 @@ void Executor::Impl::build_plan(int p, const Plan& plan) {
       ps.steps.push_back(std::move(s));
     }
   }
+  if (p == 1) apply_test_fault_switch(ps);
   std::size_t done = 0;
   for (Step& s : ps.steps) {
     if (s.call || s.sort) continue;  // a library call: nothing to compile
@@ -243,14 +255,16 @@ void Executor::Impl::launch(int p, std::size_t s) {
   if (options.before_launch) options.before_launch(info);
   if (step.sort) {
     step.sort->launch(*this, p);
-    if (options.after_launch) options.after_launch(info);
-    return;
-  }
-  if (step.call) {
+  } else if (step.call) {
     step.call->launch(*this, p);
-    if (options.after_launch) options.after_launch(info);
-    return;
+  } else {
+    launch_generated(p, step);
   }
+  launched(p, s);
+  if (options.after_launch) options.after_launch(info);
+}
+
+void Executor::Impl::launch_generated(int p, const Step& step) {
   std::vector<void*> ptrs;
   for (ValueId v : step.kernel.inputs) ptrs.push_back(pointer(p, v));
   for (ValueId v : step.kernel.outputs) ptrs.push_back(pointer(p, v));
@@ -258,7 +272,26 @@ void Executor::Impl::launch(int p, std::size_t s) {
   for (void*& ptr : ptrs) args.push_back(&ptr);
   FX_CUDA_CALL(cudaLaunchKernel(reinterpret_cast<const void*>(step.function), dim3(static_cast<unsigned>(step.kernel.grid)),
                                 dim3(static_cast<unsigned>(step.kernel.block)), args.data(), 0, stream));
-  if (options.after_launch) options.after_launch(info);
+}
+
+// Recorded only once the launch call returned: a launch call that fails with a sticky error reports an
+// earlier step's fault, which the previous record names.
+void Executor::Impl::launched(int p, std::size_t s) {
+  const Step& step = plans[p].steps[s];
+  fault_site.plan = plans[p].name;
+  fault_site.step = static_cast<int>(s);
+  fault_site.kernel = step.kernel.name;
+  fault_site.group = step.group;
+  fault_site.exact = sync_each_step;
+  if (sync_each_step) FX_CUDA_CALL(cudaStreamSynchronize(stream));
+}
+
+// Each phase starts with the stream idle (the previous one ended in a synchronisation), so a step launched in
+// an earlier phase is never blamed for an error seen in this one.
+void Executor::Impl::begin_phase(const std::string& phase, bool sync_each) {
+  fault_site = FaultSite{};
+  fault_site.phase = phase;
+  sync_each_step = sync_each;
 }
 
 void Executor::Impl::launch_all(int p) {
@@ -282,21 +315,34 @@ Executor& Executor::operator=(Executor&&) noexcept = default;
 std::int64_t Executor::required_bytes() const { return static_cast<std::int64_t>(impl_->arena_bytes); }
 
 void Executor::prepare() {
-  impl_->allocate();
-  impl_->fill_inputs();
-  FX_CUDA_CALL(cudaStreamSynchronize(impl_->stream));
+  impl_->attributed([&] {
+    impl_->begin_phase("inputs", false);
+    impl_->allocate();
+    impl_->fill_inputs();
+    FX_CUDA_CALL(cudaStreamSynchronize(impl_->stream));
+  });
 }
 
 void Executor::launch_plan_once(int plan) {
-  impl_->launch_all(plan);
-  FX_CUDA_CALL(cudaStreamSynchronize(impl_->stream));
+  impl_->attributed([&] {
+    impl_->begin_phase("single launches", false);
+    impl_->launch_all(plan);
+    FX_CUDA_CALL(cudaStreamSynchronize(impl_->stream));
+  });
 }
 
 void Executor::launch_step(int plan, int step) {
   if (plan < 0 || plan > 1 || step < 0 || static_cast<std::size_t>(step) >= impl_->plans[plan].steps.size()) {
     throw std::out_of_range("no step " + std::to_string(step) + " in plan " + std::to_string(plan));
   }
-  impl_->launch(plan, static_cast<std::size_t>(step));
+  impl_->attributed([&] {
+    // No reset of the last step: the previous one may still be running (the caller synchronises).
+    impl_->fault_site.phase = "single launches";
+    impl_->sync_each_step = false;
+    impl_->launch(plan, static_cast<std::size_t>(step));
+  });
 }
+
+FaultSite Executor::fault_site() const { return impl_->fault_site; }
 
 }  // namespace fx::gpu

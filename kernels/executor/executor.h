@@ -12,6 +12,7 @@
 
 #include "core/fusion/plan.h"
 #include "core/graph/graph.h"
+#include "kernels/executor/gpu_fault.h"
 
 namespace fx::gpu {
 
@@ -115,6 +116,9 @@ class Executor {
   // Bytes the run allocates; checked against free memory before any allocation.
   std::int64_t required_bytes() const;
   // Allocates, fills inputs, verifies, times both plans. Frees everything on return or on error.
+  // The verification pass synchronises after every step, so a kernel that faults on its first run is named
+  // exactly. A sticky CUDA error (sticky_error.h) leaves this and every public method below as GpuFault; the
+  // context is then dead and the process must end without further CUDA work.
   RunReport run();
   // For the profiler: after run() (or prepare()), launch one plan once on the executor's stream and wait.
   void prepare();
@@ -123,6 +127,9 @@ class Executor {
   // launch path and hooks as a whole-plan launch; does not wait. Steps must go in plan order (each reads its
   // predecessors' outputs). Throws std::out_of_range for a step the plan does not have.
   void launch_step(int plan, int step);
+  // Where a sticky error seen now would be attributed: for errors that surface outside the executor's own
+  // calls (the profiler synchronises itself after launch_step).
+  FaultSite fault_site() const;
 
   struct Impl;  // defined in executor_internal.h (CUDA types); public so the run's helpers can take it
 

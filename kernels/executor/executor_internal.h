@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "kernels/codegen/codegen.h"
+#include "kernels/common/sticky_error.h"
 #include "kernels/executor/executor.h"
+#include "kernels/executor/gpu_fault.h"
 #include "kernels/nvrtc/nvrtc_compiler.h"
 
 namespace fx::gpu {
@@ -54,6 +56,9 @@ struct Executor::Impl {
   std::shared_ptr<ContractionRuntime> contraction;  // made with the first contraction group
   std::map<ValueId, double> tolerances;  // outputs checked looser than their dtype (TF32 contractions upstream)
   std::size_t sort_workspace_offset = 0, sort_workspace_bytes = 0;  // CUB's, in the arena, shared by sort steps
+  // Where a sticky error is attributed (gpu_fault.h): the phase, and the last step whose launch call returned.
+  FaultSite fault_site;
+  bool sync_each_step = false;  // set for the verification pass: a fault then surfaces at the step that made it
 
   Impl(const Graph& g, RunOptions o) : graph(g), options(std::move(o)) {}
   ~Impl();
@@ -65,6 +70,21 @@ struct Executor::Impl {
   void fill_inputs();
   void poison_outputs();
   void launch(int p, std::size_t s);
+  void launch_generated(int p, const Step& step);
+  void launched(int p, std::size_t s);  // records the step for attribution; synchronises in the checking pass
+  void begin_phase(const std::string& phase, bool sync_each);
+  // Runs f; a sticky CUDA error escaping it becomes a GpuFault naming fault_site.
+  template <class F>
+  decltype(auto) attributed(F&& f) {
+    try {
+      return f();
+    } catch (const GpuFault&) {
+      throw;
+    } catch (const GpuError& e) {
+      if (!is_sticky(e)) throw;
+      throw GpuFault(e, fault_site);
+    }
+  }
   void launch_all(int p);
   void* pointer(int p, ValueId v) const;
   std::pair<cudaLibrary_t, cudaKernel_t> load(const std::string& source, const std::string& name);

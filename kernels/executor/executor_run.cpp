@@ -269,25 +269,22 @@ double time_graph(Executor::Impl& im, int p) {
   return median(t);
 }
 
-}  // namespace
-
-RunReport Executor::run() {
-  Impl& im = *impl_;
-  struct Release {
-    Impl& im;
-    ~Release() { im.release(); }
-  } release{im};
+// The run's phases; each starts on an idle stream (gpu_fault.h: how a fault is attributed).
+RunReport run_phases(Executor::Impl& im) {
   RunReport rep;
+  im.begin_phase("inputs", false);
   im.progress("allocate", 0.1, format_bytes(static_cast<double>(im.arena_bytes)) + " of device memory");
   im.allocate();
   rep.device_bytes = static_cast<std::int64_t>(im.arena_bytes);
   im.progress("inputs", 0.15, "seeded random inputs");
   im.fill_inputs();
   im.poison_outputs();
+  FX_CUDA_CALL(cudaStreamSynchronize(im.stream));  // a fault here is not a plan step's
   im.progress("verify", 0.2, "running both plans once");
+  im.begin_phase("verification", true);  // every step's first run, synchronised: exact attribution
   im.launch_all(0);
   im.launch_all(1);
-  FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
+  im.begin_phase("verification checks", false);
   rep.checks = verify(im);
   rep.verified = std::all_of(rep.checks.begin(), rep.checks.end(), [](const OutputCheck& c) { return c.passed; });
   im.progress("reference", 0.25, "checking both plans against the float64 reference");
@@ -297,11 +294,13 @@ RunReport Executor::run() {
     dump(im, im.options.dump_dir);
   }
   im.progress("time", 0.4, "timing the unfused plan");
+  im.begin_phase("timing", false);
   rep.unfused = time_plan(im, 0);
   im.progress("time", 0.7, "timing the fused plan");
   rep.fused = time_plan(im, 1);
   if (im.options.cuda_graph) {
     im.progress("graph", 0.9, "CUDA-graph replay");
+    im.begin_phase("CUDA graph", false);
     rep.unfused.graph_ms = time_graph(im, 0);
     rep.fused.graph_ms = time_graph(im, 1);
   }
@@ -313,6 +312,17 @@ RunReport Executor::run() {
   rep.compile_seconds = cs.compile_seconds;
   im.progress("done", 1.0, rep.verified ? "verified" : "verification FAILED");
   return rep;
+}
+
+}  // namespace
+
+RunReport Executor::run() {
+  Impl& im = *impl_;
+  struct Release {
+    Impl& im;
+    ~Release() { im.release(); }
+  } release{im};
+  return im.attributed([&] { return run_phases(im); });
 }
 
 }  // namespace fx::gpu

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/common/gpu_error.h"
+#include "kernels/common/sticky_error.h"
 #include "kernels/executor/calibrate.h"
 #include "kernels/profile/kernel_timer.h"
 #include "kernels/profile/timing_rows.h"
@@ -80,7 +81,11 @@ struct TimerInHooks {
 double copy_bandwidth(const ProfileSettings& settings, ProfileMeasurements& m) {
   try {
     return calibrate_device(settings.copy_bytes, settings.copy_repeat).copy_bandwidth();
-  } catch (const std::exception& e) {  // the copy is context for the report; its failure must not end the run
+  } catch (const GpuError& e) {  // the copy is context for the report; its failure must not end the run...
+    if (is_sticky(e)) throw;      // ...unless the context is dead: then nothing after it may be reported
+    m.copy_reason = "not measured: " + first_line(e.what());
+    return 0.0;
+  } catch (const std::exception& e) {
     m.copy_reason = "not measured: " + first_line(e.what());
     return 0.0;
   }

@@ -59,6 +59,7 @@ nlohmann::ordered_json report_to_json(const RunReport& r) {
   }
   return {{"format", "fusion-explorer/run"},
           {"version", 1},
+          {"status", r.verified ? "ok" : "verification_failed"},
           {"device", device_to_json(r.device)},
           {"plans", {plan_to_json(r.unfused), plan_to_json(r.fused)}},
           {"speedup", r.speedup},
@@ -67,6 +68,38 @@ nlohmann::ordered_json report_to_json(const RunReport& r) {
                                            {"outputs", reference}}}}},
           {"compile", {{"kernels_compiled", r.kernels_compiled}, {"cache_hits", r.cache_hits}, {"seconds", r.compile_seconds}}},
           {"device_bytes", r.device_bytes}};
+}
+
+namespace {
+
+nlohmann::ordered_json fault_to_json(const GpuFault& f) {
+  const FaultSite& site = f.site();
+  return {{"error", f.code_name()},
+          {"code", f.code()},
+          {"message", f.message()},
+          {"detected_by", f.call()},
+          {"phase", site.phase},
+          {"plan", site.has_step() ? nlohmann::ordered_json(site.plan) : nullptr},
+          {"step", site.has_step() ? nlohmann::ordered_json(site.step) : nullptr},
+          {"kernel", site.has_step() ? nlohmann::ordered_json(site.kernel) : nullptr},
+          {"group", site.has_step() ? nlohmann::ordered_json(site.group) : nullptr},
+          {"attribution", site.attribution()},
+          {"summary", f.summary()}};
+}
+
+}  // namespace
+
+// No "plans", "verification" or measurements: everything after the fault is untrustworthy, and what came
+// before it is incomplete.
+nlohmann::ordered_json fault_report_to_json(const GpuFault& f, const std::optional<DeviceInfo>& device,
+                                            const std::string& graph, const std::string& plan_source) {
+  return {{"format", "fusion-explorer/run"},
+          {"version", 1},
+          {"status", "gpu_fault"},
+          {"graph", graph},
+          {"plan_source", plan_source},
+          {"device", device ? device_to_json(*device) : nlohmann::ordered_json(nullptr)},
+          {"fault", fault_to_json(f)}};
 }
 
 }  // namespace fx::gpu

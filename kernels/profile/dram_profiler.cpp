@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "kernels/common/cuda_call.h"
+#include "kernels/common/sticky_error.h"
 #include "kernels/profile/cupti_exclusion.h"
 #include "kernels/profile/l2_flush.h"
 
@@ -406,6 +407,7 @@ DramProfiler::DramProfiler(int device) : impl_(std::make_unique<Impl>()) {
   try {
     impl_->setup();
   } catch (const GpuError& e) {
+    if (is_sticky(e)) throw;  // a dead context is the run's end, not "not measured"
     impl_->reason = human_reason(e);
   }
 }

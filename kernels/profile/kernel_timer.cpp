@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "kernels/common/cuda_call.h"
+#include "kernels/common/sticky_error.h"
 #include "kernels/profile/cupti_exclusion.h"
 
 namespace fx::gpu {
@@ -154,6 +155,7 @@ struct KernelTimer::Impl {
       }
     } catch (const GpuError& e) {
       stop();
+      if (is_sticky(e)) throw;  // a dead context is the run's end, not "not recorded"
       reason = "not recorded: " + first_line(e.what());
     }
   }
