@@ -1,8 +1,12 @@
 // Elementwise groups: any DAG of elementwise, broadcast and layout ops becomes one loop over the output's
 // elements. Each value is computed where it is needed from the coordinates of the element being written
 // ("contexts"): broadcasting drops coordinates, transpose permutes them, reshape keeps the flat index, slice
-// shifts one, concat branches. Without layout ops each thread handles kVec consecutive elements with one
-// 16-byte access per tensor (the alignment holds because the innermost dimension is a multiple of kVec).
+// shifts one, concat branches. Each thread handles kVec consecutive output elements and stores them with one
+// 16-byte access (the alignment holds because the innermost dimension is a multiple of kVec). Tensors read
+// at the output's own index (or broadcast along it) are loaded the same way; tensors read through a layout
+// op are loaded element by element at their remapped index. Storing 16 bytes and giving each thread kVec
+// independent loads in flight moves a head-split permute ([B,S,H,D] -> [B,H,S,D]) at copy speed where one
+// element per thread reached 0.77 of it (H100, 48 MiB: 0.0293 vs 0.0225 ms).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -13,13 +17,9 @@
 namespace fx::gpu::codegen {
 namespace {
 
-bool has_layout(const Graph& g, const std::vector<NodeId>& nodes) {
-  return std::any_of(nodes.begin(), nodes.end(), [&](NodeId n) { return g.node(n).op_class() == OpClass::layout; });
-}
-
 // Elements per thread: one 16-byte access of the widest tensor touched, when the innermost dimension allows.
 int choose_vec(const Graph& g, const std::vector<NodeId>& nodes, const std::vector<ValueId>& outputs, const Shape& root) {
-  if (has_layout(g, nodes) || root.empty()) return 1;
+  if (root.empty()) return 1;
   std::int64_t widest = 1;
   auto see = [&](ValueId v) { widest = std::max(widest, dtype_size(g.value_type(v).dtype)); };
   for (ValueId v : group_inputs(g, nodes)) see(v);
@@ -57,7 +57,7 @@ GeneratedKernel generate_elementwise(const Graph& g, const std::vector<NodeId>& 
   k.bytes_moved = bytes_of(g, k.inputs) + bytes_of(g, k.outputs);
 
   Code c;
-  c.line(header_comment(g, nodes, vec > 1 ? "elementwise, " + std::to_string(vec) + " elements per thread (one vector access per tensor)"
+  c.line(header_comment(g, nodes, vec > 1 ? "elementwise, " + std::to_string(vec) + " elements per thread (one vector store; one vector load per tensor read at the output's index)"
                                           : "elementwise, one element per thread, indices remapped per tensor"));
   c.line(kernel_signature(g, name, k.block, k.inputs, outputs, ids) + " {");
   c.indent();

@@ -61,7 +61,7 @@ std::string validate_matmul(const MatmulProblem& p);
 // One line for reports: "cuBLASLt GELU_BIAS epilogue (tanh approximation), TF32 tensor cores".
 std::string describe_matmul(const MatmulProblem& p);
 
-// Owns a cuBLASLt handle, a 32 MiB workspace and a cache of heuristic results keyed by problem and pointer
+// Owns a cuBLASLt handle, a 32 MiB workspace and a cache of chosen algorithms keyed by problem and pointer
 // alignment. Not thread-safe, and one workspace serves every call: use one Matmul per stream.
 class Matmul {
  public:
@@ -80,6 +80,10 @@ class Matmul {
   void run(const MatmulProblem& p, const void* a, const void* b, const void* bias, void* c, CUstream_st* stream);
 
   std::size_t cached_plan_count() const;
+  // How the algorithm of the cached plan for `p` was chosen ("algorithm 2 of the heuristic's 8 by timing
+  // (0.1334 ms; the first: 0.1557 ms)"); empty when no plan for p was built yet. The first run() of a problem
+  // times up to 8 of cuBLASLt's candidates on its operands (outside CUDA graph capture) and keeps the fastest.
+  std::string algorithm_choice(const MatmulProblem& p) const;
 
  private:
   struct Impl;

@@ -6,6 +6,7 @@
 
 #include "kernels/codegen/emit.h"
 #include "kernels/common/cuda_call.h"
+#include "kernels/common/event_timing.h"
 #include "kernels/contraction/device_memory.h"
 #include "kernels/contraction/matmul.h"
 #include "kernels/nvrtc/nvrtc_compiler.h"
@@ -35,36 +36,10 @@ extern "C" __global__ void fx_fill_bf16(unsigned short* p, long long n) {
 // The owned allocation kernels/contraction already has (the executor's contraction steps use it too).
 using Buffer = contraction_detail::DeviceMemory;
 
-struct EventPair {
-  cudaEvent_t a = nullptr, b = nullptr;
-  EventPair() {
-    FX_CUDA_CALL(cudaEventCreate(&a));
-    FX_CUDA_CALL(cudaEventCreate(&b));
-  }
-  ~EventPair() {
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-};
-
 template <typename F>
 double median_ms(int repeat, F&& body) {
-  EventPair ev;
-  std::vector<double> t;
   body();  // warm-up
-  for (int r = 0; r < repeat; ++r) {
-    FX_CUDA_CALL(cudaEventRecord(ev.a, nullptr));
-    body();
-    FX_CUDA_CALL(cudaEventRecord(ev.b, nullptr));
-    FX_CUDA_CALL(cudaEventSynchronize(ev.b));
-    float ms = 0;
-    FX_CUDA_CALL(cudaEventElapsedTime(&ms, ev.a, ev.b));
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return median_event_ms(nullptr, repeat, body);
 }
 
 // 2*n^3 FLOP over the median time of a square cuBLASLt GEMM on random inputs (f32 runs on TF32 tensor cores).

@@ -41,6 +41,10 @@ ContractionRuntime& runtime(Executor::Impl& im) {
 }  // namespace
 
 std::string LibraryStep::describe(const Executor::Impl& im) const {
+  if (call_.kind == LibraryCallKind::matmul && im.contraction && im.contraction->matmul) {
+    const std::string choice = im.contraction->matmul->algorithm_choice(call_.matmul);
+    return choice.empty() ? call_.description : call_.description + "; " + choice;
+  }
   if (call_.kind != LibraryCallKind::conv2d || !im.contraction || !im.contraction->conv) return call_.description;
   const std::string algo = im.contraction->conv->algorithm(call_.conv);
   return algo.empty() ? call_.description : call_.description + "; algorithm " + algo;

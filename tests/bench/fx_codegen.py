@@ -154,7 +154,11 @@ def function_source(graph, mode="native", fn_name="graph_fn"):
              f"    # {graph.name} ({mode})"]
     lines += [f"    {ids[i.name]} = inputs[{i.name!r}]" for i in graph.inputs]
     lines += [f"    {ids[n.name]} = {node_expression(n, graph, ids, mode)}" for n in graph.nodes]
-    outs = ", ".join(f"{o!r}: {ids[o]}" for o in graph.outputs)
+    # Every output of the format is a row-major (contiguous) tensor. PyTorch may hand back a permuted view
+    # instead: eager's elementwise ops keep their input's strides and Inductor writes in the same order, so
+    # relu(x.t() + 1) would never be transposed at all. .contiguous() asks both for the same bytes our plans
+    # write; on an output that is already contiguous it is a no-op (no kernel).
+    outs = ", ".join(f"{o!r}: {ids[o]}.contiguous()" for o in graph.outputs)
     lines.append(f"    return {{{outs}}}")
     return "\n".join(lines) + "\n"
 

@@ -81,6 +81,8 @@ class TorchOnCpu(unittest.TestCase):
             for o in g.outputs:
                 self.assertEqual(tuple(out[o].shape), g.types[o].shape, f"{name}/{o}")
                 self.assertEqual(out[o].dtype, self.fx_torch.TORCH_DTYPES[g.types[o].dtype], f"{name}/{o}")
+                # Row-major like the format's outputs (transpose_chain's eager result is a permuted view otherwise).
+                self.assertTrue(out[o].is_contiguous(), f"{name}/{o}")
                 if fx_graph.dropout_plan(g, o)[0] == "exact":
                     err = self.crosscheck.rel_error(out[o], ref[o])
                     self.assertLess(err, fx_graph.tolerance(g, o), f"{name}/{o}")
