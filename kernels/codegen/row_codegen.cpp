@@ -189,10 +189,21 @@ std::string RowEmitter::load_external(ValueId u, const Shape& eff) {
     return loaded_[key] = name;
   }
   body_.line(ct + " " + name + "[kItems];");
-  if (inner_full && (outer_ones || s == rs_.full)) {
-    const std::string base = outer_ones ? "" : "row * R + ";
+  if (inner_full) {
+    // The operand's inner dims are the row's, so its part of every row is contiguous: one vector access per
+    // chunk, at the row's start in the operand (broadcast over some outer dims, e.g. an attention mask
+    // [S, S] added to scores [B, H, S, S], reads row `row % S`).
+    std::string base = "row * R + ";
+    if (outer_ones) {
+      base.clear();
+    } else if (s != rs_.full) {
+      body_.line("const long long " + name + "_row = " + broadcast_offset(s, rs_.full, coords_of(rs_.full, "row * R")) +
+                 ";  // this row's start in the broadcast operand");
+      base = name + "_row + ";
+    }
     const std::string vt = "fx_vec<" + storage_type(t.dtype) + ", kVec>";
-    body_.line(std::string("#pragma unroll  // ") + (outer_ones ? "one row of the broadcast operand" : "the row") +
+    body_.line(std::string("#pragma unroll  // ") +
+               (outer_ones ? "one row of the broadcast operand" : s == rs_.full ? "the row" : "the operand's row") +
                ", one vector access per chunk");
     body_.line("for (int c = 0; c < kChunks; ++c) {");
     body_.indent();

@@ -87,6 +87,26 @@ TEST(ExecutorGpu, PoisonedOutputsCatchAnUnwrittenElement) {
   EXPECT_EQ(r.checks[0].nan_count, 0);
 }
 
+TEST(ExecutorGpu, RowKernelReadsOperandsBroadcastOverOuterDims) {
+  FX_REQUIRE_DEVICE();
+  // An attention mask [S, S] over scores [B, H, S, S] and a per-head bias [H, 1, S]: both cover the whole row,
+  // so the row kernel reads them with vector accesses at each row's start in the operand (row % S, and
+  // (row / S) % H). A wrong row offset gives a wrong softmax, which the unfused plan and the reference catch.
+  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "masked_softmax",
+    "inputs": [{"name": "scores", "shape": [2, 3, 16, 32], "dtype": "f32"},
+               {"name": "mask", "shape": [16, 32], "dtype": "f32", "role": "constant"},
+               {"name": "head_bias", "shape": [3, 1, 32], "dtype": "f32", "role": "weight"}],
+    "nodes": [{"name": "scaled", "op": "mul", "inputs": ["scores", 0.125]},
+              {"name": "masked", "op": "add", "inputs": ["scaled", "mask"]},
+              {"name": "biased", "op": "add", "inputs": ["masked", "head_bias"]},
+              {"name": "y", "op": "softmax", "inputs": ["biased"]}], "outputs": ["y"]})");
+  ASSERT_TRUE(g.ok());
+  const RunReport r = run_both(*g, 2);
+  expect_verified(r, "masked softmax");
+  ASSERT_EQ(r.fused.kernels.size(), 1u);
+  EXPECT_EQ(r.fused.kernels[0].kind, "row_reduction");
+}
+
 TEST(ExecutorGpu, RefusesWhatItCannotRun) {
   FX_REQUIRE_DEVICE();
   // Contractions run now (test_executor_contraction.cpp); a batch broadcast that cuBLASLt's strided batches
