@@ -73,4 +73,20 @@ TEST(FusionCli, ExplainNamesTheReasonAsJson) {
   EXPECT_EQ(j["reason"], "REDUCTION_AXIS");
 }
 
+// Two inputs of 2^62 bytes each are valid, but their sum is not an int64: info used to overflow a signed sum
+// (undefined behaviour, reported by UBSan under the asan preset). It sums in double now.
+TEST(FusionCli, InfoTotalsBytesBeyondInt64) {
+  const auto path = std::filesystem::temp_directory_path() / "fx_fusion_cli_huge_inputs.json";
+  std::ofstream(path) << R"({"format": "fusion-explorer/graph", "version": 1,
+    "inputs": [{"name": "a", "shape": [1152921504606846976], "dtype": "f32"},
+               {"name": "b", "shape": [1152921504606846976], "dtype": "f32"}],
+    "nodes": [{"name": "y", "op": "add", "inputs": ["a", "b"]}], "outputs": ["y"]})";
+  const CliResult r = cli("info " + path.string() + " --json");
+  std::filesystem::remove(path);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["input_bytes"].get<double>(), 0x1p63);
+  EXPECT_DOUBLE_EQ(j["output_bytes"].get<double>(), 0x1p62);
+}
+
 }  // namespace
