@@ -124,7 +124,12 @@ class ElementwiseEmitter {
       for (std::size_t d = 0; d < perm.size(); ++d) in[static_cast<std::size_t>(*normalize_axis(perm[d], s.size()))] = c[d];
       return Ctx{s, {}, in, std::nullopt};
     }
-    if (node.op == "reshape") return Ctx{s, ctx.flat_expr(), {}, std::nullopt};
+    if (node.op == "reshape") {
+      // A reshape keeps the flat index. Read at the output's own element (ctx aligned to the root, not
+      // broadcast), its operand is read at the root's index too, so vector mode loads it as the root.
+      const bool at_root = ctx.aligned && *ctx.aligned == root_;
+      return Ctx{s, ctx.flat_expr(), {}, at_root ? std::optional<Shape>(root_) : std::nullopt};
+    }
     if (node.op == "slice") {
       const auto axis = static_cast<std::size_t>(*normalize_axis(node.attrs.get_int("axis"), s.size()));
       const std::int64_t dim = s[axis], step = node.attrs.get_int("step");

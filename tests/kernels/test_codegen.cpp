@@ -105,6 +105,26 @@ TEST(Codegen, TransposeKeepingTheInnermostDimStaysAnIndexRemapping) {
   EXPECT_EQ(k[0].source.find("__shared__"), std::string::npos) << k[0].source;
 }
 
+TEST(Codegen, RemappedReadsKeepVectorStoresAndReshapesKeepVectorLoads) {
+  // Head split [B,S,H,D] -> [B,H,S,D]: four elements per thread, the permuted operand read element by element.
+  const Graph split = inline_graph(R"({"name": "x", "shape": [2, 16, 3, 8], "dtype": "f32"})",
+                                   R"({"name": "y", "op": "transpose", "inputs": ["x"], "attrs": {"perm": [0, 2, 1, 3]}})");
+  const auto k = whole_graph_kernels(split);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_NE(k[0].source.find("4 elements per thread"), std::string::npos) << k[0].source;
+  EXPECT_NE(k[0].source.find("*reinterpret_cast<fx_vec<float, 4>*>(out_y + base)"), std::string::npos) << k[0].source;
+  EXPECT_NE(k[0].source.find("const float x = in_x[("), std::string::npos) << k[0].source;
+  // A reshape keeps the flat index, so its operand is one vector load; x^3 is a product, not powf.
+  const Graph gelu = inline_graph(R"({"name": "x", "shape": [64, 32], "dtype": "f32"})",
+                                  R"({"name": "r", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [2048]}},
+                                     {"name": "y", "op": "pow", "inputs": ["r", 3]})");
+  const auto g = whole_graph_kernels(gelu);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_NE(g[0].source.find("*reinterpret_cast<const fx_vec<float, 4>*>(in_x + base)"), std::string::npos) << g[0].source;
+  EXPECT_NE(g[0].source.find("(r * r * r)"), std::string::npos) << g[0].source;
+  EXPECT_EQ(g[0].source.find("powf("), std::string::npos) << g[0].source;
+}
+
 TEST(Codegen, ComparisonScalarsTakeTheTensorsType) {
   const Graph g = inline_graph(R"({"name": "x", "shape": [256], "dtype": "f32"})",
                                R"({"name": "mask", "op": "gt", "inputs": ["x", 0.5]},
