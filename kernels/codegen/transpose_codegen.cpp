@@ -16,7 +16,7 @@ constexpr int kTile = 64;           // output tile edge, elements
 constexpr int kThreadsX = 32;       // one warp along the tile's fast dimension
 // Warps per block: each thread handles kTile / kThreadsY rows. 16 warps (4 rows each) ran the 8192^2 f32
 // relu(transpose(x*w)+1) 1% faster than 8 on an H100 (0.2769 vs 0.2794 ms); 128x128, 32x32 and rectangular
-// tiles, 16-byte accesses and a persistent grid were all slower or no better (scratch benchmark, 2026-11-22).
+// tiles, 16-byte accesses and a persistent grid were all slower or no better (tools/microbench/transpose_tiles.cu).
 constexpr int kThreadsY = 16;
 constexpr int kMinEdge = 16;        // smaller dims gain nothing from a tile
 constexpr std::int64_t kSharedBudget = 40 * 1024;  // static shared memory kept under the 48 KiB limit
