@@ -152,6 +152,21 @@ std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const
   return std::nullopt;
 }
 
+// A reshape inside a row-wise kernel: it keeps the flat index, so the kernel stores its input's registers at
+// the same place. Taken only of an element-level value computed in the group (not of an input: the kernel
+// reads inputs in the rows' shape) and when nothing in the group reads it (work after it would index the new
+// shape against the rows). The executor's rule: stored_reshape in kernels/codegen/row_codegen.cpp.
+bool stored_row_reshape(const Graph& g, std::span<const NodeId> nodes, NodeId n, std::int64_t elements) {
+  const Node& node = g.node(n);
+  const auto in_group = [&](NodeId k) { return std::find(nodes.begin(), nodes.end(), k) != nodes.end(); };
+  const auto producer = g.producer(node.inputs[0].value);
+  if (!producer || !in_group(*producer) || node.type.numel() != elements) return false;
+  const Node& p = g.node(*producer);
+  if (p.op_class() == OpClass::reduction && p.type.numel() != elements) return false;  // a per-row statistic
+  const auto& cons = g.consumers(g.value_of(n));
+  return std::none_of(cons.begin(), cons.end(), in_group);
+}
+
 std::optional<FusionDecision> check_reductions(const Graph& g, std::span<const NodeId> nodes,
                                                const std::vector<NodeId>& reductions) {
   const GroupView view(g, nodes);
@@ -188,9 +203,13 @@ std::optional<FusionDecision> check_reductions(const Graph& g, std::span<const N
                                 name_of(g, n) + " draws random numbers; inside a row-wise reduction kernel the "
                                                 "element order is the reduction's, not the Philox counter's");
     }
+    if (node.op == "reshape" && stored_row_reshape(g, nodes, n, rows * cols)) continue;
     if (node.op_class() == OpClass::layout) {
       return FusionDecision::no(Reason::reduction_axis,
-                                name_of(g, n) + " changes which elements form a row of " + name_of(g, r0));
+                                name_of(g, n) + " changes which elements form a row of " + name_of(g, r0) +
+                                    (node.op == "reshape" ? " (a reshape joins a row-wise kernel only as a stored "
+                                                            "output of work computed in it)"
+                                                          : ""));
     }
     const std::int64_t numel = node.type.numel();
     const bool full_row = numel == rows * cols && !node.type.shape.empty() &&

@@ -78,6 +78,16 @@ class RowEmitter {
     return !p || !in_group_.count(*p);
   }
   Level level_of(ValueId u) const { return external(u) ? Level::element : level_.at(*g_.producer(u)); }
+  // A reshape the kernel can take: of an element-level value computed here (a reshape keeps the flat index, so
+  // row * R + col still names the element), of the rows' element count, and read by nothing in the group
+  // (elementwise work after it would index the reshaped shape against the rows). Matches core/fusion/legality.
+  bool stored_reshape(NodeId n) const {
+    const Node& node = g_.node(n);
+    const ValueId in = node.inputs[0].value;
+    if (external(in) || level_of(in) != Level::element || node.type.numel() != numel(rs_.full)) return false;
+    const auto& cons = g_.consumers(g_.value_of(n));
+    return std::none_of(cons.begin(), cons.end(), [&](NodeId c) { return in_group_.count(c) > 0; });
+  }
   std::string operand(const Node& node, std::size_t k);
   std::string load_external(ValueId u, const Shape& eff);
   std::string load_per_row(ValueId u);
@@ -119,6 +129,14 @@ bool RowEmitter::classify(std::string& why) {
         return false;
       }
       level_[n] = is_stat_reduction(node.op) ? Level::row : Level::element;
+      continue;
+    }
+    if (node.op == "reshape") {  // a relabelling of the row's elements: stored at the same flat index
+      if (!stored_reshape(n)) {
+        why = "node " + node.name + " (reshape) is read inside the group or reshapes an input or a per-row value";
+        return false;
+      }
+      level_[n] = Level::element;
       continue;
     }
     if (node.op_class() != OpClass::elementwise) {
@@ -258,6 +276,10 @@ void RowEmitter::emit_node(NodeId n) {
   if (is_stat_reduction(node.op)) return emit_stat(n);
   if (node.op == "softmax") return emit_softmax(n);
   if (node.op == "layernorm" || node.op == "rmsnorm") return emit_norm(n);
+  if (node.op == "reshape") {  // the same registers under the reshaped name
+    local_[n] = local_[*g_.producer(node.inputs[0].value)];
+    return;
+  }
   std::vector<std::string> args;
   if (level_[n] == Level::row) {
     for (std::size_t k = 0; k < node.inputs.size(); ++k) {

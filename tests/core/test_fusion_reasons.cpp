@@ -1,4 +1,5 @@
 // Every reason code has a graph that triggers it, checked through explain() on the unfused plan.
+#include "core/fusion/legality.h"
 #include "tests/core/fusion_test_util.h"
 
 namespace fx {
@@ -95,6 +96,33 @@ TEST(FusionReasons, ReductionAxisAfterAMatmul) {
   auto d = explain(graph_json(kX, R"([{"name": "m", "op": "matmul", "inputs": ["x", "W"]},
                                       {"name": "p", "op": "softmax", "inputs": ["m"]}])", R"(["p"])"), "m", "p");
   EXPECT_EQ(d.reason, Reason::reduction_axis) << d.message;
+}
+
+// A reshape of a row-wise kernel's result that is only stored keeps every element's flat index: it joins the
+// kernel (the exported GPT-2 block's layernorm -> view). Read again inside the group, or reshaping the
+// kernel's input, it would index another shape against the rows: refused, with the reason.
+TEST(FusionReasons, StoredReshapeJoinsARowKernelOtherReshapesDoNot) {
+  const char* in = R"([{"name": "x", "shape": [4, 256, 64], "dtype": "f32"}])";
+  auto stored = explain(graph_json(in, R"([{"name": "n", "op": "layernorm", "inputs": ["x"]},
+                                           {"name": "v", "op": "reshape", "inputs": ["n"], "attrs": {"shape": [1024, 64]}}])",
+                                   R"(["v"])"),
+                        "n", "v");
+  EXPECT_TRUE(stored.fuse) << stored.message;
+  const Graph again = graph_from(graph_json(in, R"([{"name": "n", "op": "layernorm", "inputs": ["x"]},
+                                                     {"name": "v", "op": "reshape", "inputs": ["n"], "attrs": {"shape": [1024, 64]}},
+                                                     {"name": "y", "op": "relu", "inputs": ["v"]}])",
+                                             R"(["y"])"));
+  const std::vector<NodeId> all = {node(again, "n"), node(again, "v"), node(again, "y")};
+  const FusionDecision read_again = check_group(again, all, EngineOptions{});
+  EXPECT_FALSE(read_again.fuse);
+  EXPECT_EQ(read_again.reason, Reason::reduction_axis) << read_again.message;
+  EXPECT_NE(read_again.message.find("stored output"), std::string::npos) << read_again.message;
+  auto before = explain(graph_json(in, R"([{"name": "v", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [1024, 64]}},
+                                           {"name": "n", "op": "layernorm", "inputs": ["v"]}])",
+                                   R"(["n"])"),
+                        "v", "n");
+  EXPECT_FALSE(before.fuse);
+  EXPECT_EQ(before.reason, Reason::reduction_axis) << before.message;
 }
 
 TEST(FusionReasons, ReductionFollowedByReduction) {

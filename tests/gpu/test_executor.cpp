@@ -107,6 +107,22 @@ TEST(ExecutorGpu, RowKernelReadsOperandsBroadcastOverOuterDims) {
   EXPECT_EQ(r.fused.kernels[0].kind, "row_reduction");
 }
 
+TEST(ExecutorGpu, RowKernelStoresAReshapeOfItsResult) {
+  FX_REQUIRE_DEVICE();
+  // layernorm over [2, 8, 48] stored through a reshape to [16, 48] (the exported GPT-2 block's ln -> view):
+  // one row kernel whose registers are stored at the reshaped output's (same) flat index.
+  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "ln_view",
+    "inputs": [{"name": "x", "shape": [2, 8, 48], "dtype": "f32"},
+               {"name": "g", "shape": [48], "dtype": "f32", "role": "weight"}],
+    "nodes": [{"name": "n", "op": "layernorm", "inputs": ["x", "g"]},
+              {"name": "y", "op": "reshape", "inputs": ["n"], "attrs": {"shape": [16, 48]}}], "outputs": ["y"]})");
+  ASSERT_TRUE(g.ok());
+  const RunReport r = run_both(*g, 2);
+  expect_verified(r, "layernorm + reshape");
+  ASSERT_EQ(r.fused.kernels.size(), 1u);
+  EXPECT_EQ(r.fused.kernels[0].kind, "row_reduction");
+}
+
 TEST(ExecutorGpu, RefusesWhatItCannotRun) {
   FX_REQUIRE_DEVICE();
   // Contractions run now (test_executor_contraction.cpp); a batch broadcast that cuBLASLt's strided batches
