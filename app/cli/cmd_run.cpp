@@ -23,8 +23,8 @@ namespace fx::cli {
 namespace {
 
 const char* kHelp =
-    "usage: fusion-cli run FILE [--plan PLAN | --auto] [--repeat N] [--warmup N] [--cuda-graph] [--json OUT]\n"
-    "                          [--progress] [--dump DIR] [--seed S] [--device NAME|FILE]\n"
+    "usage: fusion-cli run FILE [--plan PLAN | --auto] [--repeat N] [--warmup N] [--cold-l2] [--cuda-graph]\n"
+    "                          [--json OUT] [--progress] [--dump DIR] [--seed S] [--device NAME|FILE]\n"
     "                          [--reference | --no-reference] [--no-profile] [--csv OUT] [--trace OUT]\n\n"
     "Runs the unfused plan (one kernel per node) and the fused plan (one kernel per group) on the same seeded\n"
     "inputs, compares every graph output (relative error; f32 1e-5, f16/bf16 1e-2; NaN never passes) and times\n"
@@ -32,6 +32,8 @@ const char* kHelp =
     "run on cuBLASLt/cuDNN; in f32 both plans use TF32 tensor cores (PyTorch's cuDNN default), and f32 outputs\n"
     "downstream of them are checked at 2e-3 x sqrt(TF32 contractions on the longest chain above), at most 1e-2.\n"
     "  --plan PLAN   a fused graph file; --auto runs auto-fuse (the default for a plain graph file)\n"
+    "  --cold-l2     overwrite a 256 MB buffer before each timed run, as triton.testing.do_bench does, so the\n"
+    "                times compare with PyTorch benchmarks (default: runs back to back, the L2 kept warm)\n"
     "  --cuda-graph  also time each plan replayed as a CUDA graph (launch overhead removed)\n"
     "  --json OUT    the full report as JSON; --progress prints one JSON line per step on stdout\n"
     "  --dump DIR    DIR/inputs/*.npy, DIR/unfused/*.npy, DIR/fused/*.npy and DIR/manifest.json\n"
@@ -74,7 +76,7 @@ std::string default_device_for(const std::string& gpu_name) {
   return "h100";
 }
 
-// --repeat, --warmup, --seed, --cuda-graph, --dump, --reference and --progress into the executor's options;
+// --repeat, --warmup, --seed, --cold-l2, --cuda-graph, --dump, --reference and --progress into the executor's options;
 // false after a message on err.
 bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out, std::ostream& err) {
   try {
@@ -86,6 +88,7 @@ bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out,
     return false;
   }
   opt.cuda_graph = args.has("--cuda-graph");
+  opt.cold_l2 = args.has("--cold-l2");
   opt.dump_dir = args.value("--dump").value_or("");
   if (args.has("--reference")) opt.reference = gpu::RunOptions::Reference::on;
   if (args.has("--no-reference")) opt.reference = gpu::RunOptions::Reference::off;
@@ -163,7 +166,7 @@ int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo
 }
 
 int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Args args(argv, {"--auto", "--cuda-graph", "--progress", "--reference", "--no-reference", "--no-profile"},
+  Args args(argv, {"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference", "--no-reference", "--no-profile"},
             {"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed", "--device", "--csv", "--trace"});
   if (!args.ok() || args.positionals().size() != 1) {
     err << "fusion-cli run: " << (args.ok() ? "name one graph file" : args.error()) << "\n";

@@ -227,7 +227,11 @@ std::string RowEmitter::load_external(ValueId u, const Shape& eff) {
     body_.indent();
     body_.line("const int col = (c * (int)blockDim.x + (int)threadIdx.x) * kVec;");
     body_.line("fx_vec<" + storage_type(t.dtype) + ", kVec> raw = {};");
-    body_.line((exact_ ? "" : "if (col < R) ") + std::string("raw = *reinterpret_cast<const ") + vt + "*>(" + ptr + " + " + base + "col);");
+    // Broadcast over outer dims (a mask, a layernorm weight): many rows re-read it, so the L2 keeps it.
+    const std::string at = "reinterpret_cast<const " + vt + "*>(" + ptr + " + " + base + "col)";
+    const std::int64_t access = dtype_size(t.dtype) * vec_;
+    const bool keep = s != rs_.full && (access == 4 || access == 8 || access == 16);
+    body_.line((exact_ ? "" : "if (col < R) ") + std::string("raw = ") + (keep ? "fx_load_keep(" + at + ")" : "*" + at) + ";");
     body_.line("#pragma unroll");
     body_.line("for (int v = 0; v < kVec; ++v) " + name + "[c * kVec + v] = " + from_storage(t.dtype, "raw.v[v]") + ";");
     body_.dedent();

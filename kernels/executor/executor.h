@@ -43,6 +43,11 @@ struct RunOptions {
   int warmup = 3;
   int repeat = 20;              // timed runs per plan; the median is reported (at least 20 is recommended)
   bool cuda_graph = false;      // also time each plan replayed as a CUDA graph
+  // Before each timed run, overwrite a 256 MB buffer, as triton.testing.do_bench does: each run starts with an
+  // L2 holding nothing of the plan's (and dirty lines to write back), and the times compare with PyTorch
+  // benchmarks timed that way. Off: runs go back to back, and a plan smaller than the L2 finds some of its
+  // operands still there from the run before.
+  bool cold_l2 = false;
   std::uint64_t seed = 20261122;
   std::string dump_dir;         // when set: inputs and both plans' outputs as .npy, and manifest.json
   // Both plans' outputs against the float64 CPU reference (core/reference): `automatic` checks graphs small
@@ -93,6 +98,8 @@ struct RunReport {
   int kernels_compiled = 0, cache_hits = 0;
   double compile_seconds = 0;
   std::int64_t device_bytes = 0;  // allocated for the run
+  int repeat = 0, warmup = 0;     // the timing protocol behind every median
+  bool cold_l2 = false;
   // Each plan's outputs against the float64 reference, named "unfused: y" / "fused: y"; their failure fails
   // `verified`. Empty when the reference did not run, and then `reference_note` says why.
   std::vector<OutputCheck> reference_checks;

@@ -128,7 +128,8 @@ def markdown(report):
     header, body = table_rows(report["samples"])
     lines = [f"# Fusion Explorer vs PyTorch on {report.get('device', 'unknown device')}", "",
              f"torch {report.get('torch')}, triton {report.get('triton')}; device-to-device copy "
-             f"{report.get('copy_tb_s', 0):.2f} TB/s (read + write). Medians of triton.testing.do_bench; the "
+             f"{report.get('copy_tb_s', 0):.2f} TB/s (read + write). Timing: "
+             f"{report.get('timing', 'medians of triton.testing.do_bench')}. The "
              "value in parentheses is a second run of the same code, `spread` the largest difference between "
              "the two runs. `k` = CUDA kernels per call. `bw` = minimum bytes (inputs read once, outputs "
              "written once) per second as a fraction of copy bandwidth, for graphs without a contraction. "

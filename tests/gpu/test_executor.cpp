@@ -123,6 +123,36 @@ TEST(ExecutorGpu, RowKernelStoresAReshapeOfItsResult) {
   EXPECT_EQ(r.fused.kernels[0].kind, "row_reduction");
 }
 
+TEST(ExecutorGpu, ColdL2TimingStartsEachRunWithoutThePlansOperands) {
+  FX_REQUIRE_DEVICE();
+  // relu(x*w+b) over 2M f32: 24 MiB read, 8 MiB written, under the L2 of any GPU this runs on (50 MiB on an
+  // H100). Back to back, the next run finds x, w and b in the L2; with cold_l2 each run reads them from DRAM
+  // after a 256 MB overwrite, so its median must be clearly longer.
+  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "small_chain",
+    "inputs": [{"name": "x", "shape": [2048, 1024], "dtype": "f32"}, {"name": "w", "shape": [2048, 1024], "dtype": "f32"},
+               {"name": "b", "shape": [2048, 1024], "dtype": "f32"}],
+    "nodes": [{"name": "m", "op": "mul", "inputs": ["x", "w"]}, {"name": "a", "op": "add", "inputs": ["m", "b"]},
+              {"name": "y", "op": "relu", "inputs": ["a"]}], "outputs": ["y"]})");
+  ASSERT_TRUE(g.ok());
+  const DeviceInfo dev = query_device(0);
+  if (dev.l2_bytes < (std::int64_t{40} << 20)) GTEST_SKIP() << "L2 of " << dev.l2_bytes << " bytes: the plan does not fit";
+  FusionEngine engine(*g, DeviceDescription::h100_sxm());
+  const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
+  engine.auto_fuse();
+  auto run = [&](bool cold) {
+    RunOptions opt;
+    opt.repeat = 30;
+    opt.cold_l2 = cold;
+    return Executor(engine.graph(), unfused, engine.plan(), opt).run();
+  };
+  const RunReport warm = run(false), cold = run(true);
+  expect_verified(cold, "cold L2");
+  EXPECT_FALSE(warm.cold_l2);
+  EXPECT_TRUE(cold.cold_l2);
+  EXPECT_GT(cold.fused.total_ms, 1.2 * warm.fused.total_ms)
+      << "fused plan: cold " << cold.fused.total_ms << " ms, warm " << warm.fused.total_ms << " ms";
+}
+
 TEST(ExecutorGpu, RefusesWhatItCannotRun) {
   FX_REQUIRE_DEVICE();
   // Contractions run now (test_executor_contraction.cpp); a batch broadcast that cuBLASLt's strided batches

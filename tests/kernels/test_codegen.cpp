@@ -125,6 +125,30 @@ TEST(Codegen, RemappedReadsKeepVectorStoresAndReshapesKeepVectorLoads) {
   EXPECT_EQ(g[0].source.find("powf("), std::string::npos) << g[0].source;
 }
 
+TEST(Codegen, OperandsBroadcastOverOuterDimsAreKeptInL2) {
+  // A mask [S, S] added to scores [B, H, S, S], then softmax: the row kernel reads the mask with fx_load_keep
+  // (L2 evict_last), the scores with a plain load. The same graph without the softmax is one elementwise
+  // kernel with the same split.
+  const std::string inputs = R"({"name": "s", "shape": [2, 3, 16, 32], "dtype": "f32"},
+                                {"name": "mask", "shape": [16, 32], "dtype": "f32"})";
+  const Graph softmax = inline_graph(inputs, R"({"name": "m", "op": "add", "inputs": ["s", "mask"]},
+                                                {"name": "y", "op": "softmax", "inputs": ["m"]})");
+  const auto row = whole_graph_kernels(softmax);
+  ASSERT_EQ(row.size(), 1u);
+  EXPECT_EQ(row[0].kind, KernelKind::row_reduction);
+  EXPECT_NE(row[0].source.find("raw = fx_load_keep(reinterpret_cast<const fx_vec<float, kVec>*>(in_mask + mask_row + col));"),
+            std::string::npos) << row[0].source;
+  EXPECT_NE(row[0].source.find("raw = *reinterpret_cast<const fx_vec<float, kVec>*>(in_s + row * R + col);"),
+            std::string::npos) << row[0].source;
+  const Graph add = inline_graph(inputs, R"({"name": "y", "op": "add", "inputs": ["s", "mask"]})");
+  const auto ew = whole_graph_kernels(add);
+  ASSERT_EQ(ew.size(), 1u);
+  EXPECT_NE(ew[0].source.find("= fx_load_keep(reinterpret_cast<const fx_vec<float, 4>*>(in_mask + "), std::string::npos)
+      << ew[0].source;
+  EXPECT_NE(ew[0].source.find("= *reinterpret_cast<const fx_vec<float, 4>*>(in_s + base);"), std::string::npos)
+      << ew[0].source;
+}
+
 TEST(Codegen, ComparisonScalarsTakeTheTensorsType) {
   const Graph g = inline_graph(R"({"name": "x", "shape": [256], "dtype": "f32"})",
                                R"({"name": "mask", "op": "gt", "inputs": ["x", 0.5]},
