@@ -271,6 +271,31 @@ int estimate_live_values(const Graph& g, std::span<const NodeId> nodes) {
   return peak + held_inputs;
 }
 
+// An elementwise kernel loops over one iteration space: its nodes share one element count. A reshape read only
+// inside the group is exempt: the kernel never iterates over it, it reads the reshape's input at the flat index
+// a consumer asks for (the reshape of a GEMM output before a split into heads, in gpt2_block_hf, is then no
+// copy of its own). The codegen's rule: reshape contexts in kernels/codegen/elementwise_emitter.h.
+std::optional<FusionDecision> check_iteration_space(const Graph& g, std::span<const NodeId> nodes) {
+  const GroupView view(g, nodes);
+  auto internal_reshape = [&](NodeId n) {
+    const ValueId v = g.value_of(n);
+    const auto& cons = g.consumers(v);
+    return g.node(n).op == "reshape" && !g.is_output(v) && !cons.empty() &&
+           std::all_of(cons.begin(), cons.end(), [&](NodeId c) { return view.contains(c); });
+  };
+  const auto first = std::find_if_not(nodes.begin(), nodes.end(), internal_reshape);
+  if (first == nodes.end()) return std::nullopt;
+  const std::int64_t numel = g.node(*first).type.numel();
+  for (NodeId n : nodes) {
+    if (g.node(n).type.numel() == numel || internal_reshape(n)) continue;
+    return FusionDecision::no(Reason::shape_mismatch,
+                              name_of(g, *first) + " iterates over " + shape_to_string(g.node(*first).type.shape) +
+                                  " but " + name_of(g, n) + " over " + shape_to_string(g.node(n).type.shape) +
+                                  ": one elementwise kernel needs one iteration space");
+  }
+  return std::nullopt;
+}
+
 FusionDecision check_group(const Graph& g, std::span<const NodeId> nodes, const EngineOptions& options) {
   if (nodes.size() <= 1) return FusionDecision::yes("a single op");
   if (static_cast<int>(nodes.size()) > options.max_fusion_size) {
@@ -295,15 +320,7 @@ FusionDecision check_group(const Graph& g, std::span<const NodeId> nodes, const 
   } else if (!reductions.empty()) {
     verdict = check_reductions(g, nodes, reductions);
   } else {
-    const std::int64_t numel = g.node(nodes[0]).type.numel();
-    for (NodeId n : nodes) {
-      if (g.node(n).type.numel() == numel) continue;
-      verdict = FusionDecision::no(Reason::shape_mismatch,
-                                   name_of(g, nodes[0]) + " iterates over " + shape_to_string(g.node(nodes[0]).type.shape) +
-                                       " but " + name_of(g, n) + " over " + shape_to_string(g.node(n).type.shape) +
-                                       ": one elementwise kernel needs one iteration space");
-      break;
-    }
+    verdict = check_iteration_space(g, nodes);
   }
   if (verdict) return *verdict;
   const int live = estimate_live_values(g, nodes);

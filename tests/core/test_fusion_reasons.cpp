@@ -142,6 +142,24 @@ TEST(FusionReasons, ShapeMismatch) {
   EXPECT_EQ(d.reason, Reason::shape_mismatch) << d.message;
 }
 
+// A reshape read only by slices of it (a GEMM output viewed as [B, S, 3D] and split into q, k, v) joins them:
+// the kernel iterates over the slices and reads the reshape's input at their flat indices. Stored as an output
+// too, it would need its own iteration space, and that stays a SHAPE_MISMATCH.
+TEST(FusionReasons, ReshapeReadOnlyBySlicesJoinsThem) {
+  const char* inputs = R"([{"name": "x", "shape": [64, 96], "dtype": "f32"}])";
+  const char* nodes = R"([{"name": "r", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [8, 8, 96]}},
+                          {"name": "q", "op": "slice", "inputs": ["r"], "attrs": {"axis": 2, "start": 0, "end": 48}},
+                          {"name": "k", "op": "slice", "inputs": ["r"], "attrs": {"axis": 2, "start": 48, "end": 96}}])";
+  const Graph g = graph_from(graph_json(inputs, nodes, R"(["q", "k"])"));
+  FusionEngine engine(g, test_device());
+  engine.auto_fuse();
+  EXPECT_EQ(engine.plan().kernel_count(), 1) << engine.decision_log_json();
+  EXPECT_EQ(engine.plan().group_of(node(g, "r")), engine.plan().group_of(node(g, "k")));
+  auto stored = explain(graph_json(inputs, nodes, R"(["r", "q", "k"])"), "r", "q");
+  EXPECT_FALSE(stored.fuse);
+  EXPECT_EQ(stored.reason, Reason::shape_mismatch) << stored.message;
+}
+
 TEST(FusionReasons, OutputNeededElsewhereStillFusesWithSeveralOutputs) {
   const std::string json = graph_json(kX, R"([{"name": "a", "op": "exp", "inputs": ["x"]},
                                               {"name": "y", "op": "add", "inputs": ["a", 1.0]},
