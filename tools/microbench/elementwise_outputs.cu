@@ -23,22 +23,57 @@ __device__ __forceinline__ void two(float x, float& a, float& b) {
   if (MATH == 3) { const float e = __expf(x); a = e * 2.0f; b = e + 1.0f; }
 }
 
-// STREAM: stores (and, with LOADCS, loads) marked streaming (evict-first).
-template <int MATH, int ITEMS, bool STREAM, bool LOADCS = false>
-__global__ void __launch_bounds__(256) one_in_two_out(const float4* __restrict__ x, float4* __restrict__ y1,
-                                                       float4* __restrict__ y2, long long n4) {
-  const long long stride = (long long)gridDim.x * 256 * ITEMS;
-  for (long long base = (long long)blockIdx.x * 256 * ITEMS + threadIdx.x; base < n4; base += stride) {
+// A 16-byte load with an L2 evict_first policy (Triton's eviction_policy="evict_first").
+__device__ __forceinline__ float4 ld_first(const float4* p) {
+  float4 v;
+  asm volatile("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_first.b64 pol, 1.0;\n\t"
+               "ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], pol;\n\t}"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  return v;
+}
+// LOAD: 0 plain, 1 ld.global.cs, 2 L2 evict_first policy. STREAM: st.global.cs.
+template <int LOAD> __device__ __forceinline__ float4 ld(const float4* p) {
+  if (LOAD == 1) return __ldcs(p);
+  if (LOAD == 2) return ld_first(p);
+  return *p;
+}
+
+template <int MATH, int ITEMS, bool STREAM, int LOAD = 0, int T = 256>
+__global__ void __launch_bounds__(T) one_in_two_out(const float4* __restrict__ x, float4* __restrict__ y1,
+                                                     float4* __restrict__ y2, long long n4) {
+  const long long stride = (long long)gridDim.x * T * ITEMS;
+  for (long long base = (long long)blockIdx.x * T * ITEMS + threadIdx.x; base < n4; base += stride) {
     float4 v[ITEMS];
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) v[i] = LOADCS ? __ldcs(&x[base + i * 256]) : x[base + i * 256];  // n4 is a multiple of 256 * ITEMS here
+    for (int i = 0; i < ITEMS; ++i) v[i] = ld<LOAD>(&x[base + i * T]);
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
       float4 a, b;
       two<MATH>(v[i].x, a.x, b.x); two<MATH>(v[i].y, a.y, b.y); two<MATH>(v[i].z, a.z, b.z); two<MATH>(v[i].w, a.w, b.w);
-      if (STREAM) { __stcs(&y1[base + i * 256], a); __stcs(&y2[base + i * 256], b); }
-      else { y1[base + i * 256] = a; y2[base + i * 256] = b; }
+      if (STREAM) { __stcs(&y1[base + i * T], a); __stcs(&y2[base + i * T], b); }
+      else { y1[base + i * T] = a; y2[base + i * T] = b; }
     }
+  }
+}
+
+// relu(x * w + b) over three streams (sample relu_mul_add), one output; no grid-stride loop (as Triton's).
+template <int ITEMS, int LOAD, int T>
+__global__ void __launch_bounds__(T) three_in_one_out(const float4* __restrict__ x, const float4* __restrict__ w,
+                                                       const float4* __restrict__ b, float4* __restrict__ y) {
+  const long long base = (long long)blockIdx.x * T * ITEMS + threadIdx.x;
+  float4 xv[ITEMS], wv[ITEMS], bv[ITEMS];
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    xv[i] = ld<LOAD>(&x[base + i * T]);
+    wv[i] = ld<LOAD>(&w[base + i * T]);
+    bv[i] = ld<LOAD>(&b[base + i * T]);
+  }
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    float4 r;
+    r.x = fmaxf(xv[i].x * wv[i].x + bv[i].x, 0.f); r.y = fmaxf(xv[i].y * wv[i].y + bv[i].y, 0.f);
+    r.z = fmaxf(xv[i].z * wv[i].z + bv[i].z, 0.f); r.w = fmaxf(xv[i].w * wv[i].w + bv[i].w, 0.f);
+    y[base + i * T] = r;
   }
 }
 
@@ -67,12 +102,13 @@ float median_ms(const std::function<void()>& f, bool flush) {
 struct Variant { std::string name; int math; std::function<void(const float4*, float4*, float4*, long long)> launch; };
 int g_blocks_per_sm_grid = 0;  // 0: one thread per ITEMS vectors over the whole tensor
 
-template <int MATH, int ITEMS, bool STREAM, bool LOADCS = false> Variant v(int persistent_blocks = 0) {
+template <int MATH, int ITEMS, bool STREAM, int LOAD = 0, int T = 256> Variant v(int persistent_blocks = 0) {
   std::string name = std::string(MATH == 0 ? "sin+cos" : MATH == 1 ? "sincosf" : MATH == 2 ? "exp" : "__expf") + " x" +
-                     std::to_string(ITEMS) + (STREAM ? " stcs" : "") + (LOADCS ? " ldcs" : "") + (persistent_blocks ? " grid " + std::to_string(persistent_blocks) : "");
+                     std::to_string(ITEMS) + (STREAM ? " stcs" : "") + (LOAD == 1 ? " ldcs" : LOAD == 2 ? " first" : "") +
+                     (T != 256 ? " T" + std::to_string(T) : "") + (persistent_blocks ? " grid " + std::to_string(persistent_blocks) : "");
   return {name, MATH, [persistent_blocks](const float4* x, float4* a, float4* b, long long n4) {
-            const long long blocks = persistent_blocks ? persistent_blocks : n4 / (256 * ITEMS);
-            one_in_two_out<MATH, ITEMS, STREAM, LOADCS><<<(unsigned)blocks, 256>>>(x, a, b, n4);
+            const long long blocks = persistent_blocks ? persistent_blocks : n4 / (T * ITEMS);
+            one_in_two_out<MATH, ITEMS, STREAM, LOAD, T><<<(unsigned)blocks, T>>>(x, a, b, n4);
           }};
 }
 
@@ -93,9 +129,11 @@ int main() {
               p.multiProcessorCount, copy_tbs);
   const int pers = p.multiProcessorCount * 8;
   const std::vector<Variant> vs = {
-      v<0, 1, false>(), v<1, 1, false>(), v<0, 1, false, true>(), v<0, 1, true, true>(), v<1, 2, false>(),
-      v<2, 1, false>(), v<3, 1, false>(), v<2, 1, false, true>(), v<3, 1, false, true>(), v<2, 2, false>(),
-      v<2, 4, false>(pers)};
+      v<0, 1, false>(), v<0, 1, false, 2>(), v<0, 2, false, 0, 128>(), v<0, 1, false, 0, 128>(), v<0, 1, false, 0, 512>(),
+      v<0, 2, false, 2, 128>(),
+      v<2, 1, false>(), v<2, 1, false, 2>(), v<2, 2, false, 0, 128>(), v<2, 1, false, 0, 128>(), v<2, 1, false, 0, 512>(),
+      v<2, 2, false, 2, 128>()};
+  (void)pers;
   std::printf("  %-22s %10s %10s %8s %10s\n", "variant (64M f32)", "flush ms", "b2b ms", "of copy", "max |err|");
   int ref_math = -1;
   std::vector<float> want1(n), want2(n), got(n);
@@ -119,6 +157,19 @@ int main() {
     }
     const float f = median_ms([&] { var.launch(x, a, b, n4); }, true), bb = median_ms([&] { var.launch(x, a, b, n4); }, false);
     std::printf("  %-22s %10.4f %10.4f %8.3f %10.2e\n", var.name.c_str(), f, bb, 3.0 * n * 4 / (f * 1e-3) / (copy_tbs * 1e12), err);
+  }
+  // relu(x * w + b): the reference buffers serve as w and b (their values do not matter for the time).
+  struct Three { const char* name; std::function<void()> launch; };
+  const std::vector<Three> three = {
+      {"relu_mul_add x1 T256", [&] { three_in_one_out<1, 0, 256><<<(unsigned)(n4 / 256), 256>>>(x, ra, rb, a); }},
+      {"relu_mul_add x2 T128", [&] { three_in_one_out<2, 0, 128><<<(unsigned)(n4 / 256), 128>>>(x, ra, rb, a); }},
+      {"relu_mul_add x1 T128", [&] { three_in_one_out<1, 0, 128><<<(unsigned)(n4 / 128), 128>>>(x, ra, rb, a); }},
+      {"relu_mul_add x1 T512", [&] { three_in_one_out<1, 0, 512><<<(unsigned)(n4 / 512), 512>>>(x, ra, rb, a); }},
+      {"relu_mul_add x1 first", [&] { three_in_one_out<1, 2, 256><<<(unsigned)(n4 / 256), 256>>>(x, ra, rb, a); }},
+      {"relu_mul_add x2 T128 first", [&] { three_in_one_out<2, 2, 128><<<(unsigned)(n4 / 256), 128>>>(x, ra, rb, a); }}};
+  for (const auto& t : three) {
+    const float f = median_ms(t.launch, true), bb = median_ms(t.launch, false);
+    std::printf("  %-22s %10.4f %10.4f %8.3f\n", t.name, f, bb, 4.0 * n * 4 / (f * 1e-3) / (copy_tbs * 1e12));
   }
   return 0;
 }

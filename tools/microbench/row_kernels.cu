@@ -4,7 +4,9 @@
 //   warp/W/C  : one warp per row, W rows per block, C 16-byte accesses per lane (no __syncthreads)
 //   pers/T/C  : block per row on a persistent grid, loading the next row while reducing this one
 // Suffixes (HINTS bits): +s streams x and y (ld.global.cs / st.global.cs, evict-first), +m reads the broadcast
-// mask with an L2 evict_last policy (as Triton's eviction_policy="evict_last"), +e fast exp (ex2.approx).
+// mask with an L2 evict_last policy (as Triton's eviction_policy="evict_last"), +e fast exp (ex2.approx), +f loads
+// x with an L2 evict_first policy (Triton's eviction_policy="evict_first"; stores stay plain).
+// Kinds: 0 softmax, 1 layernorm, 2 sum of squares (one value per row stored).
 // Every variant is checked against block/.. (the first of its table); times are medians of 50 runs with a 256 MB
 // memset before each (triton.testing.do_bench's protocol) and back to back.
 //   nvcc -O3 -std=c++17 -arch=sm_90 tools/microbench/row_kernels.cu -o /tmp/row_kernels && /tmp/row_kernels
@@ -45,8 +47,16 @@ __device__ __forceinline__ float4 ld_keep(const float* p) {
                : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
   return v;
 }
-enum { kStream = 1, kKeepMask = 2, kFastExp = 4 };
+enum { kStream = 1, kKeepMask = 2, kFastExp = 4, kFirst = 8 };
+__device__ __forceinline__ float4 ld_first(const float* p) {
+  float4 v;
+  asm volatile("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_first.b64 pol, 1.0;\n\t"
+               "ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], pol;\n\t}"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  return v;
+}
 template <int HINTS> __device__ __forceinline__ float4 ld_x(const float* p) {
+  if (HINTS & kFirst) return ld_first(p);
   return (HINTS & kStream) ? __ldcs(reinterpret_cast<const float4*>(p)) : *reinterpret_cast<const float4*>(p);
 }
 template <int HINTS> __device__ __forceinline__ void st_y(float* p, float4 v) {
@@ -89,6 +99,11 @@ __device__ __forceinline__ void row_math(float4 (&v)[N], const RowArgs& a, long 
     const float inv = 1.0f / reduce(s, Sum());
 #pragma unroll
     for (int c = 0; c < N; ++c) { v[c].x *= inv; v[c].y *= inv; v[c].z *= inv; v[c].w *= inv; }
+  } else if (KIND == 2) {
+    float s = 0.f;
+#pragma unroll
+    for (int c = 0; c < N; ++c) s += (v[c].x * v[c].x + v[c].y * v[c].y) + (v[c].z * v[c].z + v[c].w * v[c].w);
+    v[0].x = reduce(s, Sum());
   } else {
     float s = 0.f;
 #pragma unroll
@@ -125,8 +140,12 @@ __global__ void __launch_bounds__(THREADS) block_row(RowArgs a) {
     v[c] = ld_x<HINTS>(a.x + row * R + cols[c]);
   }
   row_math<KIND, HINTS>(v, a, row, R, cols, [&](float x, auto op) { return block_reduce<THREADS>(x, op, scratch); });
+  if constexpr (KIND == 2) {
+    if (threadIdx.x == 0) a.y[row] = v[0].x;
+  } else {
 #pragma unroll
-  for (int c = 0; c < C; ++c) st_y<HINTS>(a.y + row * R + cols[c], v[c]);
+    for (int c = 0; c < C; ++c) st_y<HINTS>(a.y + row * R + cols[c], v[c]);
+  }
 }
 
 template <int KIND, int W, int C>
@@ -143,8 +162,12 @@ __global__ void __launch_bounds__(32 * W) warp_row(RowArgs a) {
     v[c] = *reinterpret_cast<const float4*>(a.x + row * R + cols[c]);
   }
   row_math<KIND, 0>(v, a, row, R, cols, [](float x, auto op) { return warp_reduce(x, op); });
+  if constexpr (KIND == 2) {
+    if (lane == 0) a.y[row] = v[0].x;
+  } else {
 #pragma unroll
-  for (int c = 0; c < C; ++c) *reinterpret_cast<float4*>(a.y + row * R + cols[c]) = v[c];
+    for (int c = 0; c < C; ++c) *reinterpret_cast<float4*>(a.y + row * R + cols[c]) = v[c];
+  }
 }
 
 template <int KIND, int THREADS, int C>
@@ -194,7 +217,8 @@ struct Variant { std::string name; std::function<void(RowArgs)> launch; };
 
 int g_sms = 132;
 template <int KIND, int T, int C, int HINTS = 0> Variant block_v() {
-  const std::string suffix = std::string(HINTS & kStream ? "+s" : "") + (HINTS & kKeepMask ? "+m" : "") + (HINTS & kFastExp ? "+e" : "");
+  const std::string suffix = std::string(HINTS & kStream ? "+s" : "") + (HINTS & kKeepMask ? "+m" : "") +
+                             (HINTS & kFastExp ? "+e" : "") + (HINTS & kFirst ? "+f" : "");
   return {"block/" + std::to_string(T) + "/" + std::to_string(C) + suffix, [](RowArgs a) { block_row<KIND, T, C, HINTS><<<a.rows, T>>>(a); }};
 }
 template <int KIND, int W, int C> Variant warp_v() {
@@ -224,7 +248,7 @@ void table(const char* title, int rows, int R, int mask_rows, int kind, const st
     CK(cudaMemcpy(aux1, ha.data(), aux_n * 4, cudaMemcpyHostToDevice));
   }
   RowArgs a{x, aux0, aux1, ref, rows, mask_rows > 0 ? mask_rows : 1};
-  const double mib = (2.0 * n * 4 + (aux0 ? aux_n * 4.0 * (kind == 1 ? 2 : 1) : 0)) / (1 << 20);
+  const double mib = ((kind == 2 ? 1.0 * n * 4 + rows * 4.0 : 2.0 * n * 4) + (aux0 ? aux_n * 4.0 * (kind == 1 ? 2 : 1) : 0)) / (1 << 20);
   std::printf("\n%s: %d rows x %d f32, %.1f MiB min traffic\n", title, rows, R, mib);
   std::printf("  %-14s %10s %10s %8s %10s\n", "variant", "flush ms", "b2b ms", "of copy", "max |err|");
   bool first = true;
@@ -237,9 +261,10 @@ void table(const char* title, int rows, int R, int mask_rows, int kind, const st
     double err = 0;
     if (!first) {
       std::vector<float> got(n), want(n);
-      CK(cudaMemcpy(got.data(), y, n * 4, cudaMemcpyDeviceToHost));
-      CK(cudaMemcpy(want.data(), ref, n * 4, cudaMemcpyDeviceToHost));
-      for (size_t i = 0; i < n; ++i) {
+      const size_t m = kind == 2 ? (size_t)rows : n;
+      CK(cudaMemcpy(got.data(), y, m * 4, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(want.data(), ref, m * 4, cudaMemcpyDeviceToHost));
+      for (size_t i = 0; i < m; ++i) {
         const double d = std::fabs((double)got[i] - want[i]);
         err = std::isnan(got[i]) ? INFINITY : std::max(err, d);
       }
@@ -269,20 +294,18 @@ int main() {
   cudaFree(s); cudaFree(d);
   std::printf("%s, %d SMs; copy kernel %.3f TB/s (read + write, flush protocol)\n", p.name, g_sms, copy_tbs);
 
+  table("sum of squares (sample sum_of_squares)", 16384, 4096, 0, 2,
+        {block_v<2, 256, 4>(), block_v<2, 256, 4, kFirst>(), block_v<2, 256, 4, kStream>(), block_v<2, 128, 8>(),
+         block_v<2, 128, 8, kFirst>(), block_v<2, 512, 2, kFirst>(), block_v<2, 1024, 1, kFirst>(), warp_v<2, 4, 32>()},
+        copy_tbs);
   table("softmax (sample softmax)", 16384, 4096, 0, 0,
-        {block_v<0, 256, 4>(), block_v<0, 128, 8>(), block_v<0, 256, 4, kStream>(), block_v<0, 256, 4, kFastExp>(),
-         block_v<0, 256, 4, kStream | kFastExp>(), block_v<0, 512, 2, kStream>(), warp_v<0, 1, 32>()}, copy_tbs);
+        {block_v<0, 256, 4>(), block_v<0, 256, 4, kFirst>(), block_v<0, 128, 8, kFirst>(), block_v<0, 512, 2, kFirst>()},
+        copy_tbs);
   table("layernorm (sample layernorm)", 16384, 4096, 0, 1,
-        {block_v<1, 256, 4>(), block_v<1, 512, 2>(), block_v<1, 256, 4, kStream>(), block_v<1, 256, 4, kKeepMask>(),
-         block_v<1, 256, 4, kStream | kKeepMask>(), block_v<1, 512, 2, kStream | kKeepMask>()}, copy_tbs);
+        {block_v<1, 256, 4, kKeepMask>(), block_v<1, 256, 4, kKeepMask | kFirst>(), block_v<1, 512, 2, kKeepMask | kFirst>()},
+        copy_tbs);
   table("scale + mask + softmax (gpt2_block attention)", 98304, 1024, 1024, 0,
-        {block_v<0, 128, 2>(), block_v<0, 256, 1>(), block_v<0, 128, 2, kKeepMask>(), block_v<0, 128, 2, kStream>(),
-         block_v<0, 128, 2, kStream | kKeepMask>(), block_v<0, 128, 2, kStream | kKeepMask | kFastExp>(),
-         block_v<0, 128, 2, kKeepMask | kFastExp>(), block_v<0, 256, 1, kStream | kKeepMask>()}, copy_tbs);
-  table("softmax without mask (gpt2 shape)", 98304, 1024, 0, 0,
-        {block_v<0, 128, 2>(), block_v<0, 128, 2, kStream>(), block_v<0, 128, 2, kFastExp>()}, copy_tbs);
-  table("layernorm (gpt2 width 768)", 8192, 768, 0, 1,
-        {block_v<1, 96, 2>(), block_v<1, 96, 2, kKeepMask>(), block_v<1, 96, 2, kStream | kKeepMask>(), pers_v<1, 96, 2>()},
+        {block_v<0, 128, 2, kKeepMask>(), block_v<0, 128, 2, kKeepMask | kFirst>(), block_v<0, 256, 1, kKeepMask | kFirst>()},
         copy_tbs);
   return 0;
 }

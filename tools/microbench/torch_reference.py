@@ -23,6 +23,7 @@ def main():
     print(torch.cuda.get_device_name(), "torch", torch.__version__)
     x = torch.randn(16384, 4096, device=dev)
     g, b = torch.randn(4096, device=dev), torch.randn(4096, device=dev)
+    bench("sum of squares 16384x4096", lambda t: (t * t).sum(-1), x)
     bench("softmax 16384x4096", lambda t: torch.softmax(t, -1), x)
     bench("layernorm 16384x4096", lambda t, w, c: torch.nn.functional.layer_norm(t, (4096,), w, c), x, g, b)
     s = torch.randn(8, 12, 1024, 1024, device=dev)
@@ -33,6 +34,9 @@ def main():
     g7, b7 = torch.randn(768, device=dev), torch.randn(768, device=dev)
     bench("layernorm 8192x768", lambda t, w, c: torch.nn.functional.layer_norm(t, (768,), w, c), h, g7, b7)
     e = torch.randn(1 << 26, device=dev)
+    w, c = torch.randn_like(e), torch.randn_like(e)
+    bench("relu(x * w + b) (64M f32)", lambda t, u, v: torch.relu(t * u + v), e, w, c)
+    del w, c
     bench("sin, cos (64M f32)", lambda t: (torch.sin(t), torch.cos(t)), e)
     bench("exp used by *2 and +1 (64M f32)", lambda t: (lambda a: (a * 2, a + 1))(torch.exp(t)), e)
     del e
