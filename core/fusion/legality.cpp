@@ -121,6 +121,7 @@ std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const
                                 name_of(g, n) + " reduces whole rows of " + name_of(g, c) +
                                     "'s output, which cross the output tiles of the contraction");
     }
+    if (!down[i] && folds_into_operand(g, nodes, n, c)) continue;  // read by the library with a transpose flag
     if (!down[i]) {
       return FusionDecision::no(Reason::contraction_prologue,
                                 name_of(g, n) + " is work before an operand of " + name_of(g, c) +

@@ -132,6 +132,25 @@ TailFit fit_cublaslt_epilogue(std::span<const std::string> tail) {
   return {tail.size(), ""};
 }
 
+bool folds_into_operand(const Graph& g, std::span<const NodeId> nodes, NodeId n, NodeId c) {
+  const Node& t = g.node(n);
+  const Node& mm = g.node(c);
+  if (t.op != "transpose" || mm.op != "matmul") return false;
+  const auto perm = t.attrs.get_ints("perm");
+  const std::size_t rank = perm.size();
+  if (rank < 2) return false;
+  for (std::size_t d = 0; d < rank; ++d) {
+    const std::size_t want = d + 2 < rank ? d : (d + 2 == rank ? rank - 1 : rank - 2);
+    if (normalize_axis(perm[d], rank) != static_cast<int>(want)) return false;
+  }
+  const ValueId v = g.value_of(n);
+  const auto& cons = g.consumers(v);
+  const bool only_mm = !g.is_output(v) && cons.size() == 1 && cons[0] == c;
+  const bool one_operand = (mm.inputs[0].value == v) != (mm.inputs[1].value == v);
+  const auto p = g.producer(t.inputs[0].value);
+  return only_mm && one_operand && !(p && contains(nodes, *p));
+}
+
 LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, NodeId c) {
   LibraryEpilogue r;
   const Node& cn = g.node(c);
@@ -164,7 +183,7 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
     return r;
   }
   for (NodeId n : nodes) {
-    if (n == c || contains(r.absorbed, n)) continue;
+    if (n == c || contains(r.absorbed, n) || folds_into_operand(g, nodes, n, c)) continue;
     r.stop = n;
     const ValueId last = r.absorbed.empty() ? g.value_of(c) : g.value_of(r.absorbed.back());
     r.message = name_of(g, n) + " is not on the single chain of ops " + r.library + " applies after " +

@@ -39,9 +39,15 @@ struct LibraryEpilogue {
   bool expressible() const { return !stop.has_value(); }
 };
 
-// `nodes` in topological order, holding exactly one contraction `c` and only nodes downstream of it (the
-// legality checks reject work before a contraction first). Values used outside `nodes` (or graph outputs)
-// are stored by the group.
+// `nodes` in topological order, holding exactly one contraction `c`, nodes downstream of it and transposes
+// folded into its operands (folds_into_operand; the legality checks reject other work before a contraction
+// first). Values used outside `nodes` (or graph outputs) are stored by the group.
 LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, NodeId c);
+
+// True when `n`, in the group `nodes`, is a transpose of the last two dims read only by the matmul `c`, whose
+// input comes from memory: cuBLASLt reads that input with the operand's transpose flag flipped, so the
+// transpose is never written (XLA's TransposeFolding; Inductor passes such a view to its GEMM as strides).
+// The executor's copy of the rule: folded_operand in kernels/executor/contraction_plan.cpp.
+bool folds_into_operand(const Graph& g, std::span<const NodeId> nodes, NodeId n, NodeId c);
 
 }  // namespace fx

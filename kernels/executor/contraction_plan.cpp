@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "core/fusion/library_epilogue.h"
 #include "kernels/contraction/epilogue_choice.h"
 #include "kernels/executor/executor.h"
 
@@ -37,15 +38,23 @@ Shape padded_batch(const Shape& s, std::size_t rank) {
   return b;
 }
 
+// The operands cuBLASLt reads for a matmul node: its inputs, or where a transpose of the last two dims in the
+// group feeds one (core's folds_into_operand), that transpose's input with the operand's flag flipped.
+struct MatmulOperands {
+  ValueId a, b;
+  bool flip_a = false, flip_b = false;
+  std::vector<NodeId> folded;  // the transposes read through
+};
+
 // The cuBLASLt problem for one matmul node. Row-major operands are packed in the arena; a left operand with
 // batch dimensions and an unbatched right operand fold into M (one plain GEMM, as PyTorch does for Linear).
-MatmulProblem matmul_problem(const Graph& g, NodeId n) {
+MatmulProblem matmul_problem(const Graph& g, NodeId n, const MatmulOperands& ops) {
   const Node& node = g.node(n);
-  const Shape& as = g.value_type(node.inputs[0].value).shape;
-  const Shape& bs = g.value_type(node.inputs[1].value).shape;
+  const Shape& as = g.value_type(ops.a).shape;
+  const Shape& bs = g.value_type(ops.b).shape;
   MatmulProblem p;
-  p.transpose_a = node.attrs.get_bool("transpose_a");
-  p.transpose_b = node.attrs.get_bool("transpose_b");
+  p.transpose_a = node.attrs.get_bool("transpose_a") != ops.flip_a;
+  p.transpose_b = node.attrs.get_bool("transpose_b") != ops.flip_b;
   p.a_type = p.b_type = g.value_type(node.inputs[0].value).dtype;
   p.c_type = node.type.dtype;
   p.allow_tf32 = p.a_type == DType::f32;
@@ -136,15 +145,31 @@ MatmulTail matmul_tail(const GroupView& gv, NodeId mm, std::int64_t n) {
   return t;
 }
 
-LibraryCall matmul_call(const GroupView& gv, NodeId mm, int group_index, std::vector<std::string>& notes) {
+MatmulOperands matmul_operands(const GroupView& gv, NodeId mm) {
   const Graph& g = gv.g;
   const Node& node = g.node(mm);
+  const std::vector<NodeId> group(gv.in.begin(), gv.in.end());
+  MatmulOperands ops{node.inputs[0].value, node.inputs[1].value};
+  for (auto [value, flip] : {std::pair{&ops.a, &ops.flip_a}, std::pair{&ops.b, &ops.flip_b}}) {
+    const auto t = g.producer(*value);
+    if (!t || !gv.in.count(*t) || !folds_into_operand(g, group, *t, mm)) continue;
+    ops.folded.push_back(*t);
+    *value = g.node(*t).inputs[0].value;
+    *flip = true;
+  }
+  return ops;
+}
+
+LibraryCall matmul_call(const GroupView& gv, NodeId mm, int group_index, std::vector<std::string>& notes) {
+  const Graph& g = gv.g;
   LibraryCall call;
   call.kind = LibraryCallKind::matmul;
-  call.matmul = matmul_problem(g, mm);
-  call.a = node.inputs[0].value;
-  call.b = {node.inputs[1].value};
-  call.nodes = {mm};
+  const MatmulOperands ops = matmul_operands(gv, mm);
+  call.matmul = matmul_problem(g, mm, ops);
+  call.a = ops.a;
+  call.b = {ops.b};
+  call.nodes = ops.folded;
+  call.nodes.push_back(mm);
   const MatmulTail tail = matmul_tail(gv, mm, call.matmul.n);
   const EpilogueChoice choice = choose_matmul_epilogue(tail.ops);
   call.matmul.epilogue = choice.epilogue;
@@ -157,6 +182,11 @@ LibraryCall matmul_call(const GroupView& gv, NodeId mm, int group_index, std::ve
   call.outputs = {g.value_of(call.nodes.back())};
   call.name = "cublaslt_g" + std::to_string(group_index) + "_" + safe_name(g.node(call.nodes.back()).name);
   call.description = describe_matmul(call.matmul);
+  for (NodeId t : ops.folded) {
+    call.description += "; " + g.node(t).name + " read as a transposed operand";
+    notes.push_back(call.name + ": transpose " + g.node(t).name + " folded into the GEMM (cuBLASLt reads " +
+                    g.value_name(g.node(t).inputs[0].value) + " with the operand's transpose flag), never written");
+  }
   if (!choice.fully_expressible()) notes.push_back(call.name + ": " + choice.message);
   return call;
 }
@@ -257,7 +287,7 @@ std::vector<std::vector<NodeId>> horizontal_sets(const GroupView& gv, const std:
     const LibraryCall& call = single.at(mm);
     const ValueId b = node.inputs[1].value;
     if (call.matmul.batch != 1 || call.matmul.epilogue != MatmulEpilogue::none || !gv.g.is_input(b) ||
-        gv.g.value_type(b).shape.size() != 2) {
+        gv.g.value_type(b).shape.size() != 2 || call.nodes.front() != mm) {  // (a folded transpose comes first)
       continue;
     }
     auto key = std::tuple(node.inputs[0].value, node.attrs.get_bool("transpose_b"), gv.g.value_type(b).shape,

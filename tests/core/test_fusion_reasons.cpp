@@ -56,6 +56,27 @@ TEST(FusionReasons, TwoContractions) {
   EXPECT_EQ(d.reason, Reason::two_contractions) << d.message;
 }
 
+// A transpose of the last two dims read only by a matmul is read by the library with a transpose flag: it
+// joins the matmul's group and is never written. Any other transpose there, or one stored for another
+// consumer, is still work before the operand.
+TEST(FusionReasons, TransposeOfTheLastTwoDimsFoldsIntoTheMatmulOperand) {
+  const char* inputs = R"([{"name": "q", "shape": [2, 64, 32], "dtype": "f32"},
+                           {"name": "k", "shape": [2, 64, 32], "dtype": "f32"}])";
+  auto folded = explain(graph_json(inputs, R"([{"name": "kt", "op": "transpose", "inputs": ["k"], "attrs": {"perm": [0, 2, 1]}},
+                                               {"name": "s", "op": "matmul", "inputs": ["q", "kt"]}])", R"(["s"])"),
+                        "kt", "s");
+  EXPECT_TRUE(folded.fuse) << folded.message;
+  const char* cubes = R"([{"name": "q", "shape": [8, 8, 8], "dtype": "f32"}, {"name": "k", "shape": [8, 8, 8], "dtype": "f32"}])";
+  auto batch_moved = explain(graph_json(cubes, R"([{"name": "kt", "op": "transpose", "inputs": ["k"], "attrs": {"perm": [1, 0, 2]}},
+                                                    {"name": "s", "op": "matmul", "inputs": ["q", "kt"]}])", R"(["s"])"),
+                             "kt", "s");
+  EXPECT_EQ(batch_moved.reason, Reason::contraction_prologue) << batch_moved.message;
+  auto stored = explain(graph_json(inputs, R"([{"name": "kt", "op": "transpose", "inputs": ["k"], "attrs": {"perm": [0, 2, 1]}},
+                                               {"name": "s", "op": "matmul", "inputs": ["q", "kt"]}])", R"(["s", "kt"])"),
+                        "kt", "s");
+  EXPECT_EQ(stored.reason, Reason::contraction_prologue) << stored.message;
+}
+
 TEST(FusionReasons, ContractionPrologue) {
   auto d = explain(graph_json(kX, R"([{"name": "a", "op": "relu", "inputs": ["x"]},
                                       {"name": "m", "op": "matmul", "inputs": ["a", "W"]}])", R"(["m"])"), "a", "m");

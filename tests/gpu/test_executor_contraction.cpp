@@ -109,6 +109,32 @@ TEST(ExecutorContractionGpu, MatmulEpiloguesAtSmallShapes) {
   }
 }
 
+TEST(ExecutorContractionGpu, TransposedOperandFoldsIntoTheGemm) {
+  FX_REQUIRE_DEVICE();
+  // Attention scores q @ k^T with k^T a transpose of the last two dims: the fused plan is one cuBLASLt call
+  // reading k with the transpose flag (no transpose kernel), checked against the unfused plan (transpose
+  // kernel, then GEMM) and the float64 reference. Odd sizes, and A transposed too (x^T @ w).
+  const Graph g = inline_graph(R"({"name": "q", "shape": [3, 40, 24], "dtype": "f32"},
+                                  {"name": "k", "shape": [3, 56, 24], "dtype": "f32"},
+                                  {"name": "x", "shape": [24, 40], "dtype": "f32"}, {"name": "w", "shape": [24, 8], "dtype": "f32"})",
+                               R"({"name": "kt", "op": "transpose", "inputs": ["k"], "attrs": {"perm": [0, 2, 1]}},
+                                  {"name": "s", "op": "matmul", "inputs": ["q", "kt"]},
+                                  {"name": "xt", "op": "transpose", "inputs": ["x"], "attrs": {"perm": [1, 0]}},
+                                  {"name": "y", "op": "matmul", "inputs": ["xt", "w"]})",
+                               R"("s", "y")");
+  const Plan fused = Plan::from_groups(g, CostModel(DeviceDescription::h100_sxm()),
+                                       {{{*g.find_node("kt"), *g.find_node("s")}, {}}, {{*g.find_node("xt"), *g.find_node("y")}, {}}});
+  const RunReport r = run_plans(g, &fused, 2);
+  expect_verified(r, "transposed operands");
+  EXPECT_FALSE(r.reference_checks.empty()) << r.reference_note;
+  EXPECT_EQ(r.unfused.kernels.size(), 4u);
+  ASSERT_EQ(r.fused.kernels.size(), 2u) << fused_paths(r);
+  for (const auto& k : r.fused.kernels) {
+    EXPECT_EQ(k.library, "cuBLASLt") << fused_paths(r);
+    EXPECT_NE(k.path.find("read as a transposed operand"), std::string::npos) << fused_paths(r);
+  }
+}
+
 TEST(ExecutorContractionGpu, ErfGeluSaysWhyItIsTwoKernels) {
   FX_REQUIRE_DEVICE();
   const Graph g = small_mlp("bf16", "gelu");

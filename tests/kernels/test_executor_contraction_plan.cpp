@@ -61,6 +61,29 @@ bool mentions(const std::vector<std::string>& notes, const std::string& text) {
   return std::any_of(notes.begin(), notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
 }
 
+// q @ transpose(k) with the transpose in the matmul's group: one cuBLASLt call that reads k with the right
+// operand's transpose flag set; the transpose is in the call's nodes, so nothing is left to generate.
+TEST(ContractionPlan, TransposedOperandIsReadWithTheTransposeFlag) {
+  const Graph g = inline_graph(R"({"name": "q", "shape": [2, 64, 32], "dtype": "f32"},
+                                  {"name": "k", "shape": [2, 64, 32], "dtype": "f32"})",
+                               R"({"name": "kt", "op": "transpose", "inputs": ["k"], "attrs": {"perm": [0, 2, 1]}},
+                                  {"name": "s", "op": "matmul", "inputs": ["q", "kt"]})",
+                               R"("s")");
+  const ContractionGroupPlan plan = group_of(g, {"kt", "s"});
+  ASSERT_EQ(plan.calls.size(), 1u);
+  const LibraryCall& call = plan.calls[0];
+  EXPECT_EQ(call.b[0], value(g, "k"));
+  EXPECT_TRUE(call.matmul.transpose_b);
+  EXPECT_FALSE(call.matmul.transpose_a);
+  EXPECT_EQ(call.matmul.m, 64);
+  EXPECT_EQ(call.matmul.n, 64);
+  EXPECT_EQ(call.matmul.k, 32);
+  EXPECT_EQ(call.matmul.batch, 2);
+  EXPECT_EQ(names(g, call.nodes), (std::vector<std::string>{"kt", "s"}));
+  EXPECT_TRUE(plan.rest.empty());
+  EXPECT_TRUE(mentions(plan.notes, "transpose kt folded into the GEMM")) << ::testing::PrintToString(plan.notes);
+}
+
 TEST(ContractionPlan, ReluBiasF32IsOneCublasLtCallWithTf32) {
   const Graph g = load_sample("mlp_relu_f32");
   const ContractionGroupPlan p = auto_group(g, "mm");
