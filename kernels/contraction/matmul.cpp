@@ -85,10 +85,9 @@ struct Plan {
 // than another it offered (gpt2_block's 8192x3072 -> 768 TF32 projection with a BIAS epilogue: 0.1557 vs
 // 0.1334 ms; the 768 -> 768 projections 0.0567 vs 0.0517 ms). A plan therefore times the first kCandidates
 // once, on the call's own operands, and keeps the fastest (median of kTimedRounds). The candidates are timed in
-// interleaved rounds, one launch of each per round: a clock or temperature drift during the search then moves
-// every candidate alike. Timed one after another (five runs of the first, then of the second...), the same
-// SwiGLU plan on an H100 kept an algorithm that ran the merged bf16 GEMM about 8% slower in one run than in
-// another (fused plan 0.849 vs 0.783 ms, docs/benchmarks.md).
+// interleaved rounds, one launch of each per round, so that a clock drift during the search (large bf16 GEMMs
+// run at the H100's power limit, and their times move by several percent within one run) moves every
+// candidate alike instead of favouring whichever was timed while the clocks were high.
 constexpr int kCandidates = 8;
 constexpr int kTimedRounds = 7;
 
