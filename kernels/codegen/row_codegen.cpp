@@ -56,8 +56,11 @@ Shape effective_shape(const Graph& g, const Node& node, std::size_t k) {
 
 class RowEmitter {
  public:
-  RowEmitter(const Graph& g, const std::vector<NodeId>& nodes, RowShape rs, int vec, int threads, int chunks)
-      : g_(g), nodes_(nodes), rs_(std::move(rs)), vec_(vec), threads_(threads), chunks_(chunks), body_(2) {
+  // reduce_only: the kernel stores one value per row and nothing per element (its streams are read once).
+  RowEmitter(const Graph& g, const std::vector<NodeId>& nodes, RowShape rs, int vec, int threads, int chunks,
+             bool reduce_only)
+      : g_(g), nodes_(nodes), rs_(std::move(rs)), vec_(vec), threads_(threads), chunks_(chunks),
+        reduce_only_(reduce_only), body_(2) {
     for (NodeId n : nodes) in_group_.insert(n);
     exact_ = static_cast<std::int64_t>(vec) * threads * chunks == rs_.r;
   }
@@ -111,6 +114,7 @@ class RowEmitter {
   std::vector<NodeId> nodes_;
   RowShape rs_;
   int vec_, threads_, chunks_;
+  bool reduce_only_ = false;
   bool exact_ = false;
   std::set<NodeId> in_group_;
   std::map<NodeId, Level> level_;
@@ -227,11 +231,16 @@ std::string RowEmitter::load_external(ValueId u, const Shape& eff) {
     body_.indent();
     body_.line("const int col = (c * (int)blockDim.x + (int)threadIdx.x) * kVec;");
     body_.line("fx_vec<" + storage_type(t.dtype) + ", kVec> raw = {};");
-    // Broadcast over outer dims (a mask, a layernorm weight): many rows re-read it, so the L2 keeps it.
+    // Broadcast over outer dims (a mask, a layernorm weight): many rows re-read it, so the L2 keeps it. A
+    // reduction's own stream is read once: evict-first (preamble: fx_load_policy).
     const std::string at = "reinterpret_cast<const " + vt + "*>(" + ptr + " + " + base + "col)";
     const std::int64_t access = dtype_size(t.dtype) * vec_;
-    const bool keep = s != rs_.full && (access == 4 || access == 8 || access == 16);
-    body_.line((exact_ ? "" : "if (col < R) ") + std::string("raw = ") + (keep ? "fx_load_keep(" + at + ")" : "*" + at) + ";");
+    const bool hint = access == 4 || access == 8 || access == 16;
+    const std::string load = !hint                    ? "*" + at
+                             : s != rs_.full          ? "fx_load_keep(" + at + ")"
+                             : reduce_only_           ? "fx_load_once(" + at + ")"
+                                                      : "*" + at;
+    body_.line((exact_ ? "" : "if (col < R) ") + std::string("raw = ") + load + ";");
     body_.line("#pragma unroll");
     body_.line("for (int v = 0; v < kVec; ++v) " + name + "[c * kVec + v] = " + from_storage(t.dtype, "raw.v[v]") + ";");
     body_.dedent();
@@ -422,9 +431,14 @@ std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std:
   // 768-wide layernorm in 0.0205 instead of 0.0221 ms (fewer threads, fewer block-reduction steps per row);
   // four and eight were no better there, and eight made the 4096-wide samples up to 1% slower (those keep 256
   // threads of four accesses with two).
+  // A pure reduction (one value per row stored) keeps fewer values per thread: 512 threads of two accesses
+  // reduced a [16384, 4096] f32 sum of squares in 0.0976 ms against 0.0983 with 256 x 4 (0.0949 vs 0.0983
+  // with its loads evict-first; H100, 256 MB cache flush before each run; tools/microbench/row_kernels.cu).
+  bool reduce_only = true;
+  for (ValueId o : outputs) reduce_only = reduce_only && g.value_type(o).numel() == rs->rows;
   constexpr int kChunkTarget = 2;
   const std::int64_t per = (vectors + kChunkTarget - 1) / kChunkTarget;
-  int threads = static_cast<int>(std::clamp<std::int64_t>((per + 31) / 32 * 32, 32, 256));
+  int threads = static_cast<int>(std::clamp<std::int64_t>((per + 31) / 32 * 32, 32, reduce_only ? 512 : 256));
   std::int64_t chunks = (vectors + threads - 1) / threads;
   if (chunks * vec > std::max(16, kChunkTarget * vec)) {  // long rows: more threads before more registers
     threads = static_cast<int>(std::clamp<std::int64_t>((vectors + 31) / 32 * 32, 32, 1024));
@@ -435,7 +449,7 @@ std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std:
           std::to_string(chunks * vec) + " per thread per value)";
     return std::nullopt;
   }
-  RowEmitter em(g, nodes, *rs, vec, threads, static_cast<int>(chunks));
+  RowEmitter em(g, nodes, *rs, vec, threads, static_cast<int>(chunks), reduce_only);
   if (!em.classify(why)) return std::nullopt;
   for (NodeId n : nodes) em.emit_node(n);
   std::vector<std::string> stores;

@@ -125,6 +125,19 @@ TEST(Codegen, RemappedReadsKeepVectorStoresAndReshapesKeepVectorLoads) {
   EXPECT_EQ(g[0].source.find("powf("), std::string::npos) << g[0].source;
 }
 
+TEST(Codegen, APureRowReductionReadsItsStreamOnceWithMoreThreads) {
+  // sum(x * x) over rows of 4096 stores one value per row: 512 threads of two vector accesses, loads
+  // evict-first. A softmax over the same rows stores every element: 256 threads of four, plain loads.
+  const std::string sum = fused_source("sum_of_squares.json");
+  EXPECT_NE(sum.find("__launch_bounds__(512)"), std::string::npos) << sum;
+  EXPECT_NE(sum.find("constexpr int kChunks = 2;"), std::string::npos) << sum;
+  EXPECT_NE(sum.find("raw = fx_load_once(reinterpret_cast<const fx_vec<float, kVec>*>(in_x + row * R + col));"),
+            std::string::npos) << sum;
+  const std::string softmax = fused_source("softmax.json");
+  EXPECT_NE(softmax.find("__launch_bounds__(256)"), std::string::npos) << softmax;
+  EXPECT_EQ(softmax.find("raw = fx_load_once("), std::string::npos) << softmax;
+}
+
 TEST(Codegen, OperandsBroadcastOverOuterDimsAreKeptInL2) {
   // A mask [S, S] added to scores [B, H, S, S], then softmax: the row kernel reads the mask with fx_load_keep
   // (L2 evict_last), the scores with a plain load. The same graph without the softmax is one elementwise

@@ -3,13 +3,15 @@
 //   block/T/C : one block of T threads per row, C 16-byte accesses per thread (the generated kernels' layout)
 //   warp/W/C  : one warp per row, W rows per block, C 16-byte accesses per lane (no __syncthreads)
 //   pers/T/C  : block per row on a persistent grid, loading the next row while reducing this one
+//   2pass/T   : softmax only, Inductor's layout: a block of T threads loops over its row twice, first with
+//               evict_last loads and an online max/sum, then reading the row again (from the L2) to write it
 // Suffixes (HINTS bits): +s streams x and y (ld.global.cs / st.global.cs, evict-first), +m reads the broadcast
 // mask with an L2 evict_last policy (as Triton's eviction_policy="evict_last"), +e fast exp (ex2.approx), +f loads
 // x with an L2 evict_first policy (Triton's eviction_policy="evict_first"; stores stay plain).
 // Kinds: 0 softmax, 1 layernorm, 2 sum of squares (one value per row stored).
 // Every variant is checked against block/.. (the first of its table); times are medians of 50 runs with a 256 MB
 // memset before each (triton.testing.do_bench's protocol) and back to back.
-//   nvcc -O3 -std=c++17 -arch=sm_90 tools/microbench/row_kernels.cu -o /tmp/row_kernels && /tmp/row_kernels
+//   nvcc -O3 -std=c++17 -arch=sm_90 tools/microbench/row_kernels.cu -o /tmp/rk && /tmp/rk [layouts|hints|reductions|twopass]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -196,6 +198,54 @@ __global__ void __launch_bounds__(THREADS) pers_row(RowArgs a) {
   }
 }
 
+__device__ __forceinline__ float4 ld_last(const float* p) {
+  float4 v;
+  asm volatile("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_last.b64 pol, 1.0;\n\t"
+               "ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], pol;\n\t}"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  return v;
+}
+
+template <int THREADS, int R>
+__global__ void __launch_bounds__(THREADS) twopass_softmax(RowArgs a) {
+  __shared__ float sm[32], ss[32];
+  const long long row = blockIdx.x;
+  const float* x = a.x + row * R;
+  float m = -INFINITY, s = 0.f;
+#pragma unroll 4
+  for (int col = threadIdx.x * 4; col < R; col += THREADS * 4) {
+    const float4 v = ld_last(x + col);
+    const float mv = fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w));
+    const float mn = fmaxf(m, mv);
+    s = s * expf(m - mn) + (expf(v.x - mn) + expf(v.y - mn)) + (expf(v.z - mn) + expf(v.w - mn));
+    m = mn;
+  }
+  // (max, sum) pairs combined: warp shuffles, then the warps' partials through shared memory.
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float mo = __shfl_xor_sync(0xffffffffu, m, o), so = __shfl_xor_sync(0xffffffffu, s, o);
+    const float mn = fmaxf(m, mo);
+    s = s * expf(m - mn) + so * expf(mo - mn);
+    m = mn;
+  }
+  if ((threadIdx.x & 31) == 0) sm[threadIdx.x >> 5] = m, ss[threadIdx.x >> 5] = s;
+  __syncthreads();
+  m = sm[0], s = ss[0];
+  for (int w = 1; w < THREADS / 32; ++w) {
+    const float mn = fmaxf(m, sm[w]);
+    s = s * expf(m - mn) + ss[w] * expf(sm[w] - mn);
+    m = mn;
+  }
+  const float inv = 1.0f / s;
+#pragma unroll 4
+  for (int col = threadIdx.x * 4; col < R; col += THREADS * 4) {
+    const float4 v = ld_first(x + col);
+    float4 y;
+    y.x = expf(v.x - m) * inv; y.y = expf(v.y - m) * inv; y.z = expf(v.z - m) * inv; y.w = expf(v.w - m) * inv;
+    *reinterpret_cast<float4*>(a.y + row * R + col) = y;
+  }
+}
+
 void* g_flush;
 float median_ms(const std::function<void()>& f, bool flush) {
   for (int i = 0; i < 5; ++i) f();
@@ -220,6 +270,9 @@ template <int KIND, int T, int C, int HINTS = 0> Variant block_v() {
   const std::string suffix = std::string(HINTS & kStream ? "+s" : "") + (HINTS & kKeepMask ? "+m" : "") +
                              (HINTS & kFastExp ? "+e" : "") + (HINTS & kFirst ? "+f" : "");
   return {"block/" + std::to_string(T) + "/" + std::to_string(C) + suffix, [](RowArgs a) { block_row<KIND, T, C, HINTS><<<a.rows, T>>>(a); }};
+}
+template <int T, int R> Variant twopass_v() {
+  return {"2pass/" + std::to_string(T), [](RowArgs a) { twopass_softmax<T, R><<<a.rows, T>>>(a); }};
 }
 template <int KIND, int W, int C> Variant warp_v() {
   return {"warp/" + std::to_string(W) + "/" + std::to_string(C), [](RowArgs a) { warp_row<KIND, W, C><<<(a.rows + W - 1) / W, 32 * W>>>(a); }};
@@ -281,7 +334,7 @@ __global__ void copy4(const float4* __restrict__ s, float4* __restrict__ d, long
   if (i < n) d[i] = s[i];
 }
 
-int main() {
+int main(int argc, char** argv) {
   cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
   g_sms = p.multiProcessorCount;
@@ -294,18 +347,46 @@ int main() {
   cudaFree(s); cudaFree(d);
   std::printf("%s, %d SMs; copy kernel %.3f TB/s (read + write, flush protocol)\n", p.name, g_sms, copy_tbs);
 
-  table("sum of squares (sample sum_of_squares)", 16384, 4096, 0, 2,
-        {block_v<2, 256, 4>(), block_v<2, 256, 4, kFirst>(), block_v<2, 256, 4, kStream>(), block_v<2, 128, 8>(),
-         block_v<2, 128, 8, kFirst>(), block_v<2, 512, 2, kFirst>(), block_v<2, 1024, 1, kFirst>(), warp_v<2, 4, 32>()},
-        copy_tbs);
-  table("softmax (sample softmax)", 16384, 4096, 0, 0,
-        {block_v<0, 256, 4>(), block_v<0, 256, 4, kFirst>(), block_v<0, 128, 8, kFirst>(), block_v<0, 512, 2, kFirst>()},
-        copy_tbs);
-  table("layernorm (sample layernorm)", 16384, 4096, 0, 1,
-        {block_v<1, 256, 4, kKeepMask>(), block_v<1, 256, 4, kKeepMask | kFirst>(), block_v<1, 512, 2, kKeepMask | kFirst>()},
-        copy_tbs);
-  table("scale + mask + softmax (gpt2_block attention)", 98304, 1024, 1024, 0,
-        {block_v<0, 128, 2, kKeepMask>(), block_v<0, 128, 2, kKeepMask | kFirst>(), block_v<0, 256, 1, kKeepMask | kFirst>()},
-        copy_tbs);
+  // Groups of tables, by argument (default: all): layouts, hints, reductions, twopass.
+  auto want = [&](const char* group) { return argc < 2 || std::string(argv[1]) == group; };
+  if (want("layouts")) {
+    table("softmax (sample softmax)", 16384, 4096, 0, 0,
+          {block_v<0, 256, 4>(), block_v<0, 512, 2>(), block_v<0, 1024, 1>(), block_v<0, 128, 8>(), pers_v<0, 256, 4>(),
+           pers_v<0, 512, 2>(), warp_v<0, 1, 32>(), warp_v<0, 2, 32>()}, copy_tbs);
+    table("layernorm (sample layernorm)", 16384, 4096, 0, 1,
+          {block_v<1, 256, 4>(), block_v<1, 512, 2>(), block_v<1, 1024, 1>(), pers_v<1, 256, 4>(), pers_v<1, 512, 2>(),
+           warp_v<1, 2, 32>()}, copy_tbs);
+    table("scale + mask + softmax (gpt2_block attention)", 98304, 1024, 1024, 0,
+          {block_v<0, 128, 2>(), block_v<0, 256, 1>(), block_v<0, 64, 4>(), pers_v<0, 128, 2>(), warp_v<0, 4, 8>(),
+           warp_v<0, 8, 8>(), warp_v<0, 2, 8>(), warp_v<0, 16, 8>()}, copy_tbs);
+    table("layernorm (gpt2 width 768)", 8192, 768, 0, 1,
+          {block_v<1, 96, 2>(), block_v<1, 192, 1>(), warp_v<1, 4, 6>(), warp_v<1, 8, 6>(), warp_v<1, 2, 6>(), pers_v<1, 96, 2>()},
+          copy_tbs);
+  }
+  if (want("hints")) {
+    table("softmax (sample softmax)", 16384, 4096, 0, 0,
+          {block_v<0, 256, 4>(), block_v<0, 256, 4, kStream>(), block_v<0, 256, 4, kFastExp>(), block_v<0, 256, 4, kFirst>(),
+           block_v<0, 512, 2, kStream>()}, copy_tbs);
+    table("layernorm (sample layernorm)", 16384, 4096, 0, 1,
+          {block_v<1, 256, 4>(), block_v<1, 256, 4, kStream>(), block_v<1, 256, 4, kKeepMask>(),
+           block_v<1, 256, 4, kKeepMask | kFirst>()}, copy_tbs);
+    table("scale + mask + softmax (gpt2_block attention)", 98304, 1024, 1024, 0,
+          {block_v<0, 128, 2>(), block_v<0, 128, 2, kKeepMask>(), block_v<0, 128, 2, kStream>(),
+           block_v<0, 128, 2, kStream | kKeepMask>(), block_v<0, 128, 2, kKeepMask | kFastExp>(),
+           block_v<0, 128, 2, kKeepMask | kFirst>()}, copy_tbs);
+    table("layernorm (gpt2 width 768)", 8192, 768, 0, 1,
+          {block_v<1, 96, 2>(), block_v<1, 96, 2, kKeepMask>(), block_v<1, 96, 2, kStream | kKeepMask>()}, copy_tbs);
+  }
+  if (want("reductions")) {
+    table("sum of squares (sample sum_of_squares)", 16384, 4096, 0, 2,
+          {block_v<2, 256, 4>(), block_v<2, 256, 4, kFirst>(), block_v<2, 256, 4, kStream>(), block_v<2, 128, 8>(),
+           block_v<2, 512, 2>(), block_v<2, 512, 2, kFirst>(), block_v<2, 1024, 1, kFirst>(), warp_v<2, 4, 32>()},
+          copy_tbs);
+  }
+  if (want("twopass")) {
+    table("softmax (sample softmax), two passes over the row", 16384, 4096, 0, 0,
+          {block_v<0, 256, 4>(), twopass_v<256, 4096>(), twopass_v<512, 4096>(), twopass_v<1024, 4096>(),
+           twopass_v<128, 4096>()}, copy_tbs);
+  }
   return 0;
 }
