@@ -76,8 +76,8 @@ std::string default_device_for(const std::string& gpu_name) {
   return "h100";
 }
 
-// --repeat, --warmup, --seed, --cold-l2, --cuda-graph, --dump, --reference and --progress into the executor's options;
-// false after a message on err.
+// --repeat, --warmup, --seed, --cold-l2, --cuda-graph, --dump, --reference and --progress into the executor's
+// options; false after a message on err.
 bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out, std::ostream& err) {
   try {
     if (auto r = args.value("--repeat")) opt.repeat = std::stoi(*r);

@@ -47,7 +47,7 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
 // True when `n`, in the group `nodes`, is a transpose of the last two dims read only by the matmul `c`, whose
 // input comes from memory: cuBLASLt reads that input with the operand's transpose flag flipped, so the
 // transpose is never written (XLA's TransposeFolding; Inductor passes such a view to its GEMM as strides).
-// The executor's copy of the rule: folded_operand in kernels/executor/contraction_plan.cpp.
+// The executor reads the operands through it: matmul_operands in kernels/executor/contraction_plan.cpp.
 bool folds_into_operand(const Graph& g, std::span<const NodeId> nodes, NodeId n, NodeId c);
 
 }  // namespace fx
