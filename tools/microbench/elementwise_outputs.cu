@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::printf("%s: %s\n", #x, cudaGetErrorString(e_)); std::exit(1); } } while (0)
+#include "flush_timing.cuh"
 
 // MATH 0: sinf, cosf; 1: sincosf; 2: e = expf(x), e * 2, e + 1; 3: as 2 with __expf (ex2.approx).
 template <int MATH>
@@ -75,28 +75,6 @@ __global__ void __launch_bounds__(T) three_in_one_out(const float4* __restrict__
     r.z = fmaxf(xv[i].z * wv[i].z + bv[i].z, 0.f); r.w = fmaxf(xv[i].w * wv[i].w + bv[i].w, 0.f);
     y[base + i * T] = r;
   }
-}
-
-__global__ void copy4(const float4* __restrict__ s, float4* __restrict__ d, long long n) {
-  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < n) d[i] = s[i];
-}
-
-void* g_flush;
-float median_ms(const std::function<void()>& f, bool flush) {
-  for (int i = 0; i < 5; ++i) f();
-  constexpr int kRuns = 50;
-  std::vector<cudaEvent_t> s(kRuns), e(kRuns);
-  for (int i = 0; i < kRuns; ++i) { CK(cudaEventCreate(&s[i])); CK(cudaEventCreate(&e[i])); }
-  for (int r = 0; r < kRuns; ++r) {
-    if (flush) CK(cudaMemsetAsync(g_flush, 0, 256u << 20));
-    CK(cudaEventRecord(s[r])); f(); CK(cudaEventRecord(e[r]));
-  }
-  CK(cudaDeviceSynchronize());
-  std::vector<float> t(kRuns);
-  for (int r = 0; r < kRuns; ++r) { CK(cudaEventElapsedTime(&t[r], s[r], e[r])); cudaEventDestroy(s[r]); cudaEventDestroy(e[r]); }
-  std::sort(t.begin(), t.end());
-  return t[kRuns / 2];
 }
 
 struct Variant { std::string name; int math; std::function<void(const float4*, float4*, float4*, long long)> launch; };

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::printf("%s: %s\n", #x, cudaGetErrorString(e_)); std::exit(1); } } while (0)
+#include "flush_timing.cuh"
 
 template <typename Op>
 __device__ __forceinline__ float warp_reduce(float v, Op op) {
@@ -246,23 +246,6 @@ __global__ void __launch_bounds__(THREADS) twopass_softmax(RowArgs a) {
   }
 }
 
-void* g_flush;
-float median_ms(const std::function<void()>& f, bool flush) {
-  for (int i = 0; i < 5; ++i) f();
-  constexpr int kRuns = 50;
-  std::vector<cudaEvent_t> s(kRuns), e(kRuns);
-  for (int i = 0; i < kRuns; ++i) { CK(cudaEventCreate(&s[i])); CK(cudaEventCreate(&e[i])); }
-  for (int r = 0; r < kRuns; ++r) {
-    if (flush) CK(cudaMemsetAsync(g_flush, 0, 256u << 20));
-    CK(cudaEventRecord(s[r])); f(); CK(cudaEventRecord(e[r]));
-  }
-  CK(cudaDeviceSynchronize());
-  std::vector<float> t(kRuns);
-  for (int r = 0; r < kRuns; ++r) { CK(cudaEventElapsedTime(&t[r], s[r], e[r])); cudaEventDestroy(s[r]); cudaEventDestroy(e[r]); }
-  std::sort(t.begin(), t.end());
-  return t[kRuns / 2];
-}
-
 struct Variant { std::string name; std::function<void(RowArgs)> launch; };
 
 int g_sms = 132;
@@ -327,11 +310,6 @@ void table(const char* title, int rows, int R, int mask_rows, int kind, const st
     first = false;
   }
   cudaFree(x); cudaFree(y); cudaFree(ref); cudaFree(aux0); cudaFree(aux1);
-}
-
-__global__ void copy4(const float4* __restrict__ s, float4* __restrict__ d, long long n) {
-  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < n) d[i] = s[i];
 }
 
 int main(int argc, char** argv) {

@@ -1,0 +1,38 @@
+// Shared by the micro-benchmarks row_kernels.cu and elementwise_outputs.cu: the error check, a copy kernel for
+// the bandwidth reference, and the timing protocol of docs/benchmarks.md (medians of 50 runs, each after a 256 MB
+// memset, as triton.testing.do_bench flushes the cache; or back to back).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::printf("%s: %s\n", #x, cudaGetErrorString(e_)); std::exit(1); } } while (0)
+
+__global__ void copy4(const float4* __restrict__ s, float4* __restrict__ d, long long n) {
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) d[i] = s[i];
+}
+
+// The flush buffer; main() allocates 256 MB into it before timing with flush = true.
+inline void* g_flush = nullptr;
+
+inline float median_ms(const std::function<void()>& f, bool flush) {
+  for (int i = 0; i < 5; ++i) f();
+  constexpr int kRuns = 50;
+  std::vector<cudaEvent_t> s(kRuns), e(kRuns);
+  for (int i = 0; i < kRuns; ++i) { CK(cudaEventCreate(&s[i])); CK(cudaEventCreate(&e[i])); }
+  for (int r = 0; r < kRuns; ++r) {
+    if (flush) CK(cudaMemsetAsync(g_flush, 0, 256u << 20));
+    CK(cudaEventRecord(s[r])); f(); CK(cudaEventRecord(e[r]));
+  }
+  CK(cudaDeviceSynchronize());
+  std::vector<float> t(kRuns);
+  for (int r = 0; r < kRuns; ++r) { CK(cudaEventElapsedTime(&t[r], s[r], e[r])); cudaEventDestroy(s[r]); cudaEventDestroy(e[r]); }
+  std::sort(t.begin(), t.end());
+  return t[kRuns / 2];
+}
