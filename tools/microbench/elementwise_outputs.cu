@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "flush_timing.cuh"
+#include "common.cuh"
 
 // MATH 0: sinf, cosf; 1: sincosf; 2: e = expf(x), e * 2, e + 1; 3: as 2 with __expf (ex2.approx).
 template <int MATH>
@@ -23,18 +23,10 @@ __device__ __forceinline__ void two(float x, float& a, float& b) {
   if (MATH == 3) { const float e = __expf(x); a = e * 2.0f; b = e + 1.0f; }
 }
 
-// A 16-byte load with an L2 evict_first policy (Triton's eviction_policy="evict_first").
-__device__ __forceinline__ float4 ld_first(const float4* p) {
-  float4 v;
-  asm volatile("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_first.b64 pol, 1.0;\n\t"
-               "ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], pol;\n\t}"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-  return v;
-}
 // LOAD: 0 plain, 1 ld.global.cs, 2 L2 evict_first policy. STREAM: st.global.cs.
 template <int LOAD> __device__ __forceinline__ float4 ld(const float4* p) {
   if (LOAD == 1) return __ldcs(p);
-  if (LOAD == 2) return ld_first(p);
+  if (LOAD == 2) return ld_policy<false>(p);
   return *p;
 }
 

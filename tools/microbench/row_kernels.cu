@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "flush_timing.cuh"
+#include "common.cuh"
 
 template <typename Op>
 __device__ __forceinline__ float warp_reduce(float v, Op op) {
@@ -41,24 +41,9 @@ __device__ __forceinline__ float block_reduce(float v, Op op, float* scratch) {
   __syncthreads();
   return r;
 }
-// A 16-byte load that asks the L2 to keep the line (createpolicy evict_last), for operands many blocks re-read.
-__device__ __forceinline__ float4 ld_keep(const float* p) {
-  float4 v;
-  asm volatile("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_last.b64 pol, 1.0;\n\t"
-               "ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], pol;\n\t}"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-  return v;
-}
 enum { kStream = 1, kKeepMask = 2, kFastExp = 4, kFirst = 8 };
-__device__ __forceinline__ float4 ld_first(const float* p) {
-  float4 v;
-  asm volatile("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_first.b64 pol, 1.0;\n\t"
-               "ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], pol;\n\t}"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-  return v;
-}
 template <int HINTS> __device__ __forceinline__ float4 ld_x(const float* p) {
-  if (HINTS & kFirst) return ld_first(p);
+  if (HINTS & kFirst) return ld_policy<false>(p);
   return (HINTS & kStream) ? __ldcs(reinterpret_cast<const float4*>(p)) : *reinterpret_cast<const float4*>(p);
 }
 template <int HINTS> __device__ __forceinline__ void st_y(float* p, float4 v) {
@@ -83,7 +68,7 @@ __device__ __forceinline__ void row_math(float4 (&v)[N], const RowArgs& a, long 
       const float* m = a.aux0 + (long long)(row % a.mask_rows) * R;
 #pragma unroll
       for (int c = 0; c < N; ++c) {
-        const float4 mv = (HINTS & kKeepMask) ? ld_keep(m + cols[c]) : *reinterpret_cast<const float4*>(m + cols[c]);
+        const float4 mv = (HINTS & kKeepMask) ? ld_policy<true>(m + cols[c]) : *reinterpret_cast<const float4*>(m + cols[c]);
         v[c].x = v[c].x * 0.125f + mv.x; v[c].y = v[c].y * 0.125f + mv.y;
         v[c].z = v[c].z * 0.125f + mv.z; v[c].w = v[c].w * 0.125f + mv.w;
       }
@@ -120,8 +105,8 @@ __device__ __forceinline__ void row_math(float4 (&v)[N], const RowArgs& a, long 
     const float rstd = rsqrtf(reduce(q, Sum()) / (float)R + 1e-5f);
 #pragma unroll
     for (int c = 0; c < N; ++c) {
-      const float4 g = (HINTS & kKeepMask) ? ld_keep(a.aux0 + cols[c]) : *reinterpret_cast<const float4*>(a.aux0 + cols[c]);
-      const float4 b = (HINTS & kKeepMask) ? ld_keep(a.aux1 + cols[c]) : *reinterpret_cast<const float4*>(a.aux1 + cols[c]);
+      const float4 g = (HINTS & kKeepMask) ? ld_policy<true>(a.aux0 + cols[c]) : *reinterpret_cast<const float4*>(a.aux0 + cols[c]);
+      const float4 b = (HINTS & kKeepMask) ? ld_policy<true>(a.aux1 + cols[c]) : *reinterpret_cast<const float4*>(a.aux1 + cols[c]);
       v[c].x = (v[c].x - mean) * rstd * g.x + b.x; v[c].y = (v[c].y - mean) * rstd * g.y + b.y;
       v[c].z = (v[c].z - mean) * rstd * g.z + b.z; v[c].w = (v[c].w - mean) * rstd * g.w + b.w;
     }
@@ -198,14 +183,6 @@ __global__ void __launch_bounds__(THREADS) pers_row(RowArgs a) {
   }
 }
 
-__device__ __forceinline__ float4 ld_last(const float* p) {
-  float4 v;
-  asm volatile("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_last.b64 pol, 1.0;\n\t"
-               "ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], pol;\n\t}"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-  return v;
-}
-
 template <int THREADS, int R>
 __global__ void __launch_bounds__(THREADS) twopass_softmax(RowArgs a) {
   __shared__ float sm[32], ss[32];
@@ -214,7 +191,7 @@ __global__ void __launch_bounds__(THREADS) twopass_softmax(RowArgs a) {
   float m = -INFINITY, s = 0.f;
 #pragma unroll 4
   for (int col = threadIdx.x * 4; col < R; col += THREADS * 4) {
-    const float4 v = ld_last(x + col);
+    const float4 v = ld_policy<true>(x + col);
     const float mv = fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w));
     const float mn = fmaxf(m, mv);
     s = s * expf(m - mn) + (expf(v.x - mn) + expf(v.y - mn)) + (expf(v.z - mn) + expf(v.w - mn));
@@ -239,7 +216,7 @@ __global__ void __launch_bounds__(THREADS) twopass_softmax(RowArgs a) {
   const float inv = 1.0f / s;
 #pragma unroll 4
   for (int col = threadIdx.x * 4; col < R; col += THREADS * 4) {
-    const float4 v = ld_first(x + col);
+    const float4 v = ld_policy<false>(x + col);
     float4 y;
     y.x = expf(v.x - m) * inv; y.y = expf(v.y - m) * inv; y.z = expf(v.z - m) * inv; y.w = expf(v.w - m) * inv;
     *reinterpret_cast<float4*>(a.y + row * R + col) = y;

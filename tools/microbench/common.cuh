@@ -1,6 +1,6 @@
 // Shared by the micro-benchmarks row_kernels.cu and elementwise_outputs.cu: the error check, a copy kernel for
-// the bandwidth reference, and the timing protocol of docs/benchmarks.md (medians of 50 runs, each after a 256 MB
-// memset, as triton.testing.do_bench flushes the cache; or back to back).
+// the bandwidth reference, loads with an L2 eviction policy, and the timing protocol of docs/benchmarks.md
+// (medians of 50 runs, each after a 256 MB memset, as triton.testing.do_bench flushes the cache; or back to back).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -16,6 +16,22 @@
 __global__ void copy4(const float4* __restrict__ s, float4* __restrict__ d, long long n) {
   const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (i < n) d[i] = s[i];
+}
+
+// A 16-byte load with an L2 eviction policy, as Triton's eviction_policy: kKeep evict_last, else evict_first.
+template <bool kKeep>
+__device__ __forceinline__ float4 ld_policy(const void* p) {
+  float4 v;
+  if (kKeep) {
+    asm volatile("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_last.b64 pol, 1.0;\n\t"
+                 "ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], pol;\n\t}"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  } else {
+    asm volatile("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_first.b64 pol, 1.0;\n\t"
+                 "ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], pol;\n\t}"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  }
+  return v;
 }
 
 // The flush buffer; main() allocates 256 MB into it before timing with flush = true.
