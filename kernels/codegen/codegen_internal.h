@@ -37,4 +37,11 @@ std::int64_t bytes_of(const Graph& g, const std::vector<ValueId>& values);
 std::string in_ptr(Identifiers& ids, const Graph& g, ValueId v);
 std::string out_ptr(Identifiers& ids, const Graph& g, ValueId v);
 
+// Whether a load of `vec` elements of `t` can carry an L2 eviction policy: the preamble's fx_load_policy takes
+// 4-, 8- and 16-byte accesses.
+inline bool takes_load_policy(DType t, int vec) {
+  const std::int64_t bytes = dtype_size(t) * vec;
+  return bytes == 4 || bytes == 8 || bytes == 16;
+}
+
 }  // namespace fx::gpu::codegen

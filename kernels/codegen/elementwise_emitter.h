@@ -201,8 +201,7 @@ class ElementwiseEmitter {
       const std::string vt = "fx_vec<" + storage_type(t.dtype) + ", " + std::to_string(vec_) + ">";
       const std::string at = "reinterpret_cast<const " + vt + "*>(" + ptr + " + " + offset + ")";
       // Broadcast over outer dims: every thread that shares the inner coordinates re-reads it (fx_load_keep).
-      const std::int64_t access = dtype_size(t.dtype) * vec_;
-      const bool shared = numel(aligned) < numel(root_) && (access == 4 || access == 8 || access == 16);
+      const bool shared = numel(aligned) < numel(root_) && takes_load_policy(t.dtype, vec_);
       pre_.line("const " + vt + " " + var + " = " + (shared ? "fx_load_keep(" + at + ")" : "*" + at) + ";" +
                 (shared ? "  // broadcast: kept in L2" : ""));
       expr = var + ".v[v]";

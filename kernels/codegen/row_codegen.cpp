@@ -234,11 +234,9 @@ std::string RowEmitter::load_external(ValueId u, const Shape& eff) {
     // Broadcast over outer dims (a mask, a layernorm weight): many rows re-read it, so the L2 keeps it. A
     // reduction's own stream is read once: evict-first (preamble: fx_load_policy).
     const std::string at = "reinterpret_cast<const " + vt + "*>(" + ptr + " + " + base + "col)";
-    const std::int64_t access = dtype_size(t.dtype) * vec_;
-    const bool hint = access == 4 || access == 8 || access == 16;
-    const std::string load = !hint                    ? "*" + at
-                             : s != rs_.full          ? "fx_load_keep(" + at + ")"
-                             : reduce_only_           ? "fx_load_once(" + at + ")"
+    const bool policy = takes_load_policy(t.dtype, vec_);
+    const std::string load = policy && s != rs_.full ? "fx_load_keep(" + at + ")"
+                             : policy && reduce_only_ ? "fx_load_once(" + at + ")"
                                                       : "*" + at;
     body_.line((exact_ ? "" : "if (col < R) ") + std::string("raw = ") + load + ";");
     body_.line("#pragma unroll");
