@@ -25,7 +25,8 @@ namespace {
 const char* kHelp =
     "usage: fusion-cli run FILE [--plan PLAN | --auto] [--repeat N] [--warmup N] [--cold-l2] [--cuda-graph]\n"
     "                          [--json OUT] [--progress] [--dump DIR] [--seed S] [--device NAME|FILE]\n"
-    "                          [--reference | --no-reference] [--no-profile] [--csv OUT] [--trace OUT]\n\n"
+    "                          [--reference | --no-reference] [--no-profile] [--csv OUT] [--trace OUT]\n"
+    "                          [--no-autotune | --layout K]\n\n"
     "Runs the unfused plan (one kernel per node) and the fused plan (one kernel per group) on the same seeded\n"
     "inputs, compares every graph output (relative error; f32 1e-5, f16/bf16 1e-2; NaN never passes) and times\n"
     "both with CUDA events (median of --repeat runs, default 20, after --warmup runs, default 3). Matmul and conv2d\n"
@@ -35,6 +36,9 @@ const char* kHelp =
     "  --cold-l2     overwrite a 256 MB buffer before each timed run, as triton.testing.do_bench does, so the\n"
     "                times compare with PyTorch benchmarks (default: runs back to back, the L2 kept warm)\n"
     "  --cuda-graph  also time each plan replayed as a CUDA graph (launch overhead removed)\n"
+    "  --no-autotune run each generated kernel in its default layout; by default a kernel with other layouts\n"
+    "                over threads (elementwise: 16- or 8-byte accesses) has them timed first and the fastest kept,\n"
+    "                its line then gives the times. --layout K runs layout K (1: the default) untimed\n"
     "  --json OUT    the full report as JSON; --progress prints one JSON line per step on stdout\n"
     "  --dump DIR    DIR/inputs/*.npy, DIR/unfused/*.npy, DIR/fused/*.npy and DIR/manifest.json\n"
     "  --reference   also check both plans against the float64 CPU reference (default: only for graphs with\n"
@@ -64,7 +68,7 @@ void print_plan(std::ostream& os, const gpu::PlanReport& p) {
     os << "  " << std::left << std::setw(36) << k.name << std::right << std::setw(10) << std::setprecision(4)
        << k.measured_ms << " ms " << std::setw(9) << std::setprecision(1) << gbps << " GB/s  "
        << format_bytes(static_cast<double>(k.bytes)) << "  [" << k.kind << "]";
-    if (!k.path.empty()) os << "  " << k.path;  // the library path of a cuBLASLt/cuDNN/CUB call
+    if (!k.path.empty()) os << "  " << k.path;  // the library path, or a generated kernel's layout
     os << "\n";
   }
   for (const auto& n : p.notes) os << "  note: " << n << "\n";
@@ -76,17 +80,23 @@ std::string default_device_for(const std::string& gpu_name) {
   return "h100";
 }
 
-// --repeat, --warmup, --seed, --cold-l2, --cuda-graph, --dump, --reference and --progress into the executor's
-// options; false after a message on err.
+// --repeat, --warmup, --seed, --cold-l2, --cuda-graph, --dump, --reference, --progress, --no-autotune and --layout
+// into the executor's options; false after a message on err.
 bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out, std::ostream& err) {
   try {
     if (auto r = args.value("--repeat")) opt.repeat = std::stoi(*r);
     if (auto w = args.value("--warmup")) opt.warmup = std::stoi(*w);
     if (auto s = args.value("--seed")) opt.seed = std::stoull(*s);
+    if (auto k = args.value("--layout")) opt.force_layout = std::stoi(*k) - 1;
   } catch (const std::exception&) {
-    err << "fusion-cli run: --repeat, --warmup and --seed take numbers\n";
+    err << "fusion-cli run: --repeat, --warmup, --seed and --layout take numbers\n";
     return false;
   }
+  if (args.value("--layout") && (opt.force_layout < 0 || args.has("--no-autotune"))) {
+    err << "fusion-cli run: --layout takes a layout number from 1, and not with --no-autotune\n";
+    return false;
+  }
+  opt.autotune = !args.has("--no-autotune") && opt.force_layout < 0;
   opt.cuda_graph = args.has("--cuda-graph");
   opt.cold_l2 = args.has("--cold-l2");
   opt.dump_dir = args.value("--dump").value_or("");
@@ -166,8 +176,10 @@ int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo
 }
 
 int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Args args(argv, {"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference", "--no-reference", "--no-profile"},
-            {"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed", "--device", "--csv", "--trace"});
+  Args args(argv,
+            {"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference", "--no-reference", "--no-profile",
+             "--no-autotune"},
+            {"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed", "--device", "--csv", "--trace", "--layout"});
   if (!args.ok() || args.positionals().size() != 1) {
     err << "fusion-cli run: " << (args.ok() ? "name one graph file" : args.error()) << "\n";
     return kBadInput;

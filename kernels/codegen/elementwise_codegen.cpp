@@ -2,7 +2,8 @@
 // elements. Each value is computed where it is needed from the coordinates of the element being written
 // ("contexts"): broadcasting drops coordinates, transpose permutes them, reshape keeps the flat index, slice
 // shifts one, concat branches. Each thread handles kVec consecutive output elements and stores them with one
-// 16-byte access (the alignment holds because the innermost dimension is a multiple of kVec). Tensors read
+// 16-byte access, or 8-byte in the alternative layout the executor times against it (the alignment holds
+// because the innermost dimension is a multiple of kVec). Tensors read
 // at the output's own index (or broadcast along it) are loaded the same way; tensors read through a layout
 // op are loaded element by element at their remapped index. Storing 16 bytes and giving each thread kVec
 // independent loads in flight moves a head-split permute ([B,S,H,D] -> [B,H,S,D]) at copy speed where one
@@ -17,25 +18,32 @@
 namespace fx::gpu::codegen {
 namespace {
 
-// Elements per thread: one 16-byte access of the widest tensor touched, when the innermost dimension allows.
-int choose_vec(const Graph& g, const std::vector<NodeId>& nodes, const std::vector<ValueId>& outputs, const Shape& root) {
-  if (root.empty()) return 1;
+std::int64_t widest_bytes(const Graph& g, const std::vector<NodeId>& nodes, const std::vector<ValueId>& outputs) {
   std::int64_t widest = 1;
   auto see = [&](ValueId v) { widest = std::max(widest, dtype_size(g.value_type(v).dtype)); };
   for (ValueId v : group_inputs(g, nodes)) see(v);
   for (ValueId v : outputs) see(v);
-  int vec = static_cast<int>(std::min<std::int64_t>(8, 16 / widest));
+  return widest;
+}
+
+// Elements per thread: one access of at most `access_bytes` to the widest tensor touched, when the innermost
+// dimension allows.
+int choose_vec(std::int64_t widest, const Shape& root, int access_bytes) {
+  if (root.empty()) return 1;
+  int vec = static_cast<int>(std::clamp<std::int64_t>(access_bytes / widest, 1, 8));
   while (vec > 1 && root.back() % vec != 0) vec /= 2;
   return vec;
 }
 
-}  // namespace
+std::string describe_layout(int vec, std::int64_t widest) {
+  if (vec == 1) return "1 element per thread";
+  return std::to_string(vec) + " elements per thread (" + std::to_string(vec * widest) + "-byte accesses)";
+}
 
-GeneratedKernel generate_elementwise(const Graph& g, const std::vector<NodeId>& nodes,
-                                     const std::vector<ValueId>& outputs, const std::string& name) {
+GeneratedKernel elementwise_kernel(const Graph& g, const std::vector<NodeId>& nodes, const std::vector<ValueId>& outputs,
+                                   const std::string& name, int vec) {
   const Shape root = g.value_type(outputs.front()).shape;
   const std::int64_t n = numel(root);
-  const int vec = choose_vec(g, nodes, outputs, root);
   const std::string idx = n * 2 < INT32_MAX ? "int" : "long long";
   ElementwiseEmitter em(g, nodes, root, vec, idx);
   const Ctx ctx = em.root_ctx();
@@ -97,6 +105,24 @@ GeneratedKernel generate_elementwise(const Graph& g, const std::vector<NodeId>& 
   c.dedent();
   c.line("}");
   k.source = device_preamble() + "\n" + c.str();
+  return k;
+}
+
+}  // namespace
+
+// The default layout moves 16 bytes per access of the widest tensor; the alternative moves 8 (Inductor's
+// choice for the large f32 pointwise kernels of the samples on an H100: 512 elements per block of 256 threads).
+GeneratedKernel generate_elementwise(const Graph& g, const std::vector<NodeId>& nodes,
+                                     const std::vector<ValueId>& outputs, const std::string& name) {
+  const Shape& root = g.value_type(outputs.front()).shape;
+  const std::int64_t widest = widest_bytes(g, nodes, outputs);
+  const int vec = choose_vec(widest, root, 16);
+  GeneratedKernel k = elementwise_kernel(g, nodes, outputs, name, vec);
+  k.layout = describe_layout(vec, widest);
+  if (const int narrower = choose_vec(widest, root, 8); narrower < vec) {
+    GeneratedKernel alt = elementwise_kernel(g, nodes, outputs, name, narrower);
+    k.alternatives.push_back({describe_layout(narrower, widest), std::move(alt.source), alt.block, alt.grid});
+  }
   return k;
 }
 

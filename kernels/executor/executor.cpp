@@ -103,7 +103,10 @@ void apply_test_fault_switch(PlanSteps& ps) {
   for (Step& s : ps.steps) {
     if (!s.call && !s.sort) generated.emplace_back(s.group, &s.kernel);
   }
-  if (auto note = codegen::apply_test_fault(generated)) ps.notes.push_back(*note);
+  if (auto note = codegen::apply_test_fault(generated)) {
+    ps.notes.push_back(*note);
+    for (auto& [group, k] : generated) k->alternatives.clear();  // the fault is in the default layouts only
+  }
 }
 
 }  // namespace
@@ -113,6 +116,7 @@ Executor::Impl::~Impl() {
   for (auto& plan : plans) {
     for (auto& s : plan.steps) {
       if (s.library) cudaLibraryUnload(s.library);
+      for (const Step::Layout& l : s.alternatives) cudaLibraryUnload(l.library);
     }
   }
   for (auto& [t, lk] : fill_kernels) cudaLibraryUnload(lk.first);
@@ -171,6 +175,12 @@ void Executor::Impl::build_plan(int p, const Plan& plan) {
     auto [lib, fn] = load(s.kernel.source, s.kernel.name);
     s.library = lib;
     s.function = fn;
+    if (!options.autotune && options.force_layout < 1) continue;  // the default layout only
+    for (KernelLayout& alt : s.kernel.alternatives) {
+      auto [alib, afn] = load(alt.source, s.kernel.name);
+      s.alternatives.push_back({std::move(alt), alib, afn});
+    }
+    s.kernel.alternatives.clear();  // moved into the step
   }
 }
 
@@ -265,13 +275,19 @@ void Executor::Impl::launch(int p, std::size_t s) {
 }
 
 void Executor::Impl::launch_generated(int p, const Step& step) {
+  launch_layout(p, step, step.function, step.kernel.block, step.kernel.grid);
+}
+
+// One launch of a generated step with the given compiled layout (the step's own, or one of its alternatives
+// while they are timed).
+void Executor::Impl::launch_layout(int p, const Step& step, cudaKernel_t function, int block, std::int64_t grid) {
   std::vector<void*> ptrs;
   for (ValueId v : step.kernel.inputs) ptrs.push_back(pointer(p, v));
   for (ValueId v : step.kernel.outputs) ptrs.push_back(pointer(p, v));
   std::vector<void*> args;
   for (void*& ptr : ptrs) args.push_back(&ptr);
-  FX_CUDA_CALL(cudaLaunchKernel(reinterpret_cast<const void*>(step.function), dim3(static_cast<unsigned>(step.kernel.grid)),
-                                dim3(static_cast<unsigned>(step.kernel.block)), args.data(), 0, stream));
+  FX_CUDA_CALL(cudaLaunchKernel(reinterpret_cast<const void*>(function), dim3(static_cast<unsigned>(grid)),
+                                dim3(static_cast<unsigned>(block)), args.data(), 0, stream));
 }
 
 // Recorded only once the launch call returned: a launch call that fails with a sticky error reports an

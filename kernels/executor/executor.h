@@ -48,6 +48,12 @@ struct RunOptions {
   // benchmarks timed that way. Off: runs go back to back, and a plan smaller than the L2 finds some of its
   // operands still there from the run before.
   bool cold_l2 = false;
+  // Time each generated kernel's layouts (GeneratedKernel::alternatives) on the device before the verification
+  // and keep the fastest, as cuBLASLt's algorithms are chosen; the report says which and the times. Off: the
+  // default layout. `force_layout` k >= 0 runs layout k of every kernel that has one (0: the default), untimed:
+  // for tests and for comparing layouts by hand.
+  bool autotune = true;
+  int force_layout = -1;
   std::uint64_t seed = 20261122;
   std::string dump_dir;         // when set: inputs and both plans' outputs as .npy, and manifest.json
   // Both plans' outputs against the float64 CPU reference (core/reference): `automatic` checks graphs small
@@ -61,7 +67,9 @@ struct RunOptions {
 
 struct KernelReport {
   std::string name, group, kind, library;  // library: "generated (NVRTC)", "cuBLASLt", "cuDNN", "CUB"
-  std::string path;  // library calls: "cuBLASLt RELU_BIAS epilogue, TF32 tensor cores", the cuDNN algorithm
+  // Library calls: "cuBLASLt RELU_BIAS epilogue, TF32 tensor cores", the cuDNN algorithm; generated kernels:
+  // the layout over threads and, when layouts were timed, the times behind the choice.
+  std::string path;
   std::vector<std::string> nodes;
   std::int64_t bytes = 0;                  // minimum traffic: inputs read once, outputs written once
   std::optional<double> group_predicted_ms;  // the cost model's time for the whole group
@@ -100,6 +108,7 @@ struct RunReport {
   std::int64_t device_bytes = 0;  // allocated for the run
   int repeat = 0, warmup = 0;     // the timing protocol behind every median
   bool cold_l2 = false;
+  std::string layouts;  // "timed" (autotune), "default", or "forced K"
   // Each plan's outputs against the float64 reference, named "unfused: y" / "fused: y"; their failure fails
   // `verified`. Empty when the reference did not run, and then `reference_note` says why.
   std::vector<OutputCheck> reference_checks;

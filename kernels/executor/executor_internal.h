@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
@@ -15,6 +16,9 @@
 #include "kernels/nvrtc/nvrtc_compiler.h"
 
 namespace fx::gpu {
+
+// triton.testing.do_bench's cache flush: 256 MB of zeros written before each timed run (RunOptions::cold_l2).
+constexpr std::size_t kColdL2Bytes = std::size_t{256} << 20;
 
 class LibraryStep;          // contraction_step.h: a cuBLASLt/cuDNN call
 struct ContractionRuntime;  // contraction_step.h: the library handles
@@ -29,6 +33,15 @@ struct Step {
   std::int64_t group_predicted_bytes = 0;
   cudaLibrary_t library = nullptr;
   cudaKernel_t function = nullptr;
+  // A generated kernel's other layouts (GeneratedKernel::alternatives), compiled when the run autotunes; the
+  // tuning pass (tune_layouts) installs the fastest in kernel/function and says why in `layout_choice`.
+  struct Layout {
+    KernelLayout layout;
+    cudaLibrary_t library = nullptr;
+    cudaKernel_t function = nullptr;
+  };
+  std::vector<Layout> alternatives;
+  std::string layout_choice;
   std::shared_ptr<LibraryStep> call;
   std::shared_ptr<SortStep> sort;  // set for a sort/topk node (then `kernel` has no source either)
 };
@@ -71,6 +84,7 @@ struct Executor::Impl {
   void poison_outputs();
   void launch(int p, std::size_t s);
   void launch_generated(int p, const Step& step);
+  void launch_layout(int p, const Step& step, cudaKernel_t function, int block, std::int64_t grid);
   void launched(int p, std::size_t s);  // records the step for attribution; synchronises in the checking pass
   void begin_phase(const std::string& phase, bool sync_each);
   // Runs f; a sticky CUDA error escaping it becomes a GpuFault naming fault_site.

@@ -12,6 +12,7 @@
 #include "kernels/contraction/device_memory.h"
 #include "kernels/executor/contraction_step.h"
 #include "kernels/executor/executor_internal.h"
+#include "kernels/executor/layout_tuning.h"
 #include "kernels/executor/reference_check.h"
 #include "kernels/executor/sort_step.h"
 
@@ -178,9 +179,6 @@ std::vector<OutputCheck> verify(Executor::Impl& im) {
   return checks;
 }
 
-// triton.testing.do_bench's cache flush: 256 MB of zeros written before each timed run (RunOptions::cold_l2).
-constexpr std::size_t kColdL2Bytes = std::size_t{256} << 20;
-
 PlanReport time_plan(Executor::Impl& im, int p) {
   PlanSteps& ps = im.plans[p];
   const std::size_t k = ps.steps.size();
@@ -220,6 +218,7 @@ PlanReport time_plan(Executor::Impl& im, int p) {
     kr.group = st.group;
     kr.kind = std::string(kernel_kind_name(st.kernel.kind));
     kr.library = "generated (NVRTC)";
+    kr.path = st.layout_choice.empty() ? st.kernel.layout : st.layout_choice;
     if (st.sort) {  // a CUB segmented sort
       kr.library = "CUB";
       kr.path = st.sort->describe();
@@ -284,8 +283,15 @@ RunReport run_phases(Executor::Impl& im) {
   rep.device_bytes = static_cast<std::int64_t>(im.arena_bytes);
   im.progress("inputs", 0.15, "seeded random inputs");
   im.fill_inputs();
-  im.poison_outputs();
   FX_CUDA_CALL(cudaStreamSynchronize(im.stream));  // a fault here is not a plan step's
+  if (im.options.autotune || im.options.force_layout >= 0) {
+    im.progress("tune", 0.17, "timing the layouts of generated kernels");
+    im.begin_phase("layout tuning", false);
+    tune_layouts(im);
+    im.begin_phase("inputs", false);
+  }
+  im.poison_outputs();
+  FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
   im.progress("verify", 0.2, "running both plans once");
   im.begin_phase("verification", true);  // every step's first run, synchronised: exact attribution
   im.launch_all(0);
@@ -314,6 +320,9 @@ RunReport run_phases(Executor::Impl& im) {
   rep.repeat = std::max(1, im.options.repeat);
   rep.warmup = im.options.warmup;
   rep.cold_l2 = im.options.cold_l2;
+  rep.layouts = im.options.force_layout >= 0 ? "forced " + std::to_string(im.options.force_layout + 1)
+                : im.options.autotune                 ? "timed"
+                                                      : "default";
   rep.speedup = rep.fused.total_ms > 0 ? rep.unfused.total_ms / rep.fused.total_ms : 0;
   const CompileStats cs = im.compiler.stats();
   rep.kernels_compiled = cs.compiled;

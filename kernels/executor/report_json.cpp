@@ -66,7 +66,7 @@ nlohmann::ordered_json report_to_json(const RunReport& r) {
           {"verification", {{"passed", r.verified}, {"outputs", checks},
                             {"reference", {{"ran", !r.reference_checks.empty()}, {"note", r.reference_note},
                                            {"outputs", reference}}}}},
-          {"timing", {{"repeat", r.repeat}, {"warmup", r.warmup}, {"cold_l2", r.cold_l2},
+          {"timing", {{"repeat", r.repeat}, {"warmup", r.warmup}, {"cold_l2", r.cold_l2}, {"layouts", r.layouts},
                       {"protocol", r.cold_l2 ? "CUDA events around each run, a 256 MB buffer overwritten before each "
                                                "(triton.testing.do_bench's protocol)"
                                              : "CUDA events around each run, runs back to back"}}},

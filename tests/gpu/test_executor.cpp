@@ -15,15 +15,16 @@
 namespace fx::gpu {
 namespace {
 
-// The sample with every dimension above 64 shrunk to an odd size (same size for the same original, so
-// shapes stay consistent): exercises masked rows and the scalar (non-vector) path.
-Graph shrink(const std::string& file) {
+// The sample with every dimension above 64 shrunk (same size for the same original, so shapes stay
+// consistent): to an odd size, which exercises masked rows and the scalar (non-vector) path, or to a multiple
+// of 8, which keeps the vector accesses and so every layout of the elementwise kernels.
+Graph shrink(const std::string& file, bool odd = true) {
   auto text = read_text_file(std::string(FX_SOURCE_DIR) + "/sample_graphs/" + file, 1 << 26);
   auto spec = parse_graph_spec(*text);
   EXPECT_TRUE(spec.ok());
   for (auto& in : spec->inputs) {
     for (auto& d : in.type.shape) {
-      if (d > 64) d = 61 + d % 13;
+      if (d > 64) d = odd ? 61 + d % 13 : 96 + 8 * (d % 5);
     }
   }
   for (auto& n : spec->nodes) n.shape.reset();
@@ -32,15 +33,23 @@ Graph shrink(const std::string& file) {
   return std::move(g).value();
 }
 
-RunReport run_both(const Graph& g, int repeat) {
+RunReport run_both(const Graph& g, int repeat, RunOptions opt = {}) {
   FusionEngine engine(g, DeviceDescription::h100_sxm());
   const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
   engine.auto_fuse();
-  RunOptions opt;
   opt.repeat = repeat;
   opt.warmup = 1;
   Executor ex(engine.graph(), unfused, engine.plan(), opt);
   return ex.run();
+}
+
+// The kernels of both plans whose report line (path) contains `text`.
+int kernels_saying(const RunReport& r, const std::string& text) {
+  int n = 0;
+  for (const PlanReport* p : {&r.unfused, &r.fused}) {
+    for (const KernelReport& k : p->kernels) n += k.path.find(text) != std::string::npos;
+  }
+  return n;
 }
 
 void expect_verified(const RunReport& r, const std::string& what) {
@@ -72,6 +81,50 @@ TEST(ExecutorGpu, EverySampleVerifiesAtFullSize) {
     // A fused plan never has more kernels than the unfused one.
     EXPECT_LE(r.fused.kernels.size(), r.unfused.kernels.size()) << s;
   }
+}
+
+// Autotuning may install any layout, so each must compute what the default does: every sample run with each
+// layout forced, verified against the unfused plan and (small graphs) the float64 reference.
+TEST(ExecutorGpu, EveryLayoutOfEveryKernelVerifies) {
+  FX_REQUIRE_DEVICE();
+  int forced = 0;
+  for (const std::string& s : runnable_samples()) {
+    SCOPED_TRACE(s);
+    for (int layout : {0, 1}) {
+      RunOptions opt;
+      opt.force_layout = layout;
+      const RunReport r = run_both(shrink(s, false), 2, opt);
+      expect_verified(r, s + " layout " + std::to_string(layout + 1));
+      EXPECT_EQ(kernels_saying(r, "the fastest"), 0) << "forced layouts are not timed";
+      if (layout == 1) forced += kernels_saying(r, "layout 2 of 2, set by hand");
+    }
+  }
+  EXPECT_GT(forced, 20) << "elementwise kernels ran in their 8-byte layout";
+}
+
+TEST(ExecutorGpu, LayoutsAreTimedAndTheFastestKept) {
+  FX_REQUIRE_DEVICE();
+  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "chain",
+    "inputs": [{"name": "x", "shape": [2048, 1024], "dtype": "f32"}, {"name": "w", "shape": [2048, 1024], "dtype": "f32"}],
+    "nodes": [{"name": "m", "op": "mul", "inputs": ["x", "w"]}, {"name": "y", "op": "sigmoid", "inputs": ["m"]}],
+    "outputs": ["y"]})");
+  ASSERT_TRUE(g.ok());
+  for (bool cold : {false, true}) {
+    RunOptions opt;
+    opt.cold_l2 = cold;
+    const RunReport tuned = run_both(*g, 5, opt);
+    expect_verified(tuned, cold ? "tuned, cold L2" : "tuned");
+    // Both unfused kernels and the fused one: "N elements per thread (...): the fastest of 2 layouts timed
+    // here (0.0123 ms; the other: 0.0130 ms)".
+    EXPECT_EQ(kernels_saying(tuned, ": the fastest of 2 layouts timed here ("), 3);
+    EXPECT_EQ(kernels_saying(tuned, "elements per thread ("), 3);
+  }
+  RunOptions fixed;
+  fixed.autotune = false;
+  const RunReport plain = run_both(*g, 5, fixed);
+  expect_verified(plain, "default layouts");
+  EXPECT_EQ(kernels_saying(plain, "timed"), 0);
+  EXPECT_EQ(kernels_saying(plain, "4 elements per thread (16-byte accesses)"), 3);
 }
 
 TEST(ExecutorGpu, PoisonedOutputsCatchAnUnwrittenElement) {

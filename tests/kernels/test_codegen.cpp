@@ -43,6 +43,45 @@ TEST(Codegen, ElementwiseChainIsOneVectorisedLoopWithOneLocalPerNode) {
   EXPECT_NE(src.find("*reinterpret_cast<fx_vec<float, 4>*>(out_y + base) = out_y_v;"), std::string::npos) << src;
 }
 
+// The executor times these layouts against each other (RunOptions::autotune): same entry point, parameters and
+// results; twice the blocks when each thread moves half the bytes.
+TEST(Codegen, ElementwiseKernelsOfferAnEightByteLayoutToTime) {
+  auto chain = [](const std::string& dtype, const std::string& cols) {
+    auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "chain",
+      "inputs": [{"name": "x", "shape": [64, )" + cols + R"(], "dtype": ")" + dtype + R"("}],
+      "nodes": [{"name": "e", "op": "exp", "inputs": ["x"]}, {"name": "y", "op": "relu", "inputs": ["e"]}],
+      "outputs": ["y"]})");
+    EXPECT_TRUE(g.ok());
+    const std::vector<NodeId> all = {0, 1};
+    auto code = generate_group(*g, all, 0);
+    EXPECT_EQ(code.kernels.size(), 1u);
+    return code.kernels.front();
+  };
+  const GeneratedKernel f32 = chain("f32", "1024");
+  EXPECT_EQ(f32.layout, "4 elements per thread (16-byte accesses)");
+  ASSERT_EQ(f32.alternatives.size(), 1u);
+  const KernelLayout& alt = f32.alternatives.front();
+  EXPECT_EQ(alt.description, "2 elements per thread (8-byte accesses)");
+  EXPECT_EQ(alt.block, f32.block);
+  EXPECT_EQ(alt.grid, 2 * f32.grid);
+  EXPECT_EQ(f32.grid * f32.block * 4, 64 * 1024);
+  EXPECT_NE(alt.source.find("const fx_vec<float, 2> x_v = *reinterpret_cast<const fx_vec<float, 2>*>(in_x + base);"),
+            std::string::npos) << alt.source;
+  EXPECT_NE(alt.source.find("extern \"C\" __global__ void __launch_bounds__(256) " + f32.name + "("), std::string::npos);
+
+  const GeneratedKernel bf16 = chain("bf16", "1024");  // 16 bytes are 8 elements, 8 bytes 4
+  EXPECT_EQ(bf16.layout, "8 elements per thread (16-byte accesses)");
+  ASSERT_EQ(bf16.alternatives.size(), 1u);
+  EXPECT_EQ(bf16.alternatives.front().description, "4 elements per thread (8-byte accesses)");
+
+  const GeneratedKernel odd = chain("f32", "1021");  // no vector access fits a row of 1021: nothing to time
+  EXPECT_EQ(odd.layout, "1 element per thread");
+  EXPECT_TRUE(odd.alternatives.empty());
+  const GeneratedKernel pairs = chain("f32", "1022");  // 2 elements fit, 4 do not: one layout
+  EXPECT_EQ(pairs.layout, "2 elements per thread (8-byte accesses)");
+  EXPECT_TRUE(pairs.alternatives.empty());
+}
+
 TEST(Codegen, SoftmaxKeepsTheRowInRegistersAndReducesTwice) {
   const std::string src = fused_source("softmax_decomposed.json");
   EXPECT_NE(src.find("constexpr int kChunks = 4;"), std::string::npos) << src;
@@ -200,7 +239,7 @@ TEST(Codegen, RefusesCustomAndContraction) {
   EXPECT_THROW(generate_group(g, mm, 0), std::invalid_argument);
 }
 
-// Every sample, both plans: every generated kernel compiles for sm_90.
+// Every sample, both plans: every generated kernel compiles for sm_90, in each of its layouts.
 TEST(CodegenNvrtc, EverySampleCompilesForSm90) {
   NvrtcCompiler compiler{std::filesystem::path{}};  // no disk cache: compile for real
   int kernels = 0;
@@ -217,12 +256,16 @@ TEST(CodegenNvrtc, EverySampleCompilesForSm90) {
         nodes.insert(nodes.end(), group.recomputed.begin(), group.recomputed.end());
         if (group.eliminated() || !unsupported_reason(engine.graph(), nodes).empty()) continue;
         for (const auto& k : generate_group(engine.graph(), nodes, group.io.outputs, id++).kernels) {
-          try {
-            const Cubin cubin = compiler.compile(k.source, k.name, "sm_90");
-            EXPECT_GT(cubin->size(), 1000u) << k.name;
-            ++kernels;
-          } catch (const CompileError& e) {
-            ADD_FAILURE() << entry.path() << " " << k.name << ":\n" << e.log() << "\n" << k.source;
+          std::vector<const std::string*> sources = {&k.source};  // and every layout the executor may time
+          for (const KernelLayout& alt : k.alternatives) sources.push_back(&alt.source);
+          for (const std::string* source : sources) {
+            try {
+              const Cubin cubin = compiler.compile(*source, k.name, "sm_90");
+              EXPECT_GT(cubin->size(), 1000u) << k.name;
+              ++kernels;
+            } catch (const CompileError& e) {
+              ADD_FAILURE() << entry.path() << " " << k.name << ":\n" << e.log() << "\n" << *source;
+            }
           }
         }
       }

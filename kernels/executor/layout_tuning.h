@@ -1,0 +1,15 @@
+// Choosing each generated kernel's layout over threads by timing it on the device (RunOptions::autotune), as
+// Inductor autotunes its pointwise block sizes and as the cuBLASLt plan picks among its algorithms.
+#pragma once
+
+#include "kernels/executor/executor_internal.h"
+
+namespace fx::gpu {
+
+// Runs each plan that has a step to tune once, in order; a step with alternative layouts (Step::alternatives) has each layout timed in
+// interleaved rounds on the inputs its predecessors just wrote, with the run's cache protocol, and the fastest
+// installed (Step::layout_choice says which, with the times). With RunOptions::force_layout the given layout
+// is installed untimed. Leaves outputs written: call before the outputs are poisoned for verification.
+void tune_layouts(Executor::Impl& im);
+
+}  // namespace fx::gpu
