@@ -232,12 +232,14 @@ std::string RowEmitter::load_external(ValueId u, const Shape& eff) {
     body_.line("const int col = (c * (int)blockDim.x + (int)threadIdx.x) * kVec;");
     body_.line("fx_vec<" + storage_type(t.dtype) + ", kVec> raw = {};");
     // Broadcast over outer dims (a mask, a layernorm weight): many rows re-read it, so the L2 keeps it. A
-    // reduction's own stream is read once: evict-first (preamble: fx_load_policy).
+    // reduction's own stream is read once: evict-first; a row stored back after its reductions: Triton's
+    // evict_last hints (preamble: fx_load_policy).
     const std::string at = "reinterpret_cast<const " + vt + "*>(" + ptr + " + " + base + "col)";
     const bool policy = takes_load_policy(t.dtype, vec_);
-    const std::string load = policy && s != rs_.full ? "fx_load_keep(" + at + ")"
-                             : policy && reduce_only_ ? "fx_load_once(" + at + ")"
-                                                      : "*" + at;
+    const std::string load = !policy            ? "*" + at
+                             : s != rs_.full    ? "fx_load_keep(" + at + ")"
+                             : reduce_only_     ? "fx_load_once(" + at + ")"
+                                                : "fx_load_row(" + at + ")";
     body_.line((exact_ ? "" : "if (col < R) ") + std::string("raw = ") + load + ";");
     body_.line("#pragma unroll");
     body_.line("for (int v = 0; v < kVec; ++v) " + name + "[c * kVec + v] = " + from_storage(t.dtype, "raw.v[v]") + ";");

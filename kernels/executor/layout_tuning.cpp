@@ -12,7 +12,7 @@ namespace {
 
 // Timed rounds per layout, after one warm-up round; one launch of each layout per round, so that a drift of
 // the clocks during the search moves every layout alike (the cuBLASLt search does the same).
-constexpr int kRounds = 7;
+constexpr int kRounds = 15;
 
 // Layout 0 is the step's installed one; layout i > 0 is alternatives[i - 1]. Installing i swaps the two, so
 // every compiled layout stays owned by the step (and is unloaded with it).

@@ -179,8 +179,8 @@ TEST(Codegen, APureRowReductionReadsItsStreamOnceWithMoreThreads) {
 
 TEST(Codegen, OperandsBroadcastOverOuterDimsAreKeptInL2) {
   // A mask [S, S] added to scores [B, H, S, S], then softmax: the row kernel reads the mask with fx_load_keep
-  // (L2 evict_last), the scores with a plain load. The same graph without the softmax is one elementwise
-  // kernel with the same split.
+  // (L2 evict_last) and the scores, its row, with fx_load_row (L1 and L2 evict_last, Triton's hints for a row
+  // it stores back). The same graph without the softmax is one elementwise kernel: mask kept, scores plain.
   const std::string inputs = R"({"name": "s", "shape": [2, 3, 16, 32], "dtype": "f32"},
                                 {"name": "mask", "shape": [16, 32], "dtype": "f32"})";
   const Graph softmax = inline_graph(inputs, R"({"name": "m", "op": "add", "inputs": ["s", "mask"]},
@@ -190,7 +190,7 @@ TEST(Codegen, OperandsBroadcastOverOuterDimsAreKeptInL2) {
   EXPECT_EQ(row[0].kind, KernelKind::row_reduction);
   EXPECT_NE(row[0].source.find("raw = fx_load_keep(reinterpret_cast<const fx_vec<float, kVec>*>(in_mask + mask_row + col));"),
             std::string::npos) << row[0].source;
-  EXPECT_NE(row[0].source.find("raw = *reinterpret_cast<const fx_vec<float, kVec>*>(in_s + row * R + col);"),
+  EXPECT_NE(row[0].source.find("raw = fx_load_row(reinterpret_cast<const fx_vec<float, kVec>*>(in_s + row * R + col));"),
             std::string::npos) << row[0].source;
   const Graph add = inline_graph(inputs, R"({"name": "y", "op": "add", "inputs": ["s", "mask"]})");
   const auto ew = whole_graph_kernels(add);
