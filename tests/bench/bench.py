@@ -4,8 +4,9 @@ plans on the sample graphs, on one GPU, in one run.
 
 Per sample: median time (triton.testing.do_bench) twice, to show run-to-run spread; CUDA kernels per call
 (torch.profiler); Fusion Explorer's numbers from `fusion-cli run FILE --auto --cold-l2 --json OUT` (also run
-twice). Both sides are timed the same way: CUDA events around each run, a 256 MB buffer overwritten before each
-(do_bench's cache flush; fusion-cli's --cold-l2), the median of the runs;
+twice). The two runs are rounds: each times eager, torch.compile and fusion-cli once, in that order. Both sides
+are timed the same way: CUDA events around each run, a 256 MB buffer overwritten before each (do_bench's cache
+flush; fusion-cli's --cold-l2), the median of the runs;
 minimum-traffic bandwidth as a fraction of measured device-to-device copy bandwidth; fused / torch.compile.
 Writes bench.json and bench.md to --out (default $OUT, else ./bench-out) and prints the table.
 
@@ -65,14 +66,16 @@ def copy_bandwidth():
     return 2 * src.numel() * src.element_size() / (ms * 1e-3)
 
 
-def bench_torch(graph, runs, compile_too=True):
+def prepare_torch(graph, compile_too=True):
+    """The PyTorch versions to time: {"eager"|"compile": {"fn", "kernels"[, "compile_s"]} or {"error"}}.
+    torch.compile's first call (the compile) happens here, outside every timing."""
     fn = fx_torch.build_function(graph)
     inputs = fx_torch.make_inputs(graph, "cuda")
     eager = lambda: fn(inputs)  # noqa: E731
-    result = {"eager": {"ms": measure_ms(eager, runs), "kernels": count_kernels(eager)}}
+    out = {"eager": {"fn": eager, "kernels": count_kernels(eager)}}
     if not compile_too:
-        result["compile"] = {"error": "skipped (--no-compile)"}
-        return result
+        out["compile"] = {"error": "skipped (--no-compile)"}
+        return out
     torch._dynamo.reset()  # fresh caches and recompile limits per graph
     compiled_fn = torch.compile(fn, mode="default", dynamic=False)
     start = time.perf_counter()
@@ -80,10 +83,42 @@ def bench_torch(graph, runs, compile_too=True):
     torch.cuda.synchronize()
     compile_s = time.perf_counter() - start
     compiled = lambda: compiled_fn(inputs)  # noqa: E731
-    result["compile"] = {"ms": measure_ms(compiled, runs), "kernels": count_kernels(compiled),
-                         "compile_s": round(compile_s, 2)}
-    torch._dynamo.reset()
-    return result  # the inputs go with this frame; main() then empties the allocator cache
+    out["compile"] = {"fn": compiled, "kernels": count_kernels(compiled), "compile_s": round(compile_s, 2)}
+    return out  # the inputs live as long as the lambdas; main() drops them after the sample
+
+
+def bench_sample(cli, graph, path, runs, compile_too, timeout_s):
+    """Eager, torch.compile and both fusion-cli plans, timed in interleaved rounds: round r times each version
+    once (a do_bench median, or one fusion-cli run of FX_REPEAT), so a drift of the clocks over the sample's
+    seconds (the bf16 GEMM samples run at the power limit) moves every column alike instead of favouring
+    whichever was timed first."""
+    row = {}
+    try:
+        versions = prepare_torch(graph, compile_too)
+    except Exception as e:  # a failing sample is reported, the others still run
+        versions = {k: {"error": f"{type(e).__name__}: {e}"} for k in ("eager", "compile")}
+    for key, v in versions.items():
+        row[key] = {"error": v["error"]} if "error" in v else {"ms": [], "kernels": v["kernels"]}
+        if "compile_s" in v:
+            row[key]["compile_s"] = v["compile_s"]
+    fx = {"fx_unfused": {"ms": []}, "fx_fused": {"ms": []}}
+    for _ in range(runs):
+        for key, v in versions.items():
+            if "error" in row[key]:
+                continue
+            try:
+                row[key]["ms"] += measure_ms(v["fn"], 1)
+            except Exception as e:
+                row[key] = {"error": f"{type(e).__name__}: {e}"}
+        one = bench_fx(cli, path, 1, timeout_s)
+        for key in fx:
+            if "error" in one[key]:
+                fx[key] = one[key]
+            elif "error" not in fx[key]:
+                fx[key]["ms"] += one[key]["ms"]
+                fx[key]["kernels"] = one[key]["kernels"]
+    row.update(fx)
+    return row
 
 
 def bench_fx(cli, path, runs, timeout_s):
@@ -162,13 +197,9 @@ def main():
         graph = fx_torch.load_graph(path)
         row = {"name": graph.name, "file": os.path.relpath(path, REPO), "min_bytes": graph.min_bytes(),
                "has_contraction": graph.has_contraction()}
-        try:
-            row.update(bench_torch(graph, args.runs, compile_too=not args.no_compile))
-        except Exception as e:  # a failing sample is reported, the others still run
-            row.setdefault("eager", {"error": f"{type(e).__name__}: {e}"})
-            row.setdefault("compile", {"error": f"{type(e).__name__}: {e}"})
+        row.update(bench_sample(cli, graph, path, args.runs, not args.no_compile, args.fx_timeout))
+        torch._dynamo.reset()
         torch.cuda.empty_cache()
-        row.update(bench_fx(cli, path, args.runs, args.fx_timeout))
         bench_report.derive(row, copy_bw)
         rows.append(row)
         print(f"  {graph.name}: {time.perf_counter() - t0:.1f} s", flush=True)
