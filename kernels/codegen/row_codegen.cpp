@@ -455,9 +455,9 @@ std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std:
   // The row a kernel stores back is loaded with Triton's evict_last hints (fx_load_row): softmax over
   // [16384, 4096] f32 0.1826 -> 0.1812 ms, layernorm and softmax samples from 0.5-1% behind torch.compile to
   // 0.3-1% ahead (H100, cache flush before each run). Not when a large operand broadcast over rows must stay
-  // in the L2 (gpt2_block's [1024, 1024] attention mask, read with evict_last by each of its 96 heads): with
-  // the streaming rows marked evict_last too, the mask lost its place and the block took 1.293 instead of
-  // 1.272 ms. Small ones (a layernorm's weights) stay either way.
+  // in the L2 (gpt2_block's [1024, 1024] attention mask, read with evict_last for each of its 96 (batch, head)
+  // pairs): with the streaming rows marked evict_last too, the mask lost its place and the block took 1.293
+  // instead of 1.272 ms. Small ones (a layernorm's weights) stay either way.
   constexpr std::int64_t kLargeBroadcastBytes = std::int64_t{1} << 20;
   bool large_broadcast = false;
   for (ValueId v : group_inputs(g, nodes)) {
