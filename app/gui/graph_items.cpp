@@ -190,17 +190,30 @@ void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   }
 }
 
-ClusterItem::ClusterItem(const DrawnCluster& cluster, const QRectF& rect) : cluster_(cluster), rect_(rect) {
+ClusterItem::ClusterItem(const DrawnCluster& cluster, const QRectF& rect)
+    : cluster_(cluster), base_rect_(rect), rect_(rect) {
   setZValue(0);
   setToolTip(cluster_.label);
-  // dot sized the box from its nodes alone (it is given no label text), so a one-column group can be narrower
-  // than its title: widen the box around its centre so the title stays inside it.
+  fit_title();
+}
+
+// dot sized the box from its nodes alone (it is given no label text), so a one-column group can be narrower
+// than its title, or than its title next to the measured time and bytes once a run is shown: widen the box
+// around its centre so both stay inside it, apart.
+void ClusterItem::fit_title() {
   QFont f = title_font();
   f.setPointSizeF(9);
-  const double needed = QFontMetricsF(f).horizontalAdvance(cluster_.label) + 16;
-  if (needed > rect_.width()) {
-    const double grow = (needed - rect_.width()) / 2;
-    rect_.adjust(-grow, 0, grow, 0);
+  const QFontMetricsF fm(f);
+  double needed = fm.horizontalAdvance(cluster_.label) + 16;
+  if (!measured_.isEmpty()) needed += fm.horizontalAdvance(measured_) + 14;
+  QRectF r = base_rect_;
+  if (needed > r.width()) {
+    const double grow = (needed - r.width()) / 2;
+    r.adjust(-grow, 0, grow, 0);
+  }
+  if (r != rect_) {
+    prepareGeometryChange();
+    rect_ = r;
   }
 }
 
@@ -210,6 +223,7 @@ QRectF ClusterItem::title_rect() const { return QRectF(rect_.left(), rect_.top()
 
 void ClusterItem::set_measured(const QString& text) {
   measured_ = text;
+  fit_title();
   update();
 }
 

@@ -87,7 +87,10 @@ class ClusterItem : public QGraphicsItem {
   void set_measured(const QString& text);
 
  private:
+  void fit_title();  // widens rect_ around its centre until the title and the measured text fit side by side
+
   DrawnCluster cluster_;
+  QRectF base_rect_;  // as dot placed it
   QRectF rect_;
   QString measured_;
 };

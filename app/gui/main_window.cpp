@@ -76,6 +76,7 @@ void MainWindow::build_docks() {
   QDockWidget* runs = dock(tr("Measurements"), QStringLiteral("dock.run"), run_, Qt::BottomDockWidgetArea);
   tabifyDockWidget(cand, runs);
   cand->raise();
+  connect(run_, &RunPanel::report_shown, runs, &QDockWidget::raise);  // an opened or finished run is shown
   QDockWidget* expl = dock(tr("Explanation"), QStringLiteral("dock.explain"), explain_, Qt::RightDockWidgetArea);
   QDockWidget* what = dock(tr("What if"), QStringLiteral("dock.whatif"), whatif_, Qt::RightDockWidgetArea);
   QDockWidget* hist = dock(tr("History"), QStringLiteral("dock.history"), history_, Qt::RightDockWidgetArea);

@@ -1,5 +1,7 @@
 #include "app/gui/run_panel.h"
 
+#include <algorithm>
+
 #include <QFile>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -203,6 +205,7 @@ void RunPanel::set_report(std::optional<RunReport> report) {
   roofline_->set_report(report_);
   fill_table();
   repaint_measured();
+  if (report_) emit report_shown();
 }
 
 std::vector<KernelTimingRow> RunPanel::timing_rows() const {
@@ -211,7 +214,7 @@ std::vector<KernelTimingRow> RunPanel::timing_rows() const {
 
 void RunPanel::fill_table() {
   const QStringList headers{tr("Plan"), tr("Kernel"), tr("Group"), tr("Predicted MiB"), tr("Measured MiB"),
-                            tr("Predicted µs"), tr("Measured µs"), tr("GB/s achieved")};
+                            tr("Predicted µs"), tr("Measured µs"), tr("GB/s achieved"), tr("How it ran")};
   table_->clear();
   table_->setColumnCount(static_cast<int>(headers.size()));
   table_->setHorizontalHeaderLabels(headers);
@@ -228,11 +231,21 @@ void RunPanel::fill_table() {
           bytes && k.time_us > 0 ? std::optional<double>(*bytes / (k.time_us * 1e-6)) : std::nullopt;
       const QStringList cells{plan.name, k.name, k.group, opt(k.predicted_bytes, 1.0 / 1048576, 1),
                               opt(bytes, 1.0 / 1048576, 1), opt(k.predicted_us, 1, 1), QString::number(k.time_us, 'f', 1),
-                              opt(bandwidth, 1e-9, 0)};
-      for (int c = 0; c < cells.size(); ++c) table_->setItem(row, c, new QTableWidgetItem(cells[c]));
+                              opt(bandwidth, 1e-9, 0), k.how()};
+      for (int c = 0; c < cells.size(); ++c) {
+        auto* item = new QTableWidgetItem(cells[c]);
+        if (!k.how().isEmpty()) item->setToolTip(k.how());  // the library path or layout choice, in full
+        table_->setItem(row, c, item);
+      }
     }
   }
   table_->resizeColumnsToContents();
+  // "How it ran" can be a long sentence (the layouts timed and their times): it takes the width left, at most
+  // kHowWidth when the table is narrow, and the tooltip of every cell of the row has it in full.
+  constexpr int kHowWidth = 360;
+  const int how = static_cast<int>(headers.size()) - 1;
+  table_->setColumnWidth(how, std::min(table_->columnWidth(how), kHowWidth));
+  table_->horizontalHeader()->setStretchLastSection(true);
 }
 
 void RunPanel::repaint_measured() {

@@ -53,6 +53,7 @@ class RunPanel : public QWidget {
   void availability_changed(bool available, const QString& why);
   void measured_groups(const std::map<QString, QString>& text_by_group);
   void run_finished(bool ok, const QString& message);  // message: a GPU fault's description when one ended it
+  void report_shown();  // a report (opened or just measured) is in the table
 
  private:
   void on_finished(const ChildResult& r);

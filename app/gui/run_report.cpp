@@ -27,6 +27,8 @@ KernelRun parse_kernel(const QJsonObject& k) {
   KernelRun r;
   r.name = text(k, {"name", "kernel"});
   r.group = text(k, {"group", "group_id"});
+  r.library = text(k, {"library"});
+  r.path = text(k, {"path"});
   for (const QJsonValue& n : k.value(QLatin1String("nodes")).toArray()) r.nodes.push_back(n.toString());
   r.start_us = number(k, {"start_us"}).value_or(0.0);
   r.time_us = number(k, {"measured_us", "time_us", "measured_time_us", "duration_us"})
@@ -65,6 +67,11 @@ PlanRun parse_plan(const QString& name, const QJsonObject& p) {
 std::optional<double> KernelRun::measured_bytes() const {
   if (!bytes_read && !bytes_written) return std::nullopt;
   return bytes_read.value_or(0.0) + bytes_written.value_or(0.0);
+}
+
+QString KernelRun::how() const {
+  if (path.isEmpty()) return library;
+  return library.isEmpty() ? path : library + QStringLiteral(" · ") + path;
 }
 
 double PlanRun::total_us() const {

@@ -3,6 +3,7 @@
 #include <QFile>
 #include <QSignalSpy>
 #include <QTest>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <gtest/gtest.h>
 
@@ -56,7 +57,7 @@ TEST(ChildRunner, CancelStopsALongChild) {
   EXPECT_EQ(done.takeFirst().at(0).value<ChildResult>().status, ChildResult::Status::cancelled);
 }
 
-constexpr const char* kReport = R"({
+constexpr const char* kReport = R"json({
   "graph": "relu_mul_add", "device": {"name": "NVIDIA H200", "hbm_bandwidth": 4.8e12, "peak_flops": 6.7e13},
   "plans": [
     {"name": "unfused", "kernels": [
@@ -67,7 +68,8 @@ constexpr const char* kReport = R"({
       {"name": "k_y", "group": "g:y", "nodes": ["y"], "measured_us": 120.0, "flops": 67108864}]},
     {"name": "fused", "kernels": [
       {"name": "k_fused", "group": "g:mul", "nodes": ["mul", "add", "y"], "measured_us": 240.0,
-       "bytes_read": 805306368, "bytes_written": 268435456, "flops": 201326592}]}]})";
+       "library": "generated (NVRTC)", "path": "2 elements per thread (8-byte accesses): the fastest of 2 layouts",
+       "bytes_read": 805306368, "bytes_written": 268435456, "flops": 201326592}]}]})json";
 
 TEST(RunReport, ParsesPlansTotalsAndSpeedup) {
   QString error;
@@ -99,6 +101,17 @@ TEST(RunPanel, OpensAReportAndPaintsMeasuredNumbersOnGroups) {
   EXPECT_TRUE(text.at(QStringLiteral("g:mul")).startsWith(QStringLiteral("240.0 µs")));
   const std::string csv = timings_to_csv(panel.timing_rows());
   EXPECT_NE(csv.find("k_fused"), std::string::npos);
+  // The kernels table says how each kernel ran: the library, and the layout the run chose by timing.
+  auto* table = panel.findChild<QTableWidget*>();
+  ASSERT_TRUE(table);
+  const int how = table->columnCount() - 1;
+  EXPECT_EQ(table->horizontalHeaderItem(how)->text(), QStringLiteral("How it ran"));
+  ASSERT_EQ(table->rowCount(), 4);
+  EXPECT_EQ(table->item(3, 1)->text(), QStringLiteral("k_fused"));
+  EXPECT_EQ(table->item(3, how)->text(),
+            QStringLiteral("generated (NVRTC) · 2 elements per thread (8-byte accesses): the fastest of 2 layouts"));
+  EXPECT_EQ(table->item(3, 1)->toolTip(), table->item(3, how)->text());
+  EXPECT_TRUE(table->item(0, how)->text().isEmpty());  // a report that does not say: nothing made up
   EXPECT_FALSE(panel.open_report(dir.filePath(QStringLiteral("missing.json"))));
 }
 
@@ -129,6 +142,7 @@ TEST(RunReport, ReadsARealExecutorReport) {
   EXPECT_NEAR(*unfused->total_bytes() / *fused->total_bytes(), 2.0, 0.2);
   EXPECT_TRUE(report->speedup);
   EXPECT_FALSE(report->device.isEmpty());
+  EXPECT_EQ(fused->kernels[0].library, QStringLiteral("generated (NVRTC)"));
 }
 
 }  // namespace
