@@ -122,6 +122,12 @@ GeneratedKernel generate_elementwise(const Graph& g, const std::vector<NodeId>& 
   if (const int narrower = choose_vec(widest, root, 8); narrower < vec) {
     GeneratedKernel alt = elementwise_kernel(g, nodes, outputs, name, narrower);
     k.alternatives.push_back({describe_layout(narrower, widest), std::move(alt.source), alt.block, alt.grid});
+    // Said where people read the source (fusion-cli codegen, the GUI's source view).
+    const std::size_t entry = k.source.find("\nextern \"C\"");
+    if (entry != std::string::npos) {
+      k.source.insert(entry, "\n// Layout: " + k.layout + ". A run also times this kernel with " +
+                                 k.alternatives.back().description + " and keeps the faster (RunOptions::autotune).");
+    }
   }
   return k;
 }

@@ -68,6 +68,9 @@ TEST(Codegen, ElementwiseKernelsOfferAnEightByteLayoutToTime) {
   EXPECT_NE(alt.source.find("const fx_vec<float, 2> x_v = *reinterpret_cast<const fx_vec<float, 2>*>(in_x + base);"),
             std::string::npos) << alt.source;
   EXPECT_NE(alt.source.find("extern \"C\" __global__ void __launch_bounds__(256) " + f32.name + "("), std::string::npos);
+  EXPECT_NE(f32.source.find("// Layout: 4 elements per thread (16-byte accesses). A run also times this kernel with 2 "
+                            "elements per thread (8-byte accesses) and keeps the faster"),
+            std::string::npos) << f32.source;
 
   const GeneratedKernel bf16 = chain("bf16", "1024");  // 16 bytes are 8 elements, 8 bytes 4
   EXPECT_EQ(bf16.layout, "8 elements per thread (16-byte accesses)");
