@@ -40,8 +40,9 @@ std::string describe_layout(int vec, std::int64_t widest) {
   return std::to_string(vec) + " elements per thread (" + std::to_string(vec * widest) + "-byte accesses)";
 }
 
+// `note`, when given, is one more comment line above the entry point.
 GeneratedKernel elementwise_kernel(const Graph& g, const std::vector<NodeId>& nodes, const std::vector<ValueId>& outputs,
-                                   const std::string& name, int vec) {
+                                   const std::string& name, int vec, const std::string& note = {}) {
   const Shape root = g.value_type(outputs.front()).shape;
   const std::int64_t n = numel(root);
   const std::string idx = n * 2 < INT32_MAX ? "int" : "long long";
@@ -67,6 +68,7 @@ GeneratedKernel elementwise_kernel(const Graph& g, const std::vector<NodeId>& no
   Code c;
   c.line(header_comment(g, nodes, vec > 1 ? "elementwise, " + std::to_string(vec) + " elements per thread (one vector store; one vector load per tensor read at the output's index)"
                                           : "elementwise, one element per thread, indices remapped per tensor"));
+  if (!note.empty()) c.line("// " + note);
   c.line(kernel_signature(g, name, k.block, k.inputs, outputs, ids) + " {");
   c.indent();
   c.line("const " + idx + " n = " + number(n) + ";  // elements of " + shape_to_string(root));
@@ -117,17 +119,17 @@ GeneratedKernel generate_elementwise(const Graph& g, const std::vector<NodeId>& 
   const Shape& root = g.value_type(outputs.front()).shape;
   const std::int64_t widest = widest_bytes(g, nodes, outputs);
   const int vec = choose_vec(widest, root, 16);
-  GeneratedKernel k = elementwise_kernel(g, nodes, outputs, name, vec);
-  k.layout = describe_layout(vec, widest);
-  if (const int narrower = choose_vec(widest, root, 8); narrower < vec) {
+  const int narrower = choose_vec(widest, root, 8);
+  const std::string layout = describe_layout(vec, widest), other = describe_layout(narrower, widest);
+  // Said where people read the source (fusion-cli codegen, the GUI's source view).
+  const std::string note = narrower < vec ? "Layout: " + layout + ". A run also times this kernel with " + other +
+                                                " and keeps the faster (RunOptions::autotune)."
+                                          : std::string();
+  GeneratedKernel k = elementwise_kernel(g, nodes, outputs, name, vec, note);
+  k.layout = layout;
+  if (narrower < vec) {
     GeneratedKernel alt = elementwise_kernel(g, nodes, outputs, name, narrower);
-    k.alternatives.push_back({describe_layout(narrower, widest), std::move(alt.source), alt.block, alt.grid});
-    // Said where people read the source (fusion-cli codegen, the GUI's source view).
-    const std::size_t entry = k.source.find("\nextern \"C\"");
-    if (entry != std::string::npos) {
-      k.source.insert(entry, "\n// Layout: " + k.layout + ". A run also times this kernel with " +
-                                 k.alternatives.back().description + " and keeps the faster (RunOptions::autotune).");
-    }
+    k.alternatives.push_back({other, std::move(alt.source), alt.block, alt.grid});
   }
   return k;
 }
