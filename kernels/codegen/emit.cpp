@@ -119,7 +119,9 @@ std::string elementwise_expr(const Graph& g, const Node& node, const std::vector
   const std::string& op = node.op;
   const DType out = node.type.dtype;
   std::string e;
-  if (auto it = unary_functions().find(op); it != unary_functions().end()) {
+  if ((op == "sigmoid" || op == "silu") && (out == DType::f16 || out == DType::bf16)) {
+    e = call(op == "silu" ? "fx_silu_fast" : "fx_sigmoid_fast", a);  // see the preamble: 16-bit results only
+  } else if (auto it = unary_functions().find(op); it != unary_functions().end()) {
     e = call(it->second.c_str(), a);
   } else if (op == "neg") {
     e = "(-" + a[0] + ")";

@@ -40,9 +40,10 @@ ContractionRuntime& runtime(Executor::Impl& im) {
 
 }  // namespace
 
-std::string LibraryStep::describe(const Executor::Impl& im) const {
-  if (call_.kind == LibraryCallKind::matmul && im.contraction && im.contraction->matmul) {
-    const std::string choice = im.contraction->matmul->algorithm_choice(call_.matmul);
+std::string LibraryStep::describe(const Executor::Impl& im, int plan) const {
+  if (call_.kind != LibraryCallKind::conv2d && im.contraction && im.contraction->matmul) {
+    const MatmulProblem p = call_.kind == LibraryCallKind::matmul ? call_.matmul : horizontal_problem(im, plan);
+    const std::string choice = im.contraction->matmul->algorithm_choice(p);
     return choice.empty() ? call_.description : call_.description + "; " + choice;
   }
   if (call_.kind != LibraryCallKind::conv2d || !im.contraction || !im.contraction->conv) return call_.description;
@@ -102,22 +103,27 @@ void LibraryStep::launch(Executor::Impl& im, int plan) const {
                    im.pointer(plan, call_.outputs[0]), im.stream);
     return;
   }
-  // Horizontal: the part outputs sit at equal spacing in the arena (plan_memory places one step's outputs
-  // back to back), which becomes the output batch stride; consumers then read each part in place.
   if (!weights_.get()) throw std::logic_error(call_.name + " launched before preparation");
-  char* c0 = static_cast<char*>(im.pointer(plan, call_.outputs[0]));
+  rt.matmul->run(horizontal_problem(im, plan), im.pointer(plan, call_.a), weights_.get(), bias,
+                 im.pointer(plan, call_.outputs[0]), im.stream);
+}
+
+// Horizontal: the part outputs sit at equal spacing in the arena (plan_memory places one step's outputs back to
+// back), which becomes the output batch stride; consumers then read each part in place.
+MatmulProblem LibraryStep::horizontal_problem(const Executor::Impl& im, int plan) const {
+  const char* c0 = static_cast<const char*>(im.pointer(plan, call_.outputs[0]));
   const std::int64_t element = dtype_size(call_.matmul.c_type);
   const std::ptrdiff_t spacing =
-      call_.outputs.size() > 1 ? static_cast<char*>(im.pointer(plan, call_.outputs[1])) - c0 : 0;
+      call_.outputs.size() > 1 ? static_cast<const char*>(im.pointer(plan, call_.outputs[1])) - c0 : 0;
   for (std::size_t i = 0; i < call_.outputs.size(); ++i) {
-    if (static_cast<char*>(im.pointer(plan, call_.outputs[i])) - c0 != spacing * static_cast<std::ptrdiff_t>(i) ||
+    if (static_cast<const char*>(im.pointer(plan, call_.outputs[i])) - c0 != spacing * static_cast<std::ptrdiff_t>(i) ||
         spacing % element != 0) {
       throw std::logic_error(call_.name + ": part outputs are not equally spaced in the arena");
     }
   }
   MatmulProblem p = call_.matmul;
   p.batch_stride_c = spacing / element;
-  rt.matmul->run(p, im.pointer(plan, call_.a), weights_.get(), bias, c0, im.stream);
+  return p;
 }
 
 void append_contraction_steps(Executor::Impl& im, int p, const Group& group, const std::vector<NodeId>& nodes,

@@ -28,14 +28,17 @@ class LibraryStep {
 
   const LibraryCall& call() const { return call_; }
   std::string library() const { return call_.kind == LibraryCallKind::conv2d ? "cuDNN" : "cuBLASLt"; }
-  // The report's library path; for cuDNN with the algorithm it ran, once it has run.
-  std::string describe(const Executor::Impl& im) const;
+  // The report's library path in plan `plan`, with the algorithm it ran (cuBLASLt's timed choice, cuDNN's), once
+  // it has run.
+  std::string describe(const Executor::Impl& im, int plan) const;
 
   // Once the graph inputs are on the device: stacks horizontal weights, folds batchnorm, sums biases.
   void prepare(Executor::Impl& im);
   void launch(Executor::Impl& im, int plan) const;
 
  private:
+  MatmulProblem horizontal_problem(const Executor::Impl& im, int plan) const;
+
   LibraryCall call_;
   contraction_detail::DeviceMemory weights_, bias_;
 };

@@ -127,6 +127,23 @@ TEST(ExecutorGpu, LayoutsAreTimedAndTheFastestKept) {
   EXPECT_EQ(kernels_saying(plain, "4 elements per thread (16-byte accesses)"), 3);
 }
 
+// Round r times the unfused plan once, then the fused plan once, so a drift of the clocks over the timing
+// (power-limited GEMMs) moves both plans alike.
+TEST(ExecutorGpu, BothPlansAreTimedInInterleavedRounds) {
+  FX_REQUIRE_DEVICE();
+  bool timing = false;
+  std::vector<int> plans;  // the plan of each launch while timing, runs of one plan merged
+  RunOptions opt;
+  opt.progress = [&](const std::string& step, double, const std::string&) { timing = step == "time"; };
+  opt.before_launch = [&](const LaunchInfo& info) {
+    if (timing && (plans.empty() || plans.back() != info.plan)) plans.push_back(info.plan);
+  };
+  const RunReport r = run_both(shrink("sigmoid_chain.json"), 4, opt);  // warm-up 1, 4 timed rounds
+  expect_verified(r, "sigmoid_chain");
+  ASSERT_EQ(plans.size(), 10u);  // (1 + 4) rounds of two plans
+  for (std::size_t i = 0; i < plans.size(); ++i) EXPECT_EQ(plans[i], static_cast<int>(i % 2)) << i;
+}
+
 TEST(ExecutorGpu, PoisonedOutputsCatchAnUnwrittenElement) {
   FX_REQUIRE_DEVICE();
   // softmax over a row of 4096 at 2 rows: if the kernel skipped any element, NaN (poison) would reach the check.

@@ -167,6 +167,8 @@ TEST(ExecutorContractionGpu, HorizontalMatmulIsOneLaunchAndConsumersReadItsOutpu
   ASSERT_EQ(r.fused.kernels.size(), 3u) << fused_paths(r);  // one GEMM for q,k,v; add; mul
   EXPECT_EQ(r.fused.kernels[0].kind, "horizontal_matmul");
   EXPECT_TRUE(has_path(r.fused, "stacked once at plan time")) << fused_paths(r);
+  // The merged GEMM's report names the cuBLASLt algorithm it ran, as a single GEMM's does.
+  EXPECT_NE(r.fused.kernels[0].path.find("algorithm"), std::string::npos) << fused_paths(r);
 }
 
 TEST(ExecutorContractionGpu, SwigluMergedIsTwoKernels) {

@@ -98,6 +98,22 @@ TEST(ReferenceGpu, TiledTransposesMatchTheReference) {
   expect_matches_reference(run_with_reference(h), "transpose bf16");
 }
 
+// The fast 16-bit sigmoid and silu (preamble: fx_sigmoid_fast) over [-90, 90], where exp(-x) overflows f32,
+// and through +-inf: within the 16-bit limits of the float64 reference, and no NaN where it has none.
+TEST(ReferenceGpu, SixteenBitSigmoidAndSiluMatchTheReferenceOverAWideRange) {
+  FX_REQUIRE_DEVICE();
+  for (const char* dtype : {"bf16", "f16"}) {
+    const Graph g = inline_graph(std::string(R"({"name": "x", "shape": [61, 67], "dtype": ")") + dtype + R"("})",
+                                 R"({"name": "s", "op": "mul", "inputs": ["x", 45.0]},
+                                    {"name": "y", "op": "sigmoid", "inputs": ["s"]},
+                                    {"name": "z", "op": "silu", "inputs": ["s"]},
+                                    {"name": "big", "op": "mul", "inputs": ["s", 1.0e30]},
+                                    {"name": "w", "op": "sigmoid", "inputs": ["big"]})",
+                                 R"("y", "z", "w")");
+    expect_matches_reference(run_with_reference(g), std::string("wide sigmoid/silu ") + dtype);
+  }
+}
+
 TEST(ReferenceGpu, ComparisonsWithScalarLiteralsMatchTheReference) {
   FX_REQUIRE_DEVICE();
   const Graph g = inline_graph(R"({"name": "x", "shape": [61, 67], "dtype": "f32"})",

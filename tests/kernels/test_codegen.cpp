@@ -214,6 +214,16 @@ TEST(Codegen, ComparisonScalarsTakeTheTensorsType) {
   EXPECT_NE(k[0].source.find("(mask ? x : 0.25f)"), std::string::npos) << k[0].source;
 }
 
+// sigmoid and silu with 16-bit results take the hardware exp2 and reciprocal (preamble: fx_sigmoid_fast); f32
+// results keep the precise expf and division.
+TEST(Codegen, SixteenBitSigmoidAndSiluUseTheFastForms) {
+  const std::string swiglu = fused_source("swiglu_bf16.json");
+  EXPECT_NE(swiglu.find("= fx_round_bf16(fx_silu_fast(g));"), std::string::npos) << swiglu;
+  const std::string f32 = fused_source("sigmoid_chain.json");
+  EXPECT_NE(f32.find("= fx_sigmoid(scale);"), std::string::npos) << f32;
+  EXPECT_EQ(f32.find("fx_sigmoid_fast(scale)"), std::string::npos) << f32;
+}
+
 TEST(Codegen, CastsRound) {
   const std::string cast = fused_source("cast_chain.json");
   EXPECT_NE(cast.find("fx_round_f16((float)(relu))"), std::string::npos) << cast;
