@@ -231,7 +231,9 @@ PlanReport plan_report(Executor::Impl& im, int p, const Events& ev) {
 // the cold-L2 flush when asked). Timed one after the other, the fused plan ran on a GPU that the unfused plan's
 // rounds had just heated: bf16 GEMMs run at the H100's power limit, where the clocks fall by several percent
 // over a few hundred milliseconds, and swiglu_bf16's merged GEMM measured 0.731 ms after the unfused plan's two
-// GEMMs measured 0.342 ms each. Interleaved, a drift moves both plans alike.
+// GEMMs measured 0.342 ms each. Interleaved, a drift moves both plans alike. Without the flush, each timed run
+// follows an untimed run of its own plan, as back to back: what it finds in the L2 is its own operands, not
+// whatever the other plan left there.
 std::array<PlanReport, 2> time_plans(Executor::Impl& im) {
   const int repeat = std::max(1, im.options.repeat);
   for (int w = 0; w < im.options.warmup; ++w) {
@@ -243,7 +245,11 @@ std::array<PlanReport, 2> time_plans(Executor::Impl& im) {
   for (int r = 0; r < repeat; ++r) {
     for (int p = 0; p < 2; ++p) {
       const std::size_t base = static_cast<std::size_t>(r) * (k[p] + 1);
-      if (flush.get()) FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
+      if (flush.get()) {
+        FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
+      } else {
+        im.launch_all(p);
+      }
       FX_CUDA_CALL(cudaEventRecord(ev[p].e[base], im.stream));
       for (std::size_t s = 0; s < k[p]; ++s) {
         im.launch(p, s);
