@@ -10,7 +10,6 @@
 #include "kernels/common/cuda_call.h"
 #include "kernels/executor/contraction_step.h"
 #include "kernels/executor/executor_internal.h"
-#include "kernels/executor/schedule.h"
 #include "kernels/executor/sort_step.h"
 
 namespace fx::gpu {
@@ -144,8 +143,8 @@ void Executor::Impl::build_plan(int p, const Plan& plan) {
   ps.predicted_ms = plan.predicted_time_s() * 1e3;
   ps.bytes = plan.bytes_moved();
   int index = 0;
-  for (std::size_t gi : execution_order(graph, plan)) {
-    const Group& group = plan.groups()[gi];
+  for (const Group& group : plan.groups()) {
+    if (group.eliminated()) continue;
     std::vector<NodeId> nodes = group.nodes;
     nodes.insert(nodes.end(), group.recomputed.begin(), group.recomputed.end());
     if (append_sort_step(*this, p, group, nodes)) continue;  // CUB, not generated code
