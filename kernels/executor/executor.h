@@ -46,8 +46,9 @@ struct RunOptions {
   // Before each timed run, overwrite a 256 MB buffer, as triton.testing.do_bench does: each run starts with an
   // L2 holding nothing of the plan's (and dirty lines to write back), and the times compare with PyTorch
   // benchmarks timed that way. Off: each timed run follows an untimed run of the same plan, so a plan smaller
-  // than the L2 finds some of its operands still there, as when it runs back to back. Either way the two plans
-  // are timed in interleaved rounds (unfused, fused, unfused, ...), so a drift of the clocks moves both alike.
+  // than the L2 finds some of its operands still there, as when it runs back to back. Either way the event timing
+  // takes the two plans in interleaved rounds (unfused, fused, unfused, ...), so a drift of the clocks moves both
+  // alike; `cuda_graph` replays each plan's graph on its own afterwards.
   bool cold_l2 = false;
   // Time each generated kernel's layouts (GeneratedKernel::alternatives) on the device before the verification
   // and keep the fastest, as cuBLASLt's algorithms are chosen; the report says which and the times. Off: the

@@ -68,8 +68,11 @@ nlohmann::ordered_json report_to_json(const RunReport& r) {
                                            {"outputs", reference}}}}},
           {"timing", {{"repeat", r.repeat}, {"warmup", r.warmup}, {"cold_l2", r.cold_l2}, {"layouts", r.layouts},
                       {"protocol", r.cold_l2 ? "CUDA events around each run, a 256 MB buffer overwritten before each "
-                                               "(triton.testing.do_bench's protocol)"
-                                             : "CUDA events around each run, runs back to back"}}},
+                                               "(triton.testing.do_bench's protocol); the two plans in interleaved "
+                                               "rounds"
+                                             : "CUDA events around each run, each after an untimed run of the same "
+                                               "plan (warm L2, as back to back); the two plans in interleaved "
+                                               "rounds"}}},
           {"compile", {{"kernels_compiled", r.kernels_compiled}, {"cache_hits", r.cache_hits}, {"seconds", r.compile_seconds}}},
           {"device_bytes", r.device_bytes}};
 }

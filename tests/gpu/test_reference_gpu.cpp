@@ -99,7 +99,8 @@ TEST(ReferenceGpu, TiledTransposesMatchTheReference) {
 }
 
 // The fast 16-bit sigmoid and silu (preamble: fx_sigmoid_fast) over [-90, 90], where exp(-x) overflows f32,
-// and through +-inf: within the 16-bit limits of the float64 reference, and no NaN where it has none.
+// and sigmoid of values near the format's limits (+-inf in f16, whose literal 1e30 overflows; up to about 9e31 in
+// bf16): within the 16-bit limits of the float64 reference, and no NaN where it has none.
 TEST(ReferenceGpu, SixteenBitSigmoidAndSiluMatchTheReferenceOverAWideRange) {
   FX_REQUIRE_DEVICE();
   for (const char* dtype : {"bf16", "f16"}) {

@@ -219,6 +219,11 @@ TEST(Codegen, ComparisonScalarsTakeTheTensorsType) {
 TEST(Codegen, SixteenBitSigmoidAndSiluUseTheFastForms) {
   const std::string swiglu = fused_source("swiglu_bf16.json");
   EXPECT_NE(swiglu.find("= fx_round_bf16(fx_silu_fast(g));"), std::string::npos) << swiglu;
+  const Graph f16 = inline_graph(R"({"name": "x", "shape": [256], "dtype": "f16"})",
+                                 R"({"name": "y", "op": "sigmoid", "inputs": ["x"]})");
+  const auto k16 = whole_graph_kernels(f16);
+  ASSERT_EQ(k16.size(), 1u);
+  EXPECT_NE(k16[0].source.find("fx_round_f16(fx_sigmoid_fast(x))"), std::string::npos) << k16[0].source;
   const std::string f32 = fused_source("sigmoid_chain.json");
   EXPECT_NE(f32.find("= fx_sigmoid(scale);"), std::string::npos) << f32;
   EXPECT_EQ(f32.find("fx_sigmoid_fast(scale)"), std::string::npos) << f32;
