@@ -71,7 +71,9 @@ std::optional<double> KernelRun::measured_bytes() const {
 
 QString KernelRun::how() const {
   if (path.isEmpty()) return library;
-  return library.isEmpty() ? path : library + QStringLiteral(" · ") + path;
+  // A library's path names the library itself ("cuBLASLt GEMM, ..."): say it once.
+  if (library.isEmpty() || path.startsWith(library)) return path;
+  return library + QStringLiteral(" · ") + path;
 }
 
 double PlanRun::total_us() const {
