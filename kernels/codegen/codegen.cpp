@@ -199,4 +199,24 @@ GroupCode generate_group(const Graph& g, std::span<const NodeId> group, const st
   return code;
 }
 
+GeneratedKernel generate_layout_transpose(DType type, std::int64_t batch, std::int64_t rows, std::int64_t cols,
+                                          int group_id, const std::string& label) {
+  if (batch < 1 || rows < 1 || cols < 1) throw std::invalid_argument("a layout conversion needs positive sizes");
+  GraphSpec spec;
+  spec.name = label;
+  spec.inputs.push_back(GraphInput{"src", TensorType{Shape{batch, rows, cols}, type}, Role::activation});
+  NodeSpec node;
+  node.name = label;
+  node.op = "transpose";
+  node.inputs = {std::string("src")};
+  node.attrs.set("perm", std::vector<std::int64_t>{0, 2, 1});
+  spec.nodes.push_back(std::move(node));
+  spec.outputs = {label};
+  Expected<Graph> g = build_graph(spec);
+  if (!g.ok()) throw std::invalid_argument("layout conversion " + label + ": " + format_diagnostics(g.errors()));
+  GroupCode code = generate_group(*g, std::vector<NodeId>{0}, group_id);
+  if (code.kernels.size() != 1) throw std::logic_error("layout conversion " + label + " did not become one kernel");
+  return std::move(code.kernels[0]);
+}
+
 }  // namespace fx::gpu

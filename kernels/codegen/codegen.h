@@ -74,6 +74,13 @@ GroupCode generate_group(const Graph& graph, std::span<const NodeId> group, int 
 GroupCode generate_group(const Graph& graph, std::span<const NodeId> group, const std::vector<ValueId>& outputs,
                          int group_id, const CodegenOptions& options = {});
 
+// A layout conversion outside the graph: [batch, rows, cols] -> [batch, cols, rows] of one dtype, generated as
+// the same tiled transpose a graph's transpose gets. The executor converts NCHW to NHWC (rows = C, cols = H*W)
+// and back around cuDNN's channels-last convolutions with it. Named fx_g<group_id>_<label>; its parameters are
+// the source and the destination pointer. Throws std::invalid_argument for a non-positive size.
+GeneratedKernel generate_layout_transpose(DType type, std::int64_t batch, std::int64_t rows, std::int64_t cols,
+                                          int group_id, const std::string& label);
+
 // The values of a group that must be written to memory: graph outputs, and values read outside the group.
 std::vector<ValueId> group_outputs(const Graph& graph, std::span<const NodeId> group);
 // The values a group reads from memory (graph inputs and other groups' values), in first-use order.

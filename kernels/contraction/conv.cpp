@@ -71,7 +71,7 @@ int as_int(std::int64_t v) { return static_cast<int>(v); }  // validate_conv2d b
 
 auto key_of(const Conv2dProblem& p) {
   return std::tuple(p.n, p.c, p.h, p.w, p.k, p.r, p.s, p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.dilation_h,
-                    p.dilation_w, p.groups, p.type, p.allow_tf32, p.epilogue);
+                    p.dilation_w, p.groups, p.type, p.allow_tf32, p.epilogue, p.nhwc);
 }
 struct KeyLess {
   bool operator()(const Conv2dProblem& a, const Conv2dProblem& b) const { return key_of(a) < key_of(b); }
@@ -90,15 +90,16 @@ ConvPlan make_descriptors(const Conv2dProblem& p) {
   ConvPlan plan;
   const cudnnDataType_t t = dnn_type(p.type);
   const Conv2dOutputShape out = conv2d_output_shape(p);
+  // The format only orders the memory; the sizes are always given as N, C, H, W (filters K, C, R, S).
+  const cudnnTensorFormat_t format = p.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
   plan.x = create<TensorDesc>(cudnnCreateTensorDescriptor);
-  FX_CUDA_CALL(cudnnSetTensor4dDescriptor(plan.x.get(), CUDNN_TENSOR_NCHW, t, as_int(p.n), as_int(p.c), as_int(p.h),
-                                          as_int(p.w)));
+  FX_CUDA_CALL(cudnnSetTensor4dDescriptor(plan.x.get(), format, t, as_int(p.n), as_int(p.c), as_int(p.h), as_int(p.w)));
   plan.y = create<TensorDesc>(cudnnCreateTensorDescriptor);
-  FX_CUDA_CALL(cudnnSetTensor4dDescriptor(plan.y.get(), CUDNN_TENSOR_NCHW, t, as_int(out.n), as_int(out.k),
-                                          as_int(out.p), as_int(out.q)));
+  FX_CUDA_CALL(cudnnSetTensor4dDescriptor(plan.y.get(), format, t, as_int(out.n), as_int(out.k), as_int(out.p),
+                                          as_int(out.q)));
   plan.w = create<FilterDesc>(cudnnCreateFilterDescriptor);
-  FX_CUDA_CALL(cudnnSetFilter4dDescriptor(plan.w.get(), t, CUDNN_TENSOR_NCHW, as_int(p.k), as_int(p.c / p.groups),
-                                          as_int(p.r), as_int(p.s)));
+  FX_CUDA_CALL(cudnnSetFilter4dDescriptor(plan.w.get(), t, format, as_int(p.k), as_int(p.c / p.groups), as_int(p.r),
+                                          as_int(p.s)));
   plan.conv = create<ConvDesc>(cudnnCreateConvolutionDescriptor);
   // CROSS_CORRELATION is what deep-learning "convolution" means (no filter flip).
   FX_CUDA_CALL(cudnnSetConvolution2dDescriptor(plan.conv.get(), as_int(p.pad_h), as_int(p.pad_w), as_int(p.stride_h),

@@ -1,5 +1,7 @@
 // 2-D convolution on cuDNN's legacy API, unfused or with bias (+ ReLU) fused, for the executor.
-// NCHW activations, OIHW weights ([K, C/groups, R, S]), output [N, K, P, Q]. Vendor types stay in the pimpl.
+// NCHW activations, OIHW weights ([K, C/groups, R, S]), output [N, K, P, Q]; or all three channels-last
+// (Conv2dProblem::nhwc: x [N, H, W, C], w [K, R, S, C], y [N, P, Q, K]), where cuDNN has faster kernels for
+// some shapes (docs/benchmarks.md, conv_bn_relu). Vendor types stay in the pimpl.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,7 @@ struct Conv2dProblem {
   DType type = DType::f32;  // x, w, y and bias; accumulation is f32 for every type
   bool allow_tf32 = false;  // f32 only
   ConvEpilogue epilogue = ConvEpilogue::none;
+  bool nhwc = false;  // channels-last x, w and y (groups == 1 only); the bias stays one value per filter
 
   bool operator==(const Conv2dProblem&) const = default;
 };
@@ -40,7 +43,8 @@ Conv2dOutputShape conv2d_output_shape(const Conv2dProblem& p);
 // Empty when well formed; otherwise the first problem found.
 std::string validate_conv2d(const Conv2dProblem& p);
 
-// One line for reports: "cuDNN fused conv + bias + ReLU (IMPLICIT_PRECOMP_GEMM), FP32 (no TF32)".
+// One line for reports: "cuDNN fused conv + bias + ReLU (IMPLICIT_PRECOMP_GEMM), FP32 (no TF32)"; ", NHWC"
+// is added for a channels-last problem.
 std::string describe_conv2d(const Conv2dProblem& p);
 
 // Owns a cuDNN handle, a workspace and a per-shape cache of descriptors and chosen algorithms.

@@ -34,6 +34,7 @@ std::string validate_conv2d(const Conv2dProblem& p) {
     return s.str();
   }
   if (p.type != DType::f32 && p.type != DType::f16 && p.type != DType::bf16) return "conv2d takes f32, f16 or bf16";
+  if (p.nhwc && p.groups != 1) return "the channels-last (NHWC) path takes ungrouped convolutions only";
   const Conv2dOutputShape out = conv2d_output_shape(p);
   if (out.p < 1 || out.q < 1) return "the dilated filter is larger than the padded input";
   return {};
@@ -52,6 +53,7 @@ std::string describe_conv2d(const Conv2dProblem& p) {
     s << ", " << (p.type == DType::bf16 ? "BF16" : "FP16") << " tensor cores, FP32 accumulation";
   }
   if (p.groups > 1) s << ", " << p.groups << " groups";
+  if (p.nhwc) s << ", NHWC";
   return s.str();
 }
 

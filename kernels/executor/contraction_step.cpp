@@ -40,15 +40,51 @@ ContractionRuntime& runtime(Executor::Impl& im) {
 
 }  // namespace
 
-std::string LibraryStep::describe(const Executor::Impl& im, int plan) const {
+LibraryStep::~LibraryStep() {
+  for (cudaLibrary_t lib : nhwc_lib_) {
+    if (lib) cudaLibraryUnload(lib);
+  }
+}
+
+std::string LibraryStep::describe(const Executor::Impl& im, int plan, CallPart part) const {
+  if (part == CallPart::to_nhwc) return "x converted NCHW -> NHWC for cuDNN's channels-last convolution";
+  if (part == CallPart::to_nchw) return "y converted NHWC -> NCHW after cuDNN's channels-last convolution";
   if (call_.kind != LibraryCallKind::conv2d && im.contraction && im.contraction->matmul) {
     const MatmulProblem p = call_.kind == LibraryCallKind::matmul ? call_.matmul : horizontal_problem(im, plan);
     const std::string choice = im.contraction->matmul->algorithm_choice(p);
     return choice.empty() ? call_.description : call_.description + "; " + choice;
   }
   if (call_.kind != LibraryCallKind::conv2d || !im.contraction || !im.contraction->conv) return call_.description;
-  const std::string algo = im.contraction->conv->algorithm(call_.conv);
-  return algo.empty() ? call_.description : call_.description + "; algorithm " + algo;
+  const bool nhwc = part == CallPart::conv_nhwc;
+  const std::string text = nhwc ? call_.description + "; NHWC (x and y converted by the steps around it)"
+                                : call_.description;
+  const std::string algo = im.contraction->conv->algorithm(nhwc ? nhwc_problem_ : call_.conv);
+  return algo.empty() ? text : text + "; algorithm " + algo;
+}
+
+bool LibraryStep::offers_nhwc(const Graph& g) const {
+  return call_.kind == LibraryCallKind::conv2d && call_.conv.groups == 1 && !call_.conv.nhwc && g.is_input(call_.w);
+}
+
+void LibraryStep::load_nhwc(Executor::Impl& im, int group_index) {
+  if (!offers_nhwc(im.graph) || nhwc_fn_[0]) return;
+  nhwc_problem_ = call_.conv;
+  nhwc_problem_.nhwc = true;
+  const Conv2dProblem& p = call_.conv;
+  const Conv2dOutputShape out = conv2d_output_shape(p);
+  const std::string& conv = im.graph.node(call_.nodes.front()).name;
+  nhwc_kernels_[0] = generate_layout_transpose(p.type, p.n, p.c, p.h * p.w, group_index, conv + "_x_to_nhwc");
+  nhwc_kernels_[1] = generate_layout_transpose(p.type, out.n, out.p * out.q, out.k, group_index, conv + "_y_to_nchw");
+  for (int i = 0; i < 2; ++i) {
+    auto [lib, fn] = im.load(nhwc_kernels_[i].source, nhwc_kernels_[i].name);
+    nhwc_lib_[i] = lib;
+    nhwc_fn_[i] = fn;
+  }
+}
+
+const GeneratedKernel& LibraryStep::conversion(CallPart part) const {
+  if (part != CallPart::to_nhwc && part != CallPart::to_nchw) throw std::logic_error("not a conversion part");
+  return nhwc_kernels_[part == CallPart::to_nhwc ? 0 : 1];
 }
 
 void LibraryStep::prepare(Executor::Impl& im) {
@@ -63,37 +99,81 @@ void LibraryStep::prepare(Executor::Impl& im) {
     }
     return;
   }
-  if (call_.kind != LibraryCallKind::conv2d || !call_.prepared_bias()) return;
+  if (call_.kind != LibraryCallKind::conv2d) return;
   FX_CUDA_CALL(cudaStreamSynchronize(im.stream));  // the seeded inputs are written on the executor's stream
-  std::vector<float> bias(static_cast<std::size_t>(call_.conv.k), 0.0f);
-  for (ValueId term : call_.bias_terms) {
-    const std::vector<float> t = download_f32(im, term);
-    for (std::size_t i = 0; i < bias.size(); ++i) bias[i] += t[i];
-  }
-  if (!call_.folded_batchnorm) {
+  if (call_.prepared_bias()) {
+    std::vector<float> bias(static_cast<std::size_t>(call_.conv.k), 0.0f);
+    for (ValueId term : call_.bias_terms) {
+      const std::vector<float> t = download_f32(im, term);
+      for (std::size_t i = 0; i < bias.size(); ++i) bias[i] += t[i];
+    }
+    if (call_.folded_batchnorm) {
+      const Node& bn = g.node(*call_.folded_batchnorm);
+      const std::vector<float> mean = download_f32(im, bn.inputs[1].value),
+                               var = download_f32(im, bn.inputs[2].value),
+                               gamma = download_f32(im, bn.inputs[3].value),
+                               beta = download_f32(im, bn.inputs[4].value);
+      const FoldedConv folded = fold_batchnorm(download_f32(im, call_.w), call_.conv.k, bias,
+                                               BatchNormParams{mean, var, gamma, beta, bn.attrs.get_number("eps")});
+      weights_ = upload(folded.weight);
+      bias = folded.bias;
+    }
     bias_ = upload(bias);
-    return;
   }
-  const Node& bn = g.node(*call_.folded_batchnorm);
-  const std::vector<float> mean = download_f32(im, bn.inputs[1].value), var = download_f32(im, bn.inputs[2].value),
-                           gamma = download_f32(im, bn.inputs[3].value), beta = download_f32(im, bn.inputs[4].value);
-  const FoldedConv folded = fold_batchnorm(download_f32(im, call_.w), call_.conv.k, bias,
-                                           BatchNormParams{mean, var, gamma, beta, bn.attrs.get_number("eps")});
-  weights_ = upload(folded.weight);
-  bias_ = upload(folded.bias);
+  if (nhwc_fn_[0]) prepare_nhwc(im);
 }
 
-void LibraryStep::launch(Executor::Impl& im, int plan) const {
+// The weights the NCHW call reads (folded or the graph's), permuted [K, C, R, S] -> [K, R, S, C] on the host,
+// and scratch for the NHWC copies of x and y.
+void LibraryStep::prepare_nhwc(Executor::Impl& im) {
+  const Conv2dProblem& p = call_.conv;
+  const auto element = static_cast<std::size_t>(dtype_size(p.type));
+  const auto k = static_cast<std::size_t>(p.k), c = static_cast<std::size_t>(p.c),
+             rs = static_cast<std::size_t>(p.r * p.s);
+  std::vector<char> oihw(k * c * rs * element), ohwi(oihw.size());
+  const void* w = call_.folded_batchnorm ? weights_.get() : im.pointer(0, call_.w);
+  FX_CUDA_CALL(cudaMemcpy(oihw.data(), w, oihw.size(), cudaMemcpyDeviceToHost));
+  for (std::size_t o = 0; o < k; ++o) {
+    for (std::size_t i = 0; i < c; ++i) {
+      for (std::size_t f = 0; f < rs; ++f) {
+        std::copy_n(&oihw[((o * c + i) * rs + f) * element], element, &ohwi[((o * rs + f) * c + i) * element]);
+      }
+    }
+  }
+  weights_nhwc_ = contraction_detail::DeviceMemory(ohwi.size());
+  FX_CUDA_CALL(cudaMemcpy(weights_nhwc_.get(), ohwi.data(), ohwi.size(), cudaMemcpyHostToDevice));
+  const Conv2dOutputShape out = conv2d_output_shape(p);
+  x_nhwc_ = contraction_detail::DeviceMemory(static_cast<std::size_t>(p.n * p.c * p.h * p.w) * element);
+  y_nhwc_ = contraction_detail::DeviceMemory(static_cast<std::size_t>(out.n * out.k * out.p * out.q) * element);
+}
+
+void LibraryStep::launch(Executor::Impl& im, int plan, CallPart part) const {
   ContractionRuntime& rt = runtime(im);
+  if (part != CallPart::whole && !nhwc_ready()) throw std::logic_error(call_.name + ": NHWC launched before preparation");
+  if (part == CallPart::to_nhwc || part == CallPart::to_nchw) {
+    const int i = part == CallPart::to_nhwc ? 0 : 1;
+    void* src = i == 0 ? im.pointer(plan, call_.x) : y_nhwc_.get();
+    void* dst = i == 0 ? x_nhwc_.get() : im.pointer(plan, call_.outputs[0]);
+    void* args[] = {&src, &dst};
+    const GeneratedKernel& k = nhwc_kernels_[i];
+    FX_CUDA_CALL(cudaLaunchKernel(reinterpret_cast<const void*>(nhwc_fn_[i]), dim3(static_cast<unsigned>(k.grid)),
+                                  dim3(static_cast<unsigned>(k.block)), args, 0, im.stream));
+    return;
+  }
   if (call_.kind == LibraryCallKind::conv2d) {
     if (!rt.conv) rt.conv = std::make_unique<Conv2d>();
-    const void* w = call_.folded_batchnorm ? weights_.get() : im.pointer(plan, call_.w);
+    const bool nhwc = part == CallPart::conv_nhwc;
+    const void* w = nhwc ? weights_nhwc_.get() : call_.folded_batchnorm ? weights_.get() : im.pointer(plan, call_.w);
     const void* bias = nullptr;
     if (call_.conv.epilogue != ConvEpilogue::none) {
       bias = call_.prepared_bias() ? bias_.get() : im.pointer(plan, call_.bias_terms[0]);
     }
     if (!w || (call_.prepared_bias() && !bias)) throw std::logic_error(call_.name + " launched before preparation");
-    rt.conv->run(call_.conv, im.pointer(plan, call_.x), w, bias, im.pointer(plan, call_.outputs[0]), im.stream);
+    if (nhwc) {
+      rt.conv->run(nhwc_problem_, x_nhwc_.get(), w, bias, y_nhwc_.get(), im.stream);
+    } else {
+      rt.conv->run(call_.conv, im.pointer(plan, call_.x), w, bias, im.pointer(plan, call_.outputs[0]), im.stream);
+    }
     return;
   }
   if (!rt.matmul) rt.matmul = std::make_unique<Matmul>();
@@ -149,6 +229,10 @@ void append_contraction_steps(Executor::Impl& im, int p, const Group& group, con
     s.kernel.bytes_moved = bytes_of(g, call.inputs) + bytes_of(g, call.outputs);
     launches += (launches.empty() ? "" : " + ") + call.name + " (" + call.description + ")";
     s.call = std::make_shared<LibraryStep>(std::move(call));
+    // The channels-last way is compiled only when the run times layouts (or one is forced).
+    if ((im.options.autotune || im.options.force_layout >= 1) && s.call->offers_nhwc(g)) {
+      s.call->load_nhwc(im, group_index);
+    }
     ps.steps.push_back(std::move(s));
   }
   std::size_t generated = 0;

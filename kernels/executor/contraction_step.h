@@ -11,6 +11,7 @@
 #include "kernels/contraction/matmul.h"
 #include "kernels/executor/contraction_plan.h"
 #include "kernels/executor/executor.h"
+#include "kernels/executor/executor_internal.h"
 
 namespace fx::gpu {
 
@@ -22,25 +23,51 @@ struct ContractionRuntime {
 
 // A step that is a library call. Buffers made at preparation (stacked weights, folded conv weights and bias)
 // belong to the step; the values it reads and writes live in the executor's arena.
+//
+// A convolution may also run channels-last: x converted to NHWC by a generated tiled transpose, cuDNN's NHWC
+// kernels (for some shapes twice as fast as its NCHW ones: docs/benchmarks.md, conv_bn_relu), y converted back.
+// Layout tuning times the two ways (tune_layouts) and, when NHWC wins, the plan's step becomes three steps
+// sharing this object (Step::call_part). Offered for ungrouped convolutions whose weight is a graph input,
+// permuted to [K, R, S, C] once at preparation as the batchnorm is folded; the scratch NHWC copies of x and y
+// belong to the step.
 class LibraryStep {
  public:
   explicit LibraryStep(LibraryCall call) : call_(std::move(call)) {}
+  ~LibraryStep();
+  LibraryStep(const LibraryStep&) = delete;
+  LibraryStep& operator=(const LibraryStep&) = delete;
 
   const LibraryCall& call() const { return call_; }
   std::string library() const { return call_.kind == LibraryCallKind::conv2d ? "cuDNN" : "cuBLASLt"; }
   // The report's library path in plan `plan`, with the algorithm it ran (cuBLASLt's timed choice, cuDNN's), once
-  // it has run.
-  std::string describe(const Executor::Impl& im, int plan) const;
+  // it has run; for a conversion part, what the conversion does.
+  std::string describe(const Executor::Impl& im, int plan, CallPart part = CallPart::whole) const;
 
-  // Once the graph inputs are on the device: stacks horizontal weights, folds batchnorm, sums biases.
+  // Whether this call can run channels-last (see above), and the compiled conversions once load_nhwc ran.
+  bool offers_nhwc(const Graph& g) const;
+  // Generates and compiles the conversions (named after the group, as its other kernels are).
+  void load_nhwc(Executor::Impl& im, int group_index);
+  bool nhwc_ready() const { return nhwc_fn_[0] != nullptr && weights_nhwc_.get() != nullptr; }
+  // The generated conversion kernel of a part (to_nhwc, to_nchw), for the step that launches it.
+  const GeneratedKernel& conversion(CallPart part) const;
+
+  // Once the graph inputs are on the device: stacks horizontal weights, folds batchnorm, sums biases; permutes
+  // the convolution's weights to NHWC and allocates its scratch when load_nhwc ran.
   void prepare(Executor::Impl& im);
-  void launch(Executor::Impl& im, int plan) const;
+  void launch(Executor::Impl& im, int plan, CallPart part = CallPart::whole) const;
 
  private:
   MatmulProblem horizontal_problem(const Executor::Impl& im, int plan) const;
+  void prepare_nhwc(Executor::Impl& im);
 
   LibraryCall call_;
   contraction_detail::DeviceMemory weights_, bias_;
+  // Channels-last: the problem, [0] x -> NHWC and [1] y -> NCHW, the permuted weights, the scratch x and y.
+  Conv2dProblem nhwc_problem_;
+  GeneratedKernel nhwc_kernels_[2];
+  cudaLibrary_t nhwc_lib_[2] = {nullptr, nullptr};
+  cudaKernel_t nhwc_fn_[2] = {nullptr, nullptr};
+  contraction_detail::DeviceMemory weights_nhwc_, x_nhwc_, y_nhwc_;
 };
 
 // Adds a contraction group's steps to plan p: its library calls, then generated kernels for the elementwise

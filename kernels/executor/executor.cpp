@@ -266,7 +266,7 @@ void Executor::Impl::launch(int p, std::size_t s) {
   if (step.sort) {
     step.sort->launch(*this, p);
   } else if (step.call) {
-    step.call->launch(*this, p);
+    step.call->launch(*this, p, step.call_part);
   } else {
     launch_generated(p, step);
   }

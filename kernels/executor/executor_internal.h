@@ -24,6 +24,10 @@ class LibraryStep;          // contraction_step.h: a cuBLASLt/cuDNN call
 struct ContractionRuntime;  // contraction_step.h: the library handles
 class SortStep;             // sort_step.h: a CUB segmented sort (sort, topk)
 
+// What a library step launches: the whole call, or one of the three launches of a convolution run
+// channels-last (LibraryStep::nhwc_ready): x to NHWC, the cuDNN call, y back to NCHW.
+enum class CallPart : std::uint8_t { whole, to_nhwc, conv_nhwc, to_nchw };
+
 // One launch of a plan: a generated kernel loaded from its CUBIN, or a library call (`call` set; then
 // `kernel` names it and lists its nodes and values, and has no source).
 struct Step {
@@ -43,6 +47,7 @@ struct Step {
   std::vector<Layout> alternatives;
   std::string layout_choice;
   std::shared_ptr<LibraryStep> call;
+  CallPart call_part = CallPart::whole;  // with `call`: which of its launches this step is
   std::shared_ptr<SortStep> sort;  // set for a sort/topk node (then `kernel` has no source either)
 };
 

@@ -212,10 +212,13 @@ PlanReport plan_report(Executor::Impl& im, int p, const Events& ev) {
       kr.library = "CUB";
       kr.path = st.sort->describe();
     }
-    if (st.call) {  // a cuBLASLt/cuDNN call
+    if (st.call && (st.call_part == CallPart::to_nhwc || st.call_part == CallPart::to_nchw)) {
+      kr.path = st.call->describe(im, p, st.call_part) + "; " + st.kernel.layout;  // a generated conversion
+    } else if (st.call) {  // a cuBLASLt/cuDNN call
       kr.kind = std::string(library_call_kind_name(st.call->call().kind));
       kr.library = st.call->library();
-      kr.path = st.call->describe(im, p);
+      kr.path = st.call->describe(im, p, st.call_part);
+      if (!st.layout_choice.empty()) kr.path += "; " + st.layout_choice;
     }
     for (NodeId n : st.kernel.nodes) kr.nodes.push_back(im.graph.node(n).name);
     kr.bytes = st.kernel.bytes_moved;

@@ -6,6 +6,7 @@
 
 #include "kernels/common/event_timing.h"
 #include "kernels/contraction/device_memory.h"
+#include "kernels/executor/contraction_step.h"
 
 namespace fx::gpu {
 namespace {
@@ -35,6 +36,89 @@ std::string ms_text(double ms) {
   return buf;
 }
 
+// Times each of `n` ways in interleaved rounds (one warm-up round), each launch after the flush when there is
+// one; the medians.
+template <class Launch>
+std::vector<double> time_rounds(Executor::Impl& im, std::size_t n, const contraction_detail::DeviceMemory& flush,
+                                Launch&& launch) {
+  std::vector<std::vector<double>> times(n);
+  for (int round = 0; round <= kRounds; ++round) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (flush.get()) FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
+      const double ms = median_event_ms(im.stream, 1, [&] { launch(i); });
+      if (round > 0) times[i].push_back(ms);
+    }
+  }
+  std::vector<double> med(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::nth_element(times[i].begin(), times[i].begin() + kRounds / 2, times[i].end());
+    med[i] = times[i][kRounds / 2];
+  }
+  return med;
+}
+
+// A convolution's NCHW call (layout 1) against its channels-last way (layout 2). Returns the index of the
+// step's last launch, which has run (so the steps after it read what it wrote).
+std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int forced,
+                             const contraction_detail::DeviceMemory& flush) {
+  PlanSteps& ps = im.plans[p];
+  const std::shared_ptr<LibraryStep> call = ps.steps[s].call;
+  auto launch = [&](std::size_t i) {
+    if (i == 0) {
+      call->launch(im, p, CallPart::whole);
+    } else {
+      for (CallPart part : {CallPart::to_nhwc, CallPart::conv_nhwc, CallPart::to_nchw}) call->launch(im, p, part);
+    }
+    im.launched(p, s);
+  };
+  bool nhwc = false;
+  std::string choice;
+  if (forced >= 0) {
+    nhwc = forced >= 1;
+    choice = std::string(nhwc ? "NHWC: layout 2" : "NCHW: layout 1") + " of 2, set by hand (not timed)";
+  } else {
+    const std::vector<double> med = time_rounds(im, 2, flush, launch);
+    nhwc = med[1] < med[0];
+    choice = std::string(nhwc ? "NHWC" : "NCHW") + ": the faster of 2 layouts timed here (NCHW call " +
+             ms_text(med[0]) + "; NHWC with both conversions " + ms_text(med[1]) + ")";
+  }
+  Step& st = ps.steps[s];
+  st.layout_choice = choice;
+  if (!nhwc) {
+    launch(0);
+    return s;
+  }
+  // The one step becomes three: x to NHWC, the call, y back. The conversions are generated kernels owned by
+  // the call; they report the group and the convolution's nodes.
+  const Graph& g = im.graph;
+  const LibraryCall& lc = call->call();
+  Step to_nhwc = st, to_nchw = st;
+  st.call_part = CallPart::conv_nhwc;
+  to_nhwc.call_part = CallPart::to_nhwc;
+  to_nchw.call_part = CallPart::to_nchw;
+  for (Step* conversion : {&to_nhwc, &to_nchw}) {
+    const GeneratedKernel& k = call->conversion(conversion->call_part);
+    conversion->kernel.name = k.name;
+    conversion->kernel.kind = k.kind;
+    conversion->kernel.layout = k.layout;
+    conversion->kernel.block = k.block;
+    conversion->kernel.grid = k.grid;
+    conversion->layout_choice.clear();
+  }
+  to_nhwc.kernel.inputs = {lc.x};
+  to_nhwc.kernel.outputs = {};
+  to_nhwc.kernel.bytes_moved = 2 * g.value_type(lc.x).bytes();
+  to_nchw.kernel.inputs = {};
+  to_nchw.kernel.outputs = {lc.outputs[0]};
+  to_nchw.kernel.bytes_moved = 2 * g.value_type(lc.outputs[0]).bytes();
+  ps.notes.push_back(st.group + ": " + lc.name + " runs channels-last, as 3 launches: " + to_nhwc.kernel.name +
+                     " (x to NHWC) + " + lc.name + " + " + to_nchw.kernel.name + " (y back to NCHW)");
+  ps.steps.insert(ps.steps.begin() + static_cast<std::ptrdiff_t>(s) + 1, std::move(to_nchw));
+  ps.steps.insert(ps.steps.begin() + static_cast<std::ptrdiff_t>(s), std::move(to_nhwc));
+  for (std::size_t i = s; i < s + 3; ++i) im.launch(p, i);
+  return s + 2;
+}
+
 }  // namespace
 
 void tune_layouts(Executor::Impl& im) {
@@ -43,11 +127,14 @@ void tune_layouts(Executor::Impl& im) {
   const contraction_detail::DeviceMemory flush(im.options.cold_l2 && forced < 0 ? kColdL2Bytes : 0);
   for (int p = 0; p < 2; ++p) {
     PlanSteps& ps = im.plans[p];
-    if (std::none_of(ps.steps.begin(), ps.steps.end(), [](const Step& st) { return !st.alternatives.empty(); })) {
-      continue;  // nothing to choose in this plan
-    }
+    const auto tunable = [&](const Step& st) { return !st.alternatives.empty() || (st.call && st.call->nhwc_ready()); };
+    if (std::none_of(ps.steps.begin(), ps.steps.end(), tunable)) continue;  // nothing to choose in this plan
     for (std::size_t s = 0; s < ps.steps.size(); ++s) {
       Step& st = ps.steps[s];
+      if (st.call && st.call->nhwc_ready() && st.call_part == CallPart::whole) {
+        s = tune_conv_layout(im, p, s, forced, flush);
+        continue;
+      }
       const std::size_t n = st.alternatives.size() + 1;
       if (n == 1) {  // nothing to choose: run it, so the steps after it read what it writes
         im.launch(p, s);
@@ -70,19 +157,7 @@ void tune_layouts(Executor::Impl& im) {
         }
         im.launched(p, s);
       };
-      std::vector<std::vector<double>> times(n);
-      for (int round = 0; round <= kRounds; ++round) {
-        for (std::size_t i = 0; i < n; ++i) {
-          if (flush.get()) FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
-          const double ms = median_event_ms(im.stream, 1, [&] { launch_layout(i); });
-          if (round > 0) times[i].push_back(ms);
-        }
-      }
-      std::vector<double> med(n);
-      for (std::size_t i = 0; i < n; ++i) {
-        std::nth_element(times[i].begin(), times[i].begin() + kRounds / 2, times[i].end());
-        med[i] = times[i][kRounds / 2];
-      }
+      const std::vector<double> med = time_rounds(im, n, flush, launch_layout);
       const auto best = static_cast<std::size_t>(std::min_element(med.begin(), med.end()) - med.begin());
       std::string others;
       for (std::size_t i = 0; i < n; ++i) {

@@ -1,5 +1,6 @@
 // cuDNN conv2d, unfused and fused (bias, bias + ReLU), against a float64 CPU reference over stride, padding,
-// dilation and group variants; conv -> batchnorm -> relu through fold_batchnorm and the fused call.
+// dilation and group variants; the channels-last (NHWC) problems; conv -> batchnorm -> relu through
+// fold_batchnorm and the fused call.
 #include <gtest/gtest.h>
 
 #include "kernels/common/gpu_error.h"
@@ -184,6 +185,82 @@ TEST(ContractionConv2d, CachesOnePlanPerShapeAndNamesTheAlgorithm) {
   conv_error(conv, p);
   EXPECT_EQ(conv.algorithm(p), "IMPLICIT_PRECOMP_GEMM");
   EXPECT_EQ(conv.cached_plan_count(), 2u);
+}
+
+// [outer, inner, plane] -> [outer, plane, inner]: NCHW to NHWC (inner = C, plane = H*W), OIHW to OHWI.
+template <class T>
+std::vector<T> channels_last(const std::vector<T>& v, std::size_t outer, std::size_t inner, std::size_t plane) {
+  std::vector<T> out(v.size());
+  for (std::size_t o = 0; o < outer; ++o) {
+    for (std::size_t i = 0; i < inner; ++i) {
+      for (std::size_t q = 0; q < plane; ++q) out[(o * plane + q) * inner + i] = v[(o * inner + i) * plane + q];
+    }
+  }
+  return out;
+}
+
+class ContractionConvNhwc : public ::testing::TestWithParam<EpilogueParam> {};
+
+// The same problems channels-last: x, w and y permuted around the call, the numbers those of the NCHW reference.
+TEST_P(ContractionConvNhwc, MatchesFloat64Reference) {
+  FX_SKIP_WITHOUT_CUDA_DEVICE();
+  Conv2dProblem p = GetParam().shape.problem;
+  p.epilogue = GetParam().epilogue;
+  p.nhwc = true;
+  const fx::test::ConvShape s = shape_of(p);
+  const auto n = static_cast<std::size_t>(p.n), c = static_cast<std::size_t>(p.c), k = static_cast<std::size_t>(p.k);
+  const auto in_plane = static_cast<std::size_t>(p.h * p.w), rs = static_cast<std::size_t>(p.r * p.s);
+  const auto out_plane = static_cast<std::size_t>(s.out_h() * s.out_w());
+  const std::vector<float> x = fx::test::random_values(n * c * in_plane, 1.0f, 71);
+  const std::vector<float> w = fx::test::random_values(weight_count(p), 0.3f, 72);
+  const std::vector<float> bias = fx::test::random_values(k, 1.0f, 73);
+  const auto xd = fx::test::upload(channels_last(x, n, c, in_plane), DType::f32);
+  const auto wd = fx::test::upload(channels_last(w, k, c, rs), DType::f32);
+  const auto bd = fx::test::upload(bias, DType::f32);
+  fx::test::DeviceArray y(n * k * out_plane * sizeof(float));
+  const bool has_bias = p.epilogue != ConvEpilogue::none;
+  Conv2d conv;
+  conv.run(p, xd.device.get(), wd.device.get(), has_bias ? bd.device.get() : nullptr, y.get(), nullptr);
+  std::vector<double> want = fx::test::conv2d_ref(s, {x.begin(), x.end()}, {w.begin(), w.end()},
+                                                  has_bias ? std::vector<double>(bias.begin(), bias.end())
+                                                           : std::vector<double>{});
+  if (p.epilogue == ConvEpilogue::relu_bias) {
+    for (double& v : want) v = fx::test::relu_ref(v);
+  }
+  const std::vector<double> got = fx::test::download(y.get(), n * k * out_plane, DType::f32);
+  EXPECT_LT(fx::test::relative_error(got, channels_last(want, n, k, out_plane)), 1e-5)
+      << fx::gpu::describe_conv2d(p) << ", algorithm " << conv.algorithm(p);
+}
+
+std::vector<EpilogueParam> nhwc_cases() {
+  std::vector<EpilogueParam> out;
+  for (const EpilogueParam& e : f32_cases()) {
+    if (e.shape.problem.groups == 1) out.push_back(e);
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ContractionConvNhwc, ::testing::ValuesIn(nhwc_cases()), [](const auto& param_info) {
+  return std::string(param_info.param.shape.name) + "_" + epilogue_label(param_info.param.epilogue);
+});
+
+TEST(ContractionConv2d, NhwcIsItsOwnPlanAndRefusesGroups) {
+  Conv2dProblem p = shape_cases()[0].problem;
+  p.nhwc = true;
+  EXPECT_EQ(fx::gpu::validate_conv2d(p), "");
+  EXPECT_NE(fx::gpu::describe_conv2d(p).find(", NHWC"), std::string::npos);
+  p.groups = 2;
+  EXPECT_NE(fx::gpu::validate_conv2d(p).find("ungrouped"), std::string::npos);
+  FX_SKIP_WITHOUT_CUDA_DEVICE();
+  Conv2d conv;
+  Conv2dProblem nchw = shape_cases()[0].problem, nhwc = nchw;
+  nhwc.nhwc = true;
+  conv_error(conv, nchw);
+  EXPECT_EQ(conv.algorithm(nhwc), "");  // a different problem: not run yet
+  Conv2dProblem grouped = shape_cases()[3].problem;  // 3x3_groups2
+  ASSERT_EQ(grouped.groups, 2);
+  grouped.nhwc = true;
+  EXPECT_THROW(conv.run(grouped, nullptr, nullptr, nullptr, nullptr, nullptr), std::invalid_argument);
 }
 
 }  // namespace

@@ -39,11 +39,10 @@ Plan plan_with_group(const Graph& g, const std::vector<std::string>& members) {
   return Plan::from_groups(g, CostModel(DeviceDescription::h100_sxm()), specs);
 }
 
-RunReport run_plans(const Graph& g, const Plan* fused, int repeat) {
+RunReport run_plans(const Graph& g, const Plan* fused, int repeat, RunOptions opt = {}) {
   FusionEngine engine(g, DeviceDescription::h100_sxm());
   const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
   engine.auto_fuse();
-  RunOptions opt;
   opt.repeat = repeat;
   opt.warmup = 1;
   Executor ex(engine.graph(), unfused, fused ? *fused : engine.plan(), opt);
@@ -186,9 +185,8 @@ TEST(ExecutorContractionGpu, SwigluMergedIsTwoKernels) {
   expect_verified(a, "small swiglu auto");
 }
 
-TEST(ExecutorContractionGpu, ConvBatchnormReluFoldsAtSmallShape) {
-  FX_REQUIRE_DEVICE();
-  const Graph g = inline_graph(
+Graph small_conv_bn_relu() {
+  return inline_graph(
       R"({"name": "x", "shape": [2, 8, 10, 10], "dtype": "f32"}, {"name": "w", "shape": [16, 8, 3, 3], "dtype": "f32"},
          {"name": "bias", "shape": [16], "dtype": "f32"}, {"name": "mean", "shape": [16], "dtype": "f32"},
          {"name": "var", "shape": [16], "dtype": "f32"}, {"name": "gamma", "shape": [16], "dtype": "f32"},
@@ -197,8 +195,20 @@ TEST(ExecutorContractionGpu, ConvBatchnormReluFoldsAtSmallShape) {
          {"name": "bn", "op": "batchnorm", "inputs": ["conv", "mean", "var", "gamma", "beta"], "attrs": {"eps": 1e-05, "axis": 1}},
          {"name": "y", "op": "relu", "inputs": ["bn"]})",
       R"("y")");
+}
+
+// Layout 1 forced: the NCHW call (layout tuning could pick the channels-last way, tested below).
+RunOptions nchw_conv() {
+  RunOptions opt;
+  opt.force_layout = 0;
+  return opt;
+}
+
+TEST(ExecutorContractionGpu, ConvBatchnormReluFoldsAtSmallShape) {
+  FX_REQUIRE_DEVICE();
+  const Graph g = small_conv_bn_relu();
   const Plan fused = plan_with_group(g, {"conv", "bn", "y"});
-  const RunReport r = run_plans(g, &fused, 3);
+  const RunReport r = run_plans(g, &fused, 3, nchw_conv());
   expect_verified(r, "small conv_bn_relu");
   EXPECT_FALSE(r.reference_checks.empty()) << r.reference_note;
   ASSERT_EQ(r.fused.kernels.size(), 1u) << fused_paths(r);
@@ -216,9 +226,58 @@ TEST(ExecutorContractionGpu, ConvReluWithoutBiasUsesAZeroBias) {
          {"name": "y", "op": "relu", "inputs": ["conv"]})",
       R"("y")");
   const Plan fused = plan_with_group(g, {"conv", "y"});
-  const RunReport r = run_plans(g, &fused, 3);
+  const RunReport r = run_plans(g, &fused, 3, nchw_conv());
   expect_verified(r, "small conv relu");
   EXPECT_EQ(r.fused.kernels.size(), 1u) << fused_paths(r);
+}
+
+// Channels-last forced: x converted by a generated kernel, cuDNN's NHWC call (batchnorm folded, weights
+// permuted at preparation), y converted back; three steps in both plans' convolutions, every output verified
+// against the unfused plan and the float64 reference. The stride-2 case converts a y smaller than x.
+TEST(ExecutorContractionGpu, ConvRunsChannelsLastAsThreeSteps) {
+  FX_REQUIRE_DEVICE();
+  RunOptions opt;
+  opt.force_layout = 1;
+  const Graph g = small_conv_bn_relu();
+  const Plan fused = plan_with_group(g, {"conv", "bn", "y"});
+  const RunReport r = run_plans(g, &fused, 3, opt);
+  expect_verified(r, "small conv_bn_relu, NHWC");
+  EXPECT_FALSE(r.reference_checks.empty()) << r.reference_note;
+  ASSERT_EQ(r.fused.kernels.size(), 3u) << fused_paths(r);
+  EXPECT_EQ(r.fused.kernels[0].name, "fx_g0_conv_x_to_nhwc");
+  EXPECT_EQ(r.fused.kernels[0].library, "generated (NVRTC)");
+  EXPECT_EQ(r.fused.kernels[0].bytes, 2 * 2 * 8 * 10 * 10 * 4);
+  EXPECT_EQ(r.fused.kernels[1].library, "cuDNN");
+  EXPECT_NE(r.fused.kernels[1].path.find("NHWC (x and y converted"), std::string::npos) << fused_paths(r);
+  EXPECT_NE(r.fused.kernels[1].path.find("NHWC: layout 2 of 2, set by hand"), std::string::npos) << fused_paths(r);
+  EXPECT_NE(r.fused.kernels[1].path.find("batchnorm folded"), std::string::npos) << fused_paths(r);
+  EXPECT_EQ(r.fused.kernels[2].name, "fx_g0_conv_y_to_nchw");
+  EXPECT_EQ(r.fused.kernels[2].kind, "transpose_tiled");
+  EXPECT_TRUE(std::any_of(r.fused.notes.begin(), r.fused.notes.end(),
+                          [](const std::string& n) { return n.find("runs channels-last, as 3 launches") != std::string::npos; }));
+  EXPECT_EQ(r.unfused.kernels.size(), 5u);  // conv as three steps, then bn and relu
+
+  const Graph strided = inline_graph(
+      R"({"name": "x", "shape": [2, 4, 9, 9], "dtype": "f32"}, {"name": "w", "shape": [8, 4, 3, 3], "dtype": "f32"})",
+      R"({"name": "conv", "op": "conv2d", "inputs": ["x", "w"], "attrs": {"stride": 2, "padding": 1}},
+         {"name": "y", "op": "relu", "inputs": ["conv"]})",
+      R"("y")");
+  const Plan strided_fused = plan_with_group(strided, {"conv", "y"});
+  const RunReport s = run_plans(strided, &strided_fused, 3, opt);
+  expect_verified(s, "small strided conv relu, NHWC");
+  EXPECT_EQ(s.fused.kernels.size(), 3u) << fused_paths(s);
+  EXPECT_EQ(s.fused.kernels[2].bytes, 2 * 2 * 8 * 5 * 5 * 4);
+}
+
+// Tuned: both ways timed, the faster kept, and the report gives both times.
+TEST(ExecutorContractionGpu, ConvLayoutIsTimed) {
+  FX_REQUIRE_DEVICE();
+  const Graph g = small_conv_bn_relu();
+  const Plan fused = plan_with_group(g, {"conv", "bn", "y"});
+  const RunReport r = run_plans(g, &fused, 3);
+  expect_verified(r, "small conv_bn_relu, timed layout");
+  EXPECT_TRUE(has_path(r.fused, "the faster of 2 layouts timed here (NCHW call ")) << fused_paths(r);
+  EXPECT_TRUE(r.fused.kernels.size() == 1u || r.fused.kernels.size() == 3u) << fused_paths(r);
 }
 
 TEST(ExecutorContractionGpu, SmallTransformerBlockRunsEndToEnd) {

@@ -292,6 +292,24 @@ TEST(CodegenNvrtc, EverySampleCompilesForSm90) {
   EXPECT_GT(kernels, 50);
 }
 
+// The conversions around a channels-last convolution: [N, C, H*W] <-> [N, H*W, C] as the tiled transpose,
+// named after the group and the convolution, compiling for sm_90; nonsense sizes refused.
+TEST(CodegenNvrtc, LayoutConversionIsATiledTransposeThatCompiles) {
+  const GeneratedKernel to_nhwc = generate_layout_transpose(DType::f32, 32, 64, 56 * 56, 4, "conv_x_to_nhwc");
+  EXPECT_EQ(to_nhwc.name, "fx_g4_conv_x_to_nhwc");
+  EXPECT_EQ(to_nhwc.kind, KernelKind::transpose_tiled);
+  EXPECT_EQ(to_nhwc.bytes_moved, 2 * 32 * 64 * 56 * 56 * 4);
+  EXPECT_EQ(to_nhwc.grid, 32 * 1 * 49);  // 64-wide tiles: 64 channels -> 1, 3136 positions -> 49, per image
+  const GeneratedKernel to_nchw = generate_layout_transpose(DType::bf16, 2, 25, 8, 0, "c_y_to_nchw");
+  EXPECT_EQ(to_nchw.kind, KernelKind::elementwise) << "an 8-wide innermost dim gains nothing from a tile";
+  EXPECT_NE(to_nchw.source.find("fx_bf16"), std::string::npos);
+  NvrtcCompiler compiler{std::filesystem::path{}};
+  for (const GeneratedKernel* k : {&to_nhwc, &to_nchw}) {
+    EXPECT_GT(compiler.compile(k->source, k->name, "sm_90")->size(), 1000u) << k->name;
+  }
+  EXPECT_THROW(generate_layout_transpose(DType::f32, 0, 4, 4, 0, "bad"), std::invalid_argument);
+}
+
 TEST(CodegenNvrtc, CompileErrorCarriesLogAndSource) {
   NvrtcCompiler compiler{std::filesystem::path{}};
   try {
