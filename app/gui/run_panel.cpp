@@ -1,6 +1,8 @@
 #include "app/gui/run_panel.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 
 #include <QFile>
 #include <QFileDialog>
@@ -251,12 +253,27 @@ void RunPanel::fill_table() {
 void RunPanel::repaint_measured() {
   std::map<QString, QString> text;
   if (report_ && !report_->plans.empty()) {
-    // The last plan is the fused one (the first is the unfused baseline).
+    // The last plan is the fused one (the first is the unfused baseline). A group run as several kernels (a
+    // contraction and its leftover elementwise kernel, a convolution between its layout conversions) shows
+    // their sum and how many.
+    struct Sum {
+      int kernels = 0;
+      double us = 0;
+      std::optional<double> bytes = 0.0;
+    };
+    std::map<QString, Sum> sums;
     for (const KernelRun& k : report_->plans.back().kernels) {
       if (k.group.isEmpty()) continue;
+      Sum& s = sums[k.group];
+      ++s.kernels;
+      s.us += k.time_us;
       const auto bytes = k.measured_bytes();
-      text[k.group] = QStringLiteral("%1 µs%2").arg(k.time_us, 0, 'f', 1)
-                          .arg(bytes ? QStringLiteral(" · %1 MiB").arg(*bytes / 1048576, 0, 'f', 0) : QString());
+      s.bytes = bytes && s.bytes ? std::optional<double>(*s.bytes + *bytes) : std::nullopt;
+    }
+    for (const auto& [group, s] : sums) {
+      text[group] = (s.kernels > 1 ? tr("%1 kernels: ").arg(s.kernels) : QString()) +
+                    QStringLiteral("%1 µs").arg(s.us, 0, 'f', 1) +
+                    (s.bytes ? QStringLiteral(" · %1 MiB").arg(*s.bytes / 1048576, 0, 'f', 0) : QString());
     }
   }
   emit measured_groups(text);

@@ -115,6 +115,27 @@ TEST(RunPanel, OpensAReportAndPaintsMeasuredNumbersOnGroups) {
   EXPECT_FALSE(panel.open_report(dir.filePath(QStringLiteral("missing.json"))));
 }
 
+// A group run as several kernels (here a convolution between its layout conversions) is labelled with their
+// sum and count, not with its last kernel.
+TEST(RunPanel, AGroupOfSeveralKernelsShowsTheirSum) {
+  constexpr const char* kSplit = R"json({"graph": "conv_bn_relu", "plans": [
+    {"name": "unfused", "kernels": [{"name": "cudnn_g0_conv", "group": "g:conv", "measured_us": 93.0}]},
+    {"name": "fused", "kernels": [
+      {"name": "fx_g0_conv_x_to_nhwc", "group": "g:conv", "measured_us": 25.0, "bytes_read": 26214400, "bytes_written": 26214400},
+      {"name": "cudnn_g0_y", "group": "g:conv", "measured_us": 48.0, "bytes_read": 26214400, "bytes_written": 26214400},
+      {"name": "fx_g0_conv_y_to_nchw", "group": "g:conv", "measured_us": 21.0, "bytes_read": 26214400, "bytes_written": 26214400}]}]})json";
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("split.json"));
+  ASSERT_TRUE(write_text_file_atomic(path.toStdString(), kSplit));
+  RunPanel panel;
+  QSignalSpy measured(&panel, &RunPanel::measured_groups);
+  ASSERT_TRUE(panel.open_report(path));
+  ASSERT_GE(measured.count(), 1);
+  const auto text = measured.last().at(0).value<std::map<QString, QString>>();
+  ASSERT_EQ(text.count(QStringLiteral("g:conv")), 1u);
+  EXPECT_EQ(text.at(QStringLiteral("g:conv")), QStringLiteral("3 kernels: 94.0 µs · 150 MiB"));
+}
+
 }  // namespace
 }  // namespace fx::app
 
