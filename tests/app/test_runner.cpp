@@ -88,15 +88,20 @@ TEST(RunReport, ParsesPlansTotalsAndSpeedup) {
   EXPECT_FALSE(parse_progress_line(QStringLiteral("compiling...")));
 }
 
+// Opens `json` as a report file in `panel`; the measured text per group it then paints on the graph.
+std::map<QString, QString> open_and_paint(RunPanel& panel, const QTemporaryDir& dir, const char* json) {
+  const QString path = dir.filePath(QStringLiteral("report.json"));
+  EXPECT_TRUE(write_text_file_atomic(path.toStdString(), json));
+  QSignalSpy measured(&panel, &RunPanel::measured_groups);
+  EXPECT_TRUE(panel.open_report(path));
+  EXPECT_GE(measured.count(), 1);
+  return measured.isEmpty() ? std::map<QString, QString>{} : measured.last().at(0).value<std::map<QString, QString>>();
+}
+
 TEST(RunPanel, OpensAReportAndPaintsMeasuredNumbersOnGroups) {
   QTemporaryDir dir;
-  const QString path = dir.filePath(QStringLiteral("report.json"));
-  ASSERT_TRUE(write_text_file_atomic(path.toStdString(), kReport));
   RunPanel panel;
-  QSignalSpy measured(&panel, &RunPanel::measured_groups);
-  ASSERT_TRUE(panel.open_report(path));
-  ASSERT_GE(measured.count(), 1);
-  const auto text = measured.last().at(0).value<std::map<QString, QString>>();
+  const auto text = open_and_paint(panel, dir, kReport);
   ASSERT_EQ(text.count(QStringLiteral("g:mul")), 1u);
   EXPECT_TRUE(text.at(QStringLiteral("g:mul")).startsWith(QStringLiteral("240.0 µs")));
   const std::string csv = timings_to_csv(panel.timing_rows());
@@ -125,13 +130,8 @@ TEST(RunPanel, AGroupOfSeveralKernelsShowsTheirSum) {
       {"name": "cudnn_g0_y", "group": "g:conv", "measured_us": 48.0, "bytes_read": 26214400, "bytes_written": 26214400},
       {"name": "fx_g0_conv_y_to_nchw", "group": "g:conv", "measured_us": 21.0, "bytes_read": 26214400, "bytes_written": 26214400}]}]})json";
   QTemporaryDir dir;
-  const QString path = dir.filePath(QStringLiteral("split.json"));
-  ASSERT_TRUE(write_text_file_atomic(path.toStdString(), kSplit));
   RunPanel panel;
-  QSignalSpy measured(&panel, &RunPanel::measured_groups);
-  ASSERT_TRUE(panel.open_report(path));
-  ASSERT_GE(measured.count(), 1);
-  const auto text = measured.last().at(0).value<std::map<QString, QString>>();
+  const auto text = open_and_paint(panel, dir, kSplit);
   ASSERT_EQ(text.count(QStringLiteral("g:conv")), 1u);
   EXPECT_EQ(text.at(QStringLiteral("g:conv")), QStringLiteral("3 kernels: 94.0 µs · 150 MiB"));
 }
