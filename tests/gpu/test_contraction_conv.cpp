@@ -3,6 +3,8 @@
 // fold_batchnorm and the fused call.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include "kernels/common/gpu_error.h"
 #include "kernels/contraction/batchnorm_fold.h"
 #include "kernels/contraction/conv.h"
@@ -100,6 +102,9 @@ std::vector<EpilogueParam> f32_cases() {
 const char* epilogue_label(ConvEpilogue e) {
   return e == ConvEpilogue::none ? "unfused" : e == ConvEpilogue::bias ? "bias" : "relu_bias";
 }
+
+// gtest names a parameterised test's value in its listing (and ctest's test names); without this it dumps bytes.
+void PrintTo(const EpilogueParam& p, std::ostream* os) { *os << p.shape.name << ", " << epilogue_label(p.epilogue); }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ContractionConvF32, ::testing::ValuesIn(f32_cases()), [](const auto& param_info) {
   return std::string(param_info.param.shape.name) + "_" + epilogue_label(param_info.param.epilogue);
