@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "kernels/common/event_timing.h"
+#include "kernels/common/sticky_error.h"
 #include "kernels/contraction/device_memory.h"
 #include "kernels/executor/contraction_step.h"
 
@@ -73,7 +74,19 @@ std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int force
   };
   bool nhwc = false;
   std::string choice;
-  if (forced >= 0) {
+  // cuDNN may refuse the NHWC problem (a type or epilogue its legacy NHWC kernels lack) where it ran NCHW: the
+  // run then keeps the NCHW call and says why, instead of failing. A sticky error is a fault and propagates.
+  std::string refused;
+  try {
+    for (CallPart part : {CallPart::to_nhwc, CallPart::conv_nhwc, CallPart::to_nchw}) call->launch(im, p, part);
+    FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
+  } catch (const GpuError& e) {
+    if (is_sticky(e)) throw;
+    refused = e.what();
+  }
+  if (!refused.empty()) {
+    choice = "NCHW: cuDNN refused the NHWC call (" + refused + ")";
+  } else if (forced >= 0) {
     nhwc = forced >= 1;
     choice = std::string(nhwc ? "NHWC: layout 2" : "NCHW: layout 1") + " of 2, set by hand (not timed)";
   } else {

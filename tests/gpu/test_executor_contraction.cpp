@@ -267,6 +267,18 @@ TEST(ExecutorContractionGpu, ConvRunsChannelsLastAsThreeSteps) {
   expect_verified(s, "small strided conv relu, NHWC");
   EXPECT_EQ(s.fused.kernels.size(), 3u) << fused_paths(s);
   EXPECT_EQ(s.fused.kernels[2].bytes, 2 * 2 * 8 * 5 * 5 * 4);
+
+  // bf16: cuDNN's legacy NHWC kernels may refuse what its NCHW ones run; either way the run completes and says.
+  const Graph half = inline_graph(
+      R"({"name": "x", "shape": [2, 8, 9, 9], "dtype": "bf16"}, {"name": "w", "shape": [8, 8, 3, 3], "dtype": "bf16"})",
+      R"({"name": "conv", "op": "conv2d", "inputs": ["x", "w"], "attrs": {"stride": 1, "padding": 1}},
+         {"name": "y", "op": "relu", "inputs": ["conv"]})",
+      R"("y")");
+  const Plan half_fused = plan_with_group(half, {"conv", "y"});
+  const RunReport h = run_plans(half, &half_fused, 3, opt);
+  expect_verified(h, "small bf16 conv relu, NHWC forced");
+  EXPECT_TRUE(has_path(h.fused, "NHWC: layout 2 of 2") || has_path(h.fused, "cuDNN refused the NHWC call"))
+      << fused_paths(h);
 }
 
 // Tuned: both ways timed, the faster kept, and the report gives both times.
