@@ -218,15 +218,21 @@ TEST(ExecutorContractionGpu, ConvBatchnormReluFoldsAtSmallShape) {
   EXPECT_EQ(r.unfused.kernels.size(), 3u);
 }
 
-TEST(ExecutorContractionGpu, ConvReluWithoutBiasUsesAZeroBias) {
-  FX_REQUIRE_DEVICE();
+// conv (3x3, pad 1, no bias) -> relu on x [2, channels, 9, 9] with 8 filters, as one group, run with `opt`.
+RunReport run_conv_relu(const std::string& dtype, int channels, int stride, const RunOptions& opt) {
+  const std::string c = std::to_string(channels), t = R"(], "dtype": ")" + dtype + R"("})";
   const Graph g = inline_graph(
-      R"({"name": "x", "shape": [2, 4, 9, 9], "dtype": "f32"}, {"name": "w", "shape": [8, 4, 3, 3], "dtype": "f32"})",
-      R"({"name": "conv", "op": "conv2d", "inputs": ["x", "w"], "attrs": {"stride": 2, "padding": 1}},
-         {"name": "y", "op": "relu", "inputs": ["conv"]})",
+      R"({"name": "x", "shape": [2, )" + c + R"(, 9, 9)" + t + R"(, {"name": "w", "shape": [8, )" + c + R"(, 3, 3)" + t,
+      R"({"name": "conv", "op": "conv2d", "inputs": ["x", "w"], "attrs": {"stride": )" + std::to_string(stride) +
+          R"(, "padding": 1}}, {"name": "y", "op": "relu", "inputs": ["conv"]})",
       R"("y")");
   const Plan fused = plan_with_group(g, {"conv", "y"});
-  const RunReport r = run_plans(g, &fused, 3, nchw_conv());
+  return run_plans(g, &fused, 3, opt);
+}
+
+TEST(ExecutorContractionGpu, ConvReluWithoutBiasUsesAZeroBias) {
+  FX_REQUIRE_DEVICE();
+  const RunReport r = run_conv_relu("f32", 4, 2, nchw_conv());
   expect_verified(r, "small conv relu");
   EXPECT_EQ(r.fused.kernels.size(), 1u) << fused_paths(r);
 }
@@ -257,25 +263,13 @@ TEST(ExecutorContractionGpu, ConvRunsChannelsLastAsThreeSteps) {
                           [](const std::string& n) { return n.find("runs channels-last, as 3 launches") != std::string::npos; }));
   EXPECT_EQ(r.unfused.kernels.size(), 5u);  // conv as three steps, then bn and relu
 
-  const Graph strided = inline_graph(
-      R"({"name": "x", "shape": [2, 4, 9, 9], "dtype": "f32"}, {"name": "w", "shape": [8, 4, 3, 3], "dtype": "f32"})",
-      R"({"name": "conv", "op": "conv2d", "inputs": ["x", "w"], "attrs": {"stride": 2, "padding": 1}},
-         {"name": "y", "op": "relu", "inputs": ["conv"]})",
-      R"("y")");
-  const Plan strided_fused = plan_with_group(strided, {"conv", "y"});
-  const RunReport s = run_plans(strided, &strided_fused, 3, opt);
+  const RunReport s = run_conv_relu("f32", 4, 2, opt);
   expect_verified(s, "small strided conv relu, NHWC");
   EXPECT_EQ(s.fused.kernels.size(), 3u) << fused_paths(s);
   EXPECT_EQ(s.fused.kernels[2].bytes, 2 * 2 * 8 * 5 * 5 * 4);
 
   // bf16: cuDNN's legacy NHWC kernels may refuse what its NCHW ones run; either way the run completes and says.
-  const Graph half = inline_graph(
-      R"({"name": "x", "shape": [2, 8, 9, 9], "dtype": "bf16"}, {"name": "w", "shape": [8, 8, 3, 3], "dtype": "bf16"})",
-      R"({"name": "conv", "op": "conv2d", "inputs": ["x", "w"], "attrs": {"stride": 1, "padding": 1}},
-         {"name": "y", "op": "relu", "inputs": ["conv"]})",
-      R"("y")");
-  const Plan half_fused = plan_with_group(half, {"conv", "y"});
-  const RunReport h = run_plans(half, &half_fused, 3, opt);
+  const RunReport h = run_conv_relu("bf16", 8, 1, opt);
   expect_verified(h, "small bf16 conv relu, NHWC forced");
   EXPECT_TRUE(has_path(h.fused, "NHWC: layout 2 of 2") || has_path(h.fused, "cuDNN refused the NHWC call"))
       << fused_paths(h);
