@@ -3,6 +3,7 @@
 #include "kernels/executor/contraction_step.h"
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 
 #include "kernels/codegen/codegen.h"
@@ -82,6 +83,13 @@ void LibraryStep::load_nhwc(Executor::Impl& im, int group_index) {
   }
 }
 
+void LibraryStep::drop_nhwc() {
+  nhwc_dropped_ = true;
+  weights_nhwc_ = contraction_detail::DeviceMemory();
+  x_nhwc_ = contraction_detail::DeviceMemory();
+  y_nhwc_ = contraction_detail::DeviceMemory();
+}
+
 const GeneratedKernel& LibraryStep::conversion(CallPart part) const {
   if (part != CallPart::to_nhwc && part != CallPart::to_nchw) throw std::logic_error("not a conversion part");
   return nhwc_kernels_[part == CallPart::to_nhwc ? 0 : 1];
@@ -120,7 +128,7 @@ void LibraryStep::prepare(Executor::Impl& im) {
     }
     bias_ = upload(bias);
   }
-  if (nhwc_fn_[0]) prepare_nhwc(im);
+  if (nhwc_fn_[0] && !nhwc_dropped_) prepare_nhwc(im);
 }
 
 // The weights the NCHW call reads (folded or the graph's), permuted [K, C, R, S] -> [K, R, S, C] on the host,
@@ -229,8 +237,9 @@ void append_contraction_steps(Executor::Impl& im, int p, const Group& group, con
     s.kernel.bytes_moved = bytes_of(g, call.inputs) + bytes_of(g, call.outputs);
     launches += (launches.empty() ? "" : " + ") + call.name + " (" + call.description + ")";
     s.call = std::make_shared<LibraryStep>(std::move(call));
-    // The channels-last way is compiled only when the run times layouts (or one is forced).
-    if ((im.options.autotune || im.options.force_layout >= 1) && s.call->offers_nhwc(g)) {
+    // The channels-last way is compiled only when the run times layouts or forces it.
+    const int forced = im.options.force_layout;
+    if (((im.options.autotune && forced < 0) || forced >= 1) && s.call->offers_nhwc(g)) {
       s.call->load_nhwc(im, group_index);
     }
     ps.steps.push_back(std::move(s));
@@ -261,9 +270,10 @@ void append_contraction_steps(Executor::Impl& im, int p, const Group& group, con
 }
 
 void prepare_library_steps(Executor::Impl& im) {
+  std::set<const LibraryStep*> done;  // a convolution run channels-last is three steps sharing one call
   for (PlanSteps& ps : im.plans) {
     for (Step& s : ps.steps) {
-      if (!s.call) continue;
+      if (!s.call || !done.insert(s.call.get()).second) continue;
       // Handles and workspaces are made here, not at the first launch, which may be inside a timed window.
       ContractionRuntime& rt = runtime(im);
       if (s.call->call().kind == LibraryCallKind::conv2d && !rt.conv) rt.conv = std::make_unique<Conv2d>();

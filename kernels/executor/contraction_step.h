@@ -48,6 +48,8 @@ class LibraryStep {
   // Generates and compiles the conversions (named after the group, as its other kernels are).
   void load_nhwc(Executor::Impl& im, int group_index);
   bool nhwc_ready() const { return nhwc_fn_[0] != nullptr && weights_nhwc_.get() != nullptr; }
+  // Once tuning kept the NCHW call: frees the NHWC scratch and weights, and preparation makes them no more.
+  void drop_nhwc();
   // The generated conversion kernel of a part (to_nhwc, to_nchw), for the step that launches it.
   const GeneratedKernel& conversion(CallPart part) const;
 
@@ -68,6 +70,7 @@ class LibraryStep {
   cudaLibrary_t nhwc_lib_[2] = {nullptr, nullptr};
   cudaKernel_t nhwc_fn_[2] = {nullptr, nullptr};
   contraction_detail::DeviceMemory weights_nhwc_, x_nhwc_, y_nhwc_;
+  bool nhwc_dropped_ = false;
 };
 
 // Adds a contraction group's steps to plan p: its library calls, then generated kernels for the elementwise

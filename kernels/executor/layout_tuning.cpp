@@ -63,6 +63,9 @@ std::vector<double> time_rounds(Executor::Impl& im, std::size_t n, const contrac
   return med;
 }
 
+// The first line of a library error, for a one-line report.
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
 // A convolution's NCHW call (layout 1) against its channels-last way (layout 2). Returns the index of the
 // step's last launch, which has run (so the steps after it read what it wrote).
 std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int forced,
@@ -77,41 +80,37 @@ std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int force
     }
     im.launched(p, s);
   };
-  bool nhwc = false;
-  std::string choice;
+  auto keep_nchw = [&](const std::string& choice) {
+    call->drop_nhwc();  // its scratch and permuted weights are not needed any more
+    ps.steps[s].layout_choice = choice;
+    launch(0);
+    return s;
+  };
+  if (forced == 0) return keep_nchw("NCHW: layout 1 of 2, set by hand (not timed)");
   // cuDNN may refuse the NHWC problem (a type or epilogue its legacy NHWC kernels lack) where it ran NCHW: the
-  // run then keeps the NCHW call and says why, instead of failing. A sticky error is a fault and propagates.
-  std::string refused;
+  // run then keeps the NCHW call and says why, instead of failing. CUDA errors and faults propagate.
   try {
-    for (CallPart part : {CallPart::to_nhwc, CallPart::conv_nhwc, CallPart::to_nchw}) call->launch(im, p, part);
+    launch(1);
     FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
   } catch (const GpuError& e) {
-    if (is_sticky(e)) throw;
-    refused = e.what();
+    if (is_sticky(e) || e.library() != "cuDNN") throw;
+    return keep_nchw("NCHW: cuDNN refused the NHWC call (" + first_line(e.what()) + ")");
   }
-  if (!refused.empty()) {
-    choice = "NCHW: cuDNN refused the NHWC call (" + refused + ")";
-  } else if (forced >= 0) {
-    nhwc = forced >= 1;
-    choice = std::string(nhwc ? "NHWC: layout 2" : "NCHW: layout 1") + " of 2, set by hand (not timed)";
-  } else {
+  bool nhwc = forced >= 1;
+  std::string choice = "NHWC: layout 2 of 2, set by hand (not timed)";
+  if (forced < 0) {
     const std::vector<double> med = time_rounds(im, 2, flush, launch);
     nhwc = med[1] < med[0];
     choice = std::string(nhwc ? "NHWC" : "NCHW") + ": the faster of 2 layouts timed here (NCHW call " +
              ms_text(med[0]) + "; NHWC with both conversions " + ms_text(med[1]) + ")";
   }
-  Step& st = ps.steps[s];
-  st.layout_choice = choice;
-  if (!nhwc) {
-    launch(0);
-    return s;
-  }
+  if (!nhwc) return keep_nchw(choice);
   // The one step becomes three: x to NHWC, the call, y back. The conversions are generated kernels owned by
-  // the call; they report the group and the convolution's nodes.
+  // the call; they report the group and the convolution's nodes. Everything that can throw comes before the
+  // plan is changed.
   const Graph& g = im.graph;
   const LibraryCall& lc = call->call();
-  Step to_nhwc = st, to_nchw = st;
-  st.call_part = CallPart::conv_nhwc;
+  Step to_nhwc = ps.steps[s], to_nchw = ps.steps[s];
   to_nhwc.call_part = CallPart::to_nhwc;
   to_nchw.call_part = CallPart::to_nchw;
   for (Step* conversion : {&to_nhwc, &to_nchw}) {
@@ -129,10 +128,16 @@ std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int force
   to_nchw.kernel.inputs = {};
   to_nchw.kernel.outputs = {lc.outputs[0]};
   to_nchw.kernel.bytes_moved = 2 * g.value_type(lc.outputs[0]).bytes();
-  ps.notes.push_back(st.group + ": " + lc.name + " runs channels-last, as 3 launches: " + to_nhwc.kernel.name +
-                     " (x to NHWC) + " + lc.name + " + " + to_nchw.kernel.name + " (y back to NCHW)");
+  const std::string note = ps.steps[s].group + ": " + lc.name + " runs channels-last, as 3 launches: " +
+                           to_nhwc.kernel.name + " (x to NHWC) + " + lc.name + " + " + to_nchw.kernel.name +
+                           " (y back to NCHW)";
+  ps.notes.reserve(ps.notes.size() + 1);
+  ps.steps.reserve(ps.steps.size() + 2);  // no reallocation, so no exception, from here on
+  ps.steps[s].call_part = CallPart::conv_nhwc;
+  ps.steps[s].layout_choice = choice;
   ps.steps.insert(ps.steps.begin() + static_cast<std::ptrdiff_t>(s) + 1, std::move(to_nchw));
   ps.steps.insert(ps.steps.begin() + static_cast<std::ptrdiff_t>(s), std::move(to_nhwc));
+  ps.notes.push_back(note);
   for (std::size_t i = s; i < s + 3; ++i) im.launch(p, i);
   return s + 2;
 }
