@@ -66,8 +66,9 @@ std::vector<double> time_rounds(Executor::Impl& im, std::size_t n, const contrac
 // The first line of a library error, for a one-line report.
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-// A convolution's NCHW call (layout 1) against its channels-last way (layout 2). Returns the index of the
-// step's last launch, which has run (so the steps after it read what it wrote).
+// A convolution's NCHW call (layout 1) against its channels-last way (layout 2; with layout 1 forced the
+// channels-last way is never loaded, so `forced` here is -1 or >= 1). Returns the index of the step's last
+// launch, which has run (so the steps after it read what it wrote).
 std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int forced,
                              const contraction_detail::DeviceMemory& flush) {
   PlanSteps& ps = im.plans[p];
@@ -86,7 +87,6 @@ std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int force
     launch(0);
     return s;
   };
-  if (forced == 0) return keep_nchw("NCHW: layout 1 of 2, set by hand (not timed)");
   // cuDNN may refuse the NHWC problem (a type or epilogue its legacy NHWC kernels lack) where it ran NCHW: the
   // run then keeps the NCHW call and says why, instead of failing. CUDA errors and faults propagate.
   try {

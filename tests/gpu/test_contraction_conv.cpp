@@ -25,20 +25,43 @@ fx::test::ConvShape shape_of(const Conv2dProblem& p) {
 
 std::size_t weight_count(const Conv2dProblem& p) { return static_cast<std::size_t>(p.k * (p.c / p.groups) * p.r * p.s); }
 
-// Runs p on random data and returns ||gpu - ref|| / ||ref||.
+// [outer, inner, plane] -> [outer, plane, inner]: NCHW to NHWC (inner = C, plane = H*W), OIHW to OHWI.
+template <class T>
+std::vector<T> channels_last(const std::vector<T>& v, std::size_t outer, std::size_t inner, std::size_t plane) {
+  std::vector<T> out(v.size());
+  for (std::size_t o = 0; o < outer; ++o) {
+    for (std::size_t i = 0; i < inner; ++i) {
+      for (std::size_t q = 0; q < plane; ++q) out[(o * plane + q) * inner + i] = v[(o * inner + i) * plane + q];
+    }
+  }
+  return out;
+}
+
+// Runs p on random data and returns ||gpu - ref|| / ||ref||. A channels-last problem gets x and w permuted to
+// NHWC and [K, R, S, C] on the way in and y permuted back; the reference is the NCHW one either way.
 double conv_error(Conv2d& conv, const Conv2dProblem& p) {
   const fx::test::ConvShape s = shape_of(p);
-  const auto x = fx::test::random_operand(static_cast<std::size_t>(p.n * p.c * p.h * p.w), p.type, 1.0f, 81);
-  const auto w = fx::test::random_operand(weight_count(p), p.type, 0.3f, 82);
-  const auto bias = fx::test::random_operand(static_cast<std::size_t>(p.k), p.type, 1.0f, 83);
-  const auto out_count = static_cast<std::size_t>(p.n * p.k * s.out_h() * s.out_w());
+  const auto n = static_cast<std::size_t>(p.n), c = static_cast<std::size_t>(p.c), k = static_cast<std::size_t>(p.k);
+  const auto in_plane = static_cast<std::size_t>(p.h * p.w), rs = static_cast<std::size_t>(p.r * p.s);
+  const auto out_plane = static_cast<std::size_t>(s.out_h() * s.out_w());
+  const std::vector<float> xv = fx::test::random_values(n * c * in_plane, 1.0f, 81);
+  const std::vector<float> wv = fx::test::random_values(weight_count(p), 0.3f, 82);
+  const auto x = fx::test::upload(p.nhwc ? channels_last(xv, n, c, in_plane) : xv, p.type);
+  const auto w = fx::test::upload(p.nhwc ? channels_last(wv, k, c, rs) : wv, p.type);
+  const auto bias = fx::test::random_operand(k, p.type, 1.0f, 83);
+  const std::size_t out_count = n * k * out_plane;
   fx::test::DeviceArray y(out_count * static_cast<std::size_t>(fx::dtype_size(p.type)));
   const bool has_bias = p.epilogue != ConvEpilogue::none;
   conv.run(p, x.device.get(), w.device.get(), has_bias ? bias.device.get() : nullptr, y.get(), nullptr);
-  std::vector<double> want = fx::test::conv2d_ref(s, x.host, w.host, has_bias ? bias.host : std::vector<double>{});
+  // The values the device holds, in NCHW order for the reference (a permutation does not change a rounding).
+  std::vector<double> nchw_x, nchw_w;
+  fx::test::encode(xv, p.type, &nchw_x);
+  fx::test::encode(wv, p.type, &nchw_w);
+  std::vector<double> want = fx::test::conv2d_ref(s, nchw_x, nchw_w, has_bias ? bias.host : std::vector<double>{});
   if (p.epilogue == ConvEpilogue::relu_bias) {
     for (double& v : want) v = fx::test::relu_ref(v);
   }
+  if (p.nhwc) want = channels_last(want, n, k, out_plane);
   return fx::test::relative_error(fx::test::download(y.get(), out_count, p.type), want);
 }
 
@@ -192,18 +215,6 @@ TEST(ContractionConv2d, CachesOnePlanPerShapeAndNamesTheAlgorithm) {
   EXPECT_EQ(conv.cached_plan_count(), 2u);
 }
 
-// [outer, inner, plane] -> [outer, plane, inner]: NCHW to NHWC (inner = C, plane = H*W), OIHW to OHWI.
-template <class T>
-std::vector<T> channels_last(const std::vector<T>& v, std::size_t outer, std::size_t inner, std::size_t plane) {
-  std::vector<T> out(v.size());
-  for (std::size_t o = 0; o < outer; ++o) {
-    for (std::size_t i = 0; i < inner; ++i) {
-      for (std::size_t q = 0; q < plane; ++q) out[(o * plane + q) * inner + i] = v[(o * inner + i) * plane + q];
-    }
-  }
-  return out;
-}
-
 class ContractionConvNhwc : public ::testing::TestWithParam<EpilogueParam> {};
 
 // The same problems channels-last: x, w and y permuted around the call, the numbers those of the NCHW reference.
@@ -212,29 +223,8 @@ TEST_P(ContractionConvNhwc, MatchesFloat64Reference) {
   Conv2dProblem p = GetParam().shape.problem;
   p.epilogue = GetParam().epilogue;
   p.nhwc = true;
-  const fx::test::ConvShape s = shape_of(p);
-  const auto n = static_cast<std::size_t>(p.n), c = static_cast<std::size_t>(p.c), k = static_cast<std::size_t>(p.k);
-  const auto in_plane = static_cast<std::size_t>(p.h * p.w), rs = static_cast<std::size_t>(p.r * p.s);
-  const auto out_plane = static_cast<std::size_t>(s.out_h() * s.out_w());
-  const std::vector<float> x = fx::test::random_values(n * c * in_plane, 1.0f, 71);
-  const std::vector<float> w = fx::test::random_values(weight_count(p), 0.3f, 72);
-  const std::vector<float> bias = fx::test::random_values(k, 1.0f, 73);
-  const auto xd = fx::test::upload(channels_last(x, n, c, in_plane), DType::f32);
-  const auto wd = fx::test::upload(channels_last(w, k, c, rs), DType::f32);
-  const auto bd = fx::test::upload(bias, DType::f32);
-  fx::test::DeviceArray y(n * k * out_plane * sizeof(float));
-  const bool has_bias = p.epilogue != ConvEpilogue::none;
   Conv2d conv;
-  conv.run(p, xd.device.get(), wd.device.get(), has_bias ? bd.device.get() : nullptr, y.get(), nullptr);
-  std::vector<double> want = fx::test::conv2d_ref(s, {x.begin(), x.end()}, {w.begin(), w.end()},
-                                                  has_bias ? std::vector<double>(bias.begin(), bias.end())
-                                                           : std::vector<double>{});
-  if (p.epilogue == ConvEpilogue::relu_bias) {
-    for (double& v : want) v = fx::test::relu_ref(v);
-  }
-  const std::vector<double> got = fx::test::download(y.get(), n * k * out_plane, DType::f32);
-  EXPECT_LT(fx::test::relative_error(got, channels_last(want, n, k, out_plane)), 1e-5)
-      << fx::gpu::describe_conv2d(p) << ", algorithm " << conv.algorithm(p);
+  EXPECT_LT(conv_error(conv, p), 1e-5) << fx::gpu::describe_conv2d(p) << ", algorithm " << conv.algorithm(p);
 }
 
 std::vector<EpilogueParam> nhwc_cases() {

@@ -185,8 +185,9 @@ TEST(ExecutorContractionGpu, SwigluMergedIsTwoKernels) {
   expect_verified(a, "small swiglu auto");
 }
 
-Graph small_conv_bn_relu() {
-  return inline_graph(
+// conv (3x3, pad 1) -> batchnorm -> relu on x [2, 8, 10, 10] with 16 filters as one group, run with `opt`.
+RunReport run_small_conv_bn_relu(const RunOptions& opt = {}) {
+  const Graph g = inline_graph(
       R"({"name": "x", "shape": [2, 8, 10, 10], "dtype": "f32"}, {"name": "w", "shape": [16, 8, 3, 3], "dtype": "f32"},
          {"name": "bias", "shape": [16], "dtype": "f32"}, {"name": "mean", "shape": [16], "dtype": "f32"},
          {"name": "var", "shape": [16], "dtype": "f32"}, {"name": "gamma", "shape": [16], "dtype": "f32"},
@@ -195,6 +196,8 @@ Graph small_conv_bn_relu() {
          {"name": "bn", "op": "batchnorm", "inputs": ["conv", "mean", "var", "gamma", "beta"], "attrs": {"eps": 1e-05, "axis": 1}},
          {"name": "y", "op": "relu", "inputs": ["bn"]})",
       R"("y")");
+  const Plan fused = plan_with_group(g, {"conv", "bn", "y"});
+  return run_plans(g, &fused, 3, opt);
 }
 
 // Layout 1 forced: the NCHW call (layout tuning could pick the channels-last way, tested below).
@@ -206,9 +209,7 @@ RunOptions nchw_conv() {
 
 TEST(ExecutorContractionGpu, ConvBatchnormReluFoldsAtSmallShape) {
   FX_REQUIRE_DEVICE();
-  const Graph g = small_conv_bn_relu();
-  const Plan fused = plan_with_group(g, {"conv", "bn", "y"});
-  const RunReport r = run_plans(g, &fused, 3, nchw_conv());
+  const RunReport r = run_small_conv_bn_relu(nchw_conv());
   expect_verified(r, "small conv_bn_relu");
   EXPECT_FALSE(r.reference_checks.empty()) << r.reference_note;
   ASSERT_EQ(r.fused.kernels.size(), 1u) << fused_paths(r);
@@ -244,9 +245,7 @@ TEST(ExecutorContractionGpu, ConvRunsChannelsLastAsThreeSteps) {
   FX_REQUIRE_DEVICE();
   RunOptions opt;
   opt.force_layout = 1;
-  const Graph g = small_conv_bn_relu();
-  const Plan fused = plan_with_group(g, {"conv", "bn", "y"});
-  const RunReport r = run_plans(g, &fused, 3, opt);
+  const RunReport r = run_small_conv_bn_relu(opt);
   expect_verified(r, "small conv_bn_relu, NHWC");
   EXPECT_FALSE(r.reference_checks.empty()) << r.reference_note;
   ASSERT_EQ(r.fused.kernels.size(), 3u) << fused_paths(r);
@@ -278,9 +277,7 @@ TEST(ExecutorContractionGpu, ConvRunsChannelsLastAsThreeSteps) {
 // Tuned: both ways timed, the faster kept, and the report gives both times.
 TEST(ExecutorContractionGpu, ConvLayoutIsTimed) {
   FX_REQUIRE_DEVICE();
-  const Graph g = small_conv_bn_relu();
-  const Plan fused = plan_with_group(g, {"conv", "bn", "y"});
-  const RunReport r = run_plans(g, &fused, 3);
+  const RunReport r = run_small_conv_bn_relu();
   expect_verified(r, "small conv_bn_relu, timed layout");
   EXPECT_TRUE(has_path(r.fused, "the faster of 2 layouts timed here (NCHW call ")) << fused_paths(r);
   // The plan is what the choice says: three steps for NHWC, the one call for NCHW.
