@@ -4,11 +4,13 @@
 // with 0 algorithms (VERIFIED-FACTS.md).
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <stdexcept>
-#include <vector>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "kernels/common/cuda_call.h"
 #include "kernels/common/event_timing.h"
@@ -83,7 +85,7 @@ struct Plan {
 
 // cuBLASLt's heuristic ranks its candidates with a model, and on an H100 its first pick was up to 17% slower
 // than another it offered (gpt2_block's 8192x3072 -> 768 TF32 projection with a BIAS epilogue: 0.1557 vs
-// 0.1334 ms; the 768 -> 768 projections 0.0567 vs 0.0517 ms). A plan therefore times the first kCandidates
+// 0.1334 ms; the 768 -> 768 projections 0.0567 vs 0.0517 ms). A plan therefore times kCandidates candidates
 // once, on the call's own operands, and keeps the fastest (median of kTimedRounds). The candidates are timed in
 // interleaved rounds, one launch of each per round, so that a clock drift during the search (large bf16 GEMMs
 // run at the H100's power limit, and their times move by several percent within one run) moves every
@@ -91,9 +93,18 @@ struct Plan {
 // warm-up round, two runs of swiglu_bf16 picked different algorithms for its merged [2 x 8192x4096x4096] bf16
 // GEMM (0.788 and 0.702 ms by their own timing): the first rounds ran while the clocks were still falling to
 // their power-limited level. Two warm-up rounds and 15 timed ones cost 0.1 s for that GEMM, nothing for small ones.
-constexpr int kCandidates = 8;
+//
+// The heuristic ranks only a few tile shapes, so the candidates also include every (tile, stages) pair of each
+// algorithm it offered (tile_variants): for gpt2_block's scores GEMM (96 x [1024, 64] x [64, 1024], TF32) the
+// fastest on an H100 was a tile the heuristic did not return, 0.1677 ms against its best 0.1724 and cuBLAS's own
+// cublasGemmStridedBatchedEx 0.1725 (tools/microbench/attention_gemms.cu). All of them are screened in a few
+// interleaved rounds; the heuristic's first and the fastest others go on to the full timing.
+constexpr int kCandidates = 8;  // timed in full: the heuristic's first and the 7 fastest others
 constexpr int kWarmupRounds = 2;
 constexpr int kTimedRounds = 15;
+constexpr int kScreenRounds = 3;  // after one warm-up round, for a pool larger than kCandidates
+constexpr int kHeuristicRequest = 16;
+constexpr std::size_t kMaxVariants = 256;
 
 struct Operands {
   const void* a;
@@ -145,6 +156,52 @@ DescPtr make_desc(const MatmulProblem& p) {
   return desc;
 }
 
+// cuBLASLt's tile and stage ids as its enum names them (cublasLt.h), for the reports; later ids print as numbers.
+constexpr const char* kTileNames[] = {
+    "undefined", "8x8",     "8x16",    "16x8",    "8x32",    "16x16",   "32x8",    "8x64",    "16x32",
+    "32x16",     "64x8",    "32x32",   "32x64",   "64x32",   "32x128",  "64x64",   "128x32",  "64x128",
+    "128x64",    "64x256",  "128x128", "256x64",  "64x512",  "128x256", "256x128", "512x64",  "64x96",
+    "96x64",     "96x128",  "128x160", "160x128", "192x128", "128x192", "128x96",  "32x256",  "256x32"};
+static_assert(CUBLASLT_MATMUL_TILE_64x256 == 19 && CUBLASLT_MATMUL_TILE_256x32 == 35);
+constexpr const char* kStageNames[] = {
+    "undefined", "16x1",  "16x2",  "16x3",   "16x4",   "16x5",   "16x6",   "32x1",    "32x2",    "32x3",
+    "32x4",      "32x5",  "32x6",  "64x1",   "64x2",   "64x3",   "64x4",   "64x5",    "64x6",    "128x1",
+    "128x2",     "128x3", "128x4", "128x5",  "128x6",  "32x10",  "8x4",    "16x10",   "8x5",     "29",
+    "30",        "8x3",   "8xAUTO", "16xAUTO", "32xAUTO", "64xAUTO", "128xAUTO", "256xAUTO", "768xAUTO"};
+static_assert(CUBLASLT_MATMUL_STAGES_8x3 == 31 && CUBLASLT_MATMUL_STAGES_768xAUTO == 38);
+
+template <class T>
+T algo_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
+  T value{};
+  std::size_t written = 0;
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &value, sizeof value, &written);
+  return value;
+}
+
+// "algorithm 43, tile 128x64, stages 32xAUTO".
+std::string describe_algo(const cublasLtMatmulAlgo_t& algo) {
+  const auto id = algo_config<std::int32_t>(algo, CUBLASLT_ALGO_CONFIG_ID);
+  const auto tile = algo_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID);
+  const auto stages = algo_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID);
+  auto name = [](const auto& names, std::uint32_t i) {
+    return i < std::size(names) ? std::string(names[i]) : "id " + std::to_string(i);
+  };
+  return "algorithm " + std::to_string(id) + ", tile " + name(kTileNames, tile) + ", stages " + name(kStageNames, stages);
+}
+
+template <class T>
+std::vector<T> algo_caps(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoCapAttributes_t attr) {
+  std::size_t bytes = 0;
+  if (cublasLtMatmulAlgoCapGetAttribute(&algo, attr, nullptr, 0, &bytes) != CUBLAS_STATUS_SUCCESS || bytes == 0) return {};
+  std::vector<T> v(bytes / sizeof(T));
+  if (cublasLtMatmulAlgoCapGetAttribute(&algo, attr, v.data(), bytes, &bytes) != CUBLAS_STATUS_SUCCESS) return {};
+  return v;
+}
+
+bool same_algo(const cublasLtMatmulAlgo_t& a, const cublasLtMatmulAlgo_t& b) {
+  return std::equal(std::begin(a.data), std::end(a.data), std::begin(b.data));
+}
+
 }  // namespace
 
 struct Matmul::Impl {
@@ -159,6 +216,13 @@ struct Matmul::Impl {
   Plan build_plan(const PlanKey& key, const void* bias, const Operands& ops);
   // Milliseconds of one launch of `algo`; nullopt if cuBLASLt refuses it.
   std::optional<float> time_algo(const Plan& plan, const cublasLtMatmulAlgo_t& algo, const Operands& ops);
+  // Median milliseconds of each algorithm over `rounds` interleaved rounds after `warmup` (one launch of each per
+  // round); nullopt for one that failed to launch (it drops out).
+  std::vector<std::optional<float>> time_rounds(const Plan& plan, const std::vector<cublasLtMatmulAlgo_t>& algos,
+                                                const Operands& ops, int warmup, int rounds);
+  // The heuristic's algorithms in other (tile, stages) configurations (see kCandidates).
+  std::vector<cublasLtMatmulAlgo_t> tile_variants(const Plan& plan, const PlanKey& key,
+                                                  const std::vector<cublasLtMatmulAlgo_t>& offered);
 };
 
 std::optional<float> Matmul::Impl::time_algo(const Plan& plan, const cublasLtMatmulAlgo_t& algo, const Operands& ops) {
@@ -173,6 +237,90 @@ std::optional<float> Matmul::Impl::time_algo(const Plan& plan, const cublasLtMat
   const double ms = median_event_ms(ops.stream, 1, [&] { failed |= launch() != CUBLAS_STATUS_SUCCESS; });
   if (failed) return std::nullopt;
   return static_cast<float>(ms);
+}
+
+std::vector<std::optional<float>> Matmul::Impl::time_rounds(const Plan& plan,
+                                                            const std::vector<cublasLtMatmulAlgo_t>& algos,
+                                                            const Operands& ops, int warmup, int rounds) {
+  std::vector<std::vector<float>> times(algos.size());
+  std::vector<char> runs(algos.size(), 1);
+  for (int round = 0; round < warmup + rounds; ++round) {
+    for (std::size_t i = 0; i < algos.size(); ++i) {
+      if (!runs[i]) continue;
+      const auto ms = time_algo(plan, algos[i], ops);
+      if (!ms) runs[i] = 0;
+      if (ms && round >= warmup) times[i].push_back(*ms);
+    }
+  }
+  std::vector<std::optional<float>> medians(algos.size());
+  for (std::size_t i = 0; i < algos.size(); ++i) {
+    std::vector<float>& t = times[i];
+    if (!runs[i] || t.empty()) continue;
+    std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
+    medians[i] = t[t.size() / 2];
+  }
+  return medians;
+}
+
+std::vector<cublasLtMatmulAlgo_t> Matmul::Impl::tile_variants(const Plan& plan, const PlanKey& key,
+                                                              const std::vector<cublasLtMatmulAlgo_t>& offered) {
+  const MatmulProblem& p = key.problem;
+  const cublasComputeType_t compute =
+      p.a_type == DType::f32 && p.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  // cuBLAS A is W (caller's b), cuBLAS B is X (caller's a); C and D are both Y.
+  const cudaDataType_t a_type = cuda_type(p.b_type), b_type = cuda_type(p.a_type), c_type = cuda_type(p.c_type);
+  std::vector<std::int32_t> ids;
+  for (const auto& algo : offered) {
+    const auto id = algo_config<std::int32_t>(algo, CUBLASLT_ALGO_CONFIG_ID);
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  }
+  std::vector<cublasLtMatmulAlgo_t> variants;
+  for (std::int32_t id : ids) {
+    cublasLtMatmulAlgo_t base{};
+    if (cublasLtMatmulAlgoInit(handle, compute, CUDA_R_32F, a_type, b_type, c_type, c_type, id, &base) !=
+        CUBLAS_STATUS_SUCCESS) {
+      continue;
+    }
+    // An algorithm that needs more alignment than the operands have is not offered.
+    const std::pair<cublasLtMatmulAlgoCapAttributes_t, std::uint32_t> needs[] = {
+        {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, key.align_b},
+        {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES, key.align_a},
+        {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, key.align_c},
+        {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES, key.align_c}};
+    bool aligned = true;
+    for (const auto& [attr, have] : needs) {
+      const auto need = algo_caps<std::uint32_t>(base, attr);
+      aligned &= need.empty() || need[0] <= have;
+    }
+    if (!aligned) continue;
+    std::vector<std::uint32_t> tiles = algo_caps<std::uint32_t>(base, CUBLASLT_ALGO_CAP_TILE_IDS);
+    std::vector<std::uint32_t> stages = algo_caps<std::uint32_t>(base, CUBLASLT_ALGO_CAP_STAGES_IDS);
+    if (tiles.empty()) tiles.push_back(CUBLASLT_MATMUL_TILE_UNDEFINED);
+    if (stages.empty()) stages.push_back(CUBLASLT_MATMUL_STAGES_UNDEFINED);
+    for (std::uint32_t tile : tiles) {
+      for (std::uint32_t stage : stages) {
+        if (variants.size() >= kMaxVariants) return variants;
+        cublasLtMatmulAlgo_t algo = base;
+        if (cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile) !=
+                CUBLAS_STATUS_SUCCESS ||
+            cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stage, sizeof stage) !=
+                CUBLAS_STATUS_SUCCESS) {
+          continue;
+        }
+        cublasLtMatmulHeuristicResult_t check{};
+        if (cublasLtMatmulAlgoCheck(handle, plan.desc.get(), plan.w_layout.get(), plan.x_layout.get(),
+                                    plan.y_layout.get(), plan.y_layout.get(), &algo, &check) != CUBLAS_STATUS_SUCCESS ||
+            check.workspaceSize > workspace.bytes()) {
+          continue;
+        }
+        auto same = [&](const cublasLtMatmulAlgo_t& o) { return same_algo(o, algo); };
+        if (std::none_of(offered.begin(), offered.end(), same) && std::none_of(variants.begin(), variants.end(), same)) {
+          variants.push_back(algo);
+        }
+      }
+    }
+  }
+  return variants;
 }
 
 Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operands& ops) {
@@ -204,11 +352,11 @@ Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operan
     FX_CUDA_CALL(cublasLtMatmulPreferenceSetAttribute(raw_pref, attr, &bytes, sizeof(bytes)));
   }
 
-  cublasLtMatmulHeuristicResult_t results[kCandidates]{};
+  cublasLtMatmulHeuristicResult_t results[kHeuristicRequest]{};
   int found = 0;
   FX_CUDA_CALL(cublasLtMatmulAlgoGetHeuristic(handle, plan.desc.get(), plan.w_layout.get(), plan.x_layout.get(),
-                                              plan.y_layout.get(), plan.y_layout.get(), raw_pref, kCandidates, results,
-                                              &found));
+                                              plan.y_layout.get(), plan.y_layout.get(), raw_pref, kHeuristicRequest,
+                                              results, &found));
   if (found == 0) {
     throw GpuError("cuBLASLt", CUBLAS_STATUS_NOT_SUPPORTED, "CUBLAS_STATUS_NOT_SUPPORTED",
                    "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__,
@@ -218,34 +366,52 @@ Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operan
   plan.algo = results[0].algo;
   plan.choice = "cuBLASLt heuristic's first algorithm";
   // Nothing may be synchronised while a CUDA graph is being captured: there the heuristic's choice stands.
-  if (found == 1 || capturing(ops.stream)) return plan;
-  // The first kWarmupRounds are not counted; a candidate that fails to launch drops out.
-  std::vector<std::vector<float>> times(static_cast<std::size_t>(found));
-  std::vector<char> runs(static_cast<std::size_t>(found), 1);
-  for (int round = 0; round < kWarmupRounds + kTimedRounds; ++round) {
-    for (int i = 0; i < found; ++i) {
-      if (!runs[i]) continue;
-      const auto ms = time_algo(plan, results[i].algo, ops);
-      if (!ms) runs[i] = 0;
-      if (ms && round >= kWarmupRounds) times[i].push_back(*ms);
+  if (capturing(ops.stream)) return plan;
+  // The pool: the heuristic's algorithms in its order, then their other tile/stage configurations.
+  std::vector<cublasLtMatmulAlgo_t> pool;
+  for (int i = 0; i < found; ++i) pool.push_back(results[i].algo);
+  const std::size_t offered = pool.size();
+  for (const auto& v : tile_variants(plan, key, pool)) pool.push_back(v);
+  if (pool.size() == 1) return plan;
+  // Screening: the heuristic's first always goes on (the report compares with it), with the fastest others.
+  std::vector<std::size_t> finalists(pool.size());
+  for (std::size_t i = 0; i < pool.size(); ++i) finalists[i] = i;
+  if (pool.size() > static_cast<std::size_t>(kCandidates)) {
+    const auto screened = time_rounds(plan, pool, ops, 1, kScreenRounds);
+    std::vector<std::size_t> ran;
+    for (std::size_t i = 1; i < pool.size(); ++i) {
+      if (screened[i]) ran.push_back(i);
     }
+    const std::size_t keep = std::min<std::size_t>(ran.size(), kCandidates - 1);
+    std::partial_sort(ran.begin(), ran.begin() + static_cast<std::ptrdiff_t>(keep), ran.end(),
+                      [&](std::size_t a, std::size_t b) { return *screened[a] < *screened[b]; });
+    finalists.assign(1, 0);
+    finalists.insert(finalists.end(), ran.begin(), ran.begin() + static_cast<std::ptrdiff_t>(keep));
   }
+  std::vector<cublasLtMatmulAlgo_t> timed;
+  for (std::size_t i : finalists) timed.push_back(pool[i]);
+  const auto medians = time_rounds(plan, timed, ops, kWarmupRounds, kTimedRounds);
   int best = -1;
-  float best_ms = 0.0f;
-  std::optional<float> first_ms;
-  for (int i = 0; i < found; ++i) {
-    if (!runs[i]) continue;
-    std::vector<float>& t = times[i];
-    std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
-    const float ms = t[t.size() / 2];
-    if (i == 0) first_ms = ms;
-    if (best < 0 || ms < best_ms) best = i, best_ms = ms;
+  for (std::size_t i = 0; i < timed.size(); ++i) {
+    if (medians[i] && (best < 0 || *medians[i] < *medians[static_cast<std::size_t>(best)])) best = static_cast<int>(i);
   }
   if (best < 0) return plan;  // none ran; the first is launched (and its error reported) by the caller
-  plan.algo = results[best].algo;
-  char note[160];
-  std::snprintf(note, sizeof note, "algorithm %d of the heuristic's %d by timing (%.4f ms; the first: %s)", best + 1,
-                found, best_ms, first_ms ? (std::to_string(*first_ms).substr(0, 6) + " ms").c_str() : "failed to launch");
+  const std::size_t chosen = finalists[static_cast<std::size_t>(best)];
+  plan.algo = pool[chosen];
+  const std::string first = medians[0] ? (std::to_string(*medians[0]).substr(0, 6) + " ms") : "failed to launch";
+  char note[320];
+  if (pool.size() == offered) {
+    std::snprintf(note, sizeof note, "algorithm %zu of the heuristic's %zu by timing (%.4f ms; the first: %s)",
+                  chosen + 1, offered, static_cast<double>(*medians[static_cast<std::size_t>(best)]), first.c_str());
+  } else {
+    const std::string which = chosen < offered ? "the heuristic's #" + std::to_string(chosen + 1) + ", "
+                                               : std::string("not among the heuristic's, ");
+    std::snprintf(note, sizeof note,
+                  "the fastest of %zu configurations by timing (the heuristic's %zu and %zu other tile/stage "
+                  "configurations of its algorithms): %s%s (%.4f ms; the heuristic's first: %s)",
+                  pool.size(), offered, pool.size() - offered, which.c_str(), describe_algo(plan.algo).c_str(),
+                  static_cast<double>(*medians[static_cast<std::size_t>(best)]), first.c_str());
+  }
   plan.choice = note;
   return plan;
 }

@@ -95,6 +95,24 @@ const GeneratedKernel& LibraryStep::conversion(CallPart part) const {
   return nhwc_kernels_[part == CallPart::to_nhwc ? 0 : 1];
 }
 
+std::int64_t LibraryStep::prepared_bytes(const Graph& g) const {
+  if (call_.kind == LibraryCallKind::horizontal_matmul) {
+    return g.value_type(call_.b[0]).bytes() * static_cast<std::int64_t>(call_.b.size());
+  }
+  if (call_.kind != LibraryCallKind::conv2d) return 0;
+  const Conv2dProblem& p = call_.conv;
+  const std::int64_t weight_bytes = g.value_type(call_.w).bytes();
+  std::int64_t bytes = 0;
+  if (call_.prepared_bias()) bytes += p.k * static_cast<std::int64_t>(sizeof(float));
+  if (call_.folded_batchnorm) bytes += weight_bytes;
+  if (nhwc_fn_[0] && !nhwc_dropped_) {
+    const Conv2dOutputShape out = conv2d_output_shape(p);
+    const std::int64_t element = dtype_size(p.type);
+    bytes += weight_bytes + (p.n * p.c * p.h * p.w + out.n * out.k * out.p * out.q) * element;
+  }
+  return bytes;
+}
+
 void LibraryStep::prepare(Executor::Impl& im) {
   const Graph& g = im.graph;
   if (call_.kind == LibraryCallKind::horizontal_matmul) {
@@ -282,6 +300,17 @@ void prepare_library_steps(Executor::Impl& im) {
     }
   }
   FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
+}
+
+std::int64_t library_step_bytes(const Executor::Impl& im) {
+  std::set<const LibraryStep*> counted;
+  std::int64_t bytes = 0;
+  for (const PlanSteps& ps : im.plans) {
+    for (const Step& s : ps.steps) {
+      if (s.call && counted.insert(s.call.get()).second) bytes += s.call->prepared_bytes(im.graph);
+    }
+  }
+  return bytes;
 }
 
 }  // namespace fx::gpu

@@ -53,6 +53,11 @@ class LibraryStep {
   // The generated conversion kernel of a part (to_nhwc, to_nchw), for the step that launches it.
   const GeneratedKernel& conversion(CallPart part) const;
 
+  // Device bytes this step allocates outside the executor's arena at preparation: stacked or folded weights, the
+  // summed bias, and, while the channels-last way is loaded and not dropped, the permuted weights and the NHWC
+  // copies of x and y. Known before preparation, so the run can check free memory for them up front.
+  std::int64_t prepared_bytes(const Graph& g) const;
+
   // Once the graph inputs are on the device: stacks horizontal weights, folds batchnorm, sums biases; permutes
   // the convolution's weights to NHWC and allocates its scratch when load_nhwc ran.
   void prepare(Executor::Impl& im);
@@ -79,5 +84,7 @@ void append_contraction_steps(Executor::Impl& im, int p, const Group& group, con
                               int group_index);
 // Runs every library step's preparation (after fill_inputs, before any launch).
 void prepare_library_steps(Executor::Impl& im);
+// The sum of prepared_bytes over the plans' library steps (a call shared by several steps counted once).
+std::int64_t library_step_bytes(const Executor::Impl& im);
 
 }  // namespace fx::gpu

@@ -208,10 +208,17 @@ void Executor::Impl::allocate() {
   if (arena) return;
   std::size_t free_b = 0, total_b = 0;
   FX_CUDA_CALL(cudaMemGetInfo(&free_b, &total_b));
-  // Keep room for cuBLASLt/cuDNN workspaces, CUDA graphs and the context's own growth.
+  // Keep room for cuBLASLt/cuDNN workspaces, CUDA graphs and the context's own growth. The library steps'
+  // buffers (folded weights, NHWC scratch) are allocated at preparation, after the arena: counted here.
   const std::size_t headroom = std::size_t{256} << 20;
-  if (arena_bytes + headroom > free_b) {
-    throw std::runtime_error("the run needs " + format_bytes(static_cast<double>(arena_bytes)) + " of device memory (+" +
+  const auto needed = static_cast<std::size_t>(required_bytes());
+  if (needed + headroom > free_b) {
+    const std::size_t library = needed - arena_bytes;
+    throw std::runtime_error("the run needs " + format_bytes(static_cast<double>(needed)) + " of device memory" +
+                             (library ? " (" + format_bytes(static_cast<double>(library)) +
+                                            " of it prepared weights and scratch of cuBLASLt/cuDNN calls)"
+                                      : std::string()) +
+                             " (+" +
                              format_bytes(static_cast<double>(headroom)) + " headroom) but only " +
                              format_bytes(static_cast<double>(free_b)) + " of " + format_bytes(static_cast<double>(total_b)) +
                              " is free on " + device.name + "; nothing was allocated");
@@ -328,7 +335,11 @@ Executor::~Executor() = default;
 Executor::Executor(Executor&&) noexcept = default;
 Executor& Executor::operator=(Executor&&) noexcept = default;
 
-std::int64_t Executor::required_bytes() const { return static_cast<std::int64_t>(impl_->arena_bytes); }
+std::int64_t Executor::Impl::required_bytes() const {
+  return static_cast<std::int64_t>(arena_bytes) + library_step_bytes(*this);
+}
+
+std::int64_t Executor::required_bytes() const { return impl_->required_bytes(); }
 
 void Executor::prepare() {
   impl_->attributed([&] {

@@ -107,7 +107,7 @@ struct RunReport {
   double speedup = 0;  // unfused total / fused total
   int kernels_compiled = 0, cache_hits = 0;
   double compile_seconds = 0;
-  std::int64_t device_bytes = 0;  // allocated for the run
+  std::int64_t device_bytes = 0;  // allocated for the run at its peak: Executor::required_bytes()
   int repeat = 0, warmup = 0;     // the timing protocol behind every median
   bool cold_l2 = false;
   std::string layouts;  // "timed" (autotune), "default", or "forced K"
@@ -131,7 +131,9 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  // Bytes the run allocates; checked against free memory before any allocation.
+  // Bytes the run allocates: the arena (inputs, intermediates, outputs of both plans) and the buffers library
+  // calls prepare (folded or stacked weights, channels-last scratch); checked against free memory before any
+  // allocation, with headroom for the cuBLASLt/cuDNN workspaces.
   std::int64_t required_bytes() const;
   // Allocates, fills inputs, verifies, times both plans. Frees everything on return or on error.
   // The verification pass synchronises after every step, so a kernel that faults on its first run is named

@@ -69,6 +69,8 @@ struct Executor::Impl {
   std::map<ValueId, std::size_t> input_offsets;
   std::size_t arena_bytes = 0;
   char* arena = nullptr;
+  // The arena and the library steps' prepared buffers (contraction_step.h): what the run allocates.
+  std::int64_t required_bytes() const;
   cudaStream_t stream = nullptr;
   std::map<DType, std::pair<cudaLibrary_t, cudaKernel_t>> fill_kernels;
   std::shared_ptr<ContractionRuntime> contraction;  // made with the first contraction group

@@ -305,9 +305,9 @@ double time_graph(Executor::Impl& im, int p) {
 RunReport run_phases(Executor::Impl& im) {
   RunReport rep;
   im.begin_phase("inputs", false);
-  im.progress("allocate", 0.1, format_bytes(static_cast<double>(im.arena_bytes)) + " of device memory");
+  rep.device_bytes = im.required_bytes();
+  im.progress("allocate", 0.1, format_bytes(static_cast<double>(rep.device_bytes)) + " of device memory");
   im.allocate();
-  rep.device_bytes = static_cast<std::int64_t>(im.arena_bytes);
   im.progress("inputs", 0.15, "seeded random inputs");
   im.fill_inputs();
   FX_CUDA_CALL(cudaStreamSynchronize(im.stream));  // a fault here is not a plan step's

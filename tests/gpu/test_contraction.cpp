@@ -129,6 +129,35 @@ TEST(ContractionMatmul, TransposedOperands) {
             kF32.tolerance);
 }
 
+// The search goes beyond the heuristic's list: the attention-scores shape of gpt2_block, scaled down (q k^T over
+// 8 heads, TF32), is screened over the other tile/stage configurations of the heuristic's algorithms too, and
+// whichever configuration wins by timing computes the product.
+TEST(ContractionMatmul, SearchesTileConfigurationsBeyondTheHeuristic) {
+  FX_SKIP_WITHOUT_CUDA_DEVICE();
+  MatmulProblem p{.batch = 8, .m = 256, .n = 256, .k = 64};
+  p.transpose_b = true;
+  p.allow_tf32 = true;
+  const Operand q = fx::test::random_operand(p.batch * p.m * p.k, DType::f32, 1.0f, 61);
+  const Operand k = fx::test::random_operand(p.batch * p.n * p.k, DType::f32, 1.0f, 62);
+  fx::test::DeviceArray c(p.batch * p.m * p.n * sizeof(float));
+  Matmul matmul;
+  matmul.run(p, q.device.get(), k.device.get(), nullptr, c.get(), nullptr);
+  const std::string choice = matmul.algorithm_choice(p);
+  EXPECT_NE(choice.find("configurations by timing (the heuristic's"), std::string::npos) << choice;
+  EXPECT_NE(choice.find(", tile "), std::string::npos) << choice;
+  // k^T per batch entry, then the packed reference.
+  std::vector<double> kt(k.host.size());
+  for (std::int64_t b = 0; b < p.batch; ++b)
+    for (std::int64_t i = 0; i < p.n; ++i)
+      for (std::int64_t j = 0; j < p.k; ++j) kt[(b * p.k + j) * p.n + i] = k.host[(b * p.n + i) * p.k + j];
+  MatmulProblem packed = p;
+  packed.transpose_b = false;
+  EXPECT_LT(fx::test::relative_error(fx::test::download(c.get(), p.batch * p.m * p.n, DType::f32),
+                                     reference(packed, q.host, kt, {})),
+            kTf32.tolerance)
+      << choice;
+}
+
 TEST(ContractionMatmul, BroadcastBatch) {
   FX_SKIP_WITHOUT_CUDA_DEVICE();
   // One weight shared by 4 batch entries (stride 0), as x[4, M, K] @ W[K, N].

@@ -261,6 +261,10 @@ TEST(ExecutorContractionGpu, ConvRunsChannelsLastAsThreeSteps) {
   EXPECT_TRUE(std::any_of(r.fused.notes.begin(), r.fused.notes.end(),
                           [](const std::string& n) { return n.find("runs channels-last, as 3 launches") != std::string::npos; }));
   EXPECT_EQ(r.unfused.kernels.size(), 5u);  // conv as three steps, then bn and relu
+  // The permuted weights and the NHWC copies of x and y are the run's memory too (checked against free memory
+  // before anything is allocated): w + x + y more than the NCHW run, in each plan's convolution.
+  const RunReport n = run_small_conv_bn_relu(nchw_conv());
+  EXPECT_EQ(r.device_bytes - n.device_bytes, 2 * (16 * 8 * 3 * 3 + 2 * 8 * 10 * 10 + 2 * 16 * 10 * 10) * 4);
 
   const RunReport s = run_conv_relu("f32", 4, 2, opt);
   expect_verified(s, "small strided conv relu, NHWC");
