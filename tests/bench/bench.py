@@ -211,6 +211,8 @@ def main():
     print(bench_report.text_table(rows))
     for note in bench_report.notes(rows):
         print("note:", note)
+    for line in bench_report.targets(rows):
+        print("target:", line)
     bench_report.write_reports(report, args.out)
     print(f"bench: {len(rows)} samples in {report['seconds']} s; wrote {args.out}/bench.json and bench.md")
     return 0

@@ -54,11 +54,23 @@ def first_ms(entry):
     return ms[0] if isinstance(ms, list) and ms and ms[0] is not None else None
 
 
+def round_ratios(row, num, den):
+    """num / den for each round both measured (None where either is missing): ratios only within a round."""
+    a = row.get(num, {}).get("ms") if isinstance(row.get(num), dict) else None
+    b = row.get(den, {}).get("ms") if isinstance(row.get(den), dict) else None
+    if not isinstance(a, list) or not isinstance(b, list):
+        return []
+    return [x / y if x and y else None for x, y in zip(a, b)]
+
+
 def derive(row, copy_bytes_per_s):
-    """Adds the ratio fused / torch.compile, the bandwidth fractions (memory-bound graphs only: a GEMM's time
-    is set by FLOPs, so its fraction of copy bandwidth says nothing) and the run-to-run spread."""
+    """Adds the ratios fused / torch.compile and unfused / eager of each round ("ratio_fused_compile" keeps
+    round 1's), the bandwidth fractions (memory-bound graphs only: a GEMM's time is set by FLOPs, so its fraction
+    of copy bandwidth says nothing) and the run-to-run spread."""
     fused, compiled = first_ms(row.get("fx_fused")), first_ms(row.get("compile"))
     row["ratio_fused_compile"] = fused / compiled if fused and compiled else None
+    row["ratios"] = {"fused_compile": round_ratios(row, "fx_fused", "compile"),
+                     "unfused_eager": round_ratios(row, "fx_unfused", "eager")}
     row["bw_fraction"] = {}
     for s in SYSTEMS:
         frac = None if row.get("has_contraction") else bandwidth_fraction(
@@ -90,19 +102,28 @@ def _f(value, fmt):
     return NA if value is None else format(value, fmt)
 
 
+def _ratio_cell(ratios, fmt):
+    if not ratios or ratios[0] is None:
+        return NA
+    text = format(ratios[0], fmt)
+    return text + (f" ({format(ratios[1], fmt)})" if len(ratios) > 1 and ratios[1] is not None else "")
+
+
 def table_rows(rows):
     header = ["sample", "min MiB"]
     for s in SYSTEMS:
         header += [f"{TITLES[s]} ms (run 2)", "k"]
-    header += ["fused/compile", "bw eager", "bw compile", "bw FX fused", "spread"]
+    header += ["fused/compile (run 2)", "unfused/eager (run 2)", "bw eager", "bw compile", "bw FX fused", "spread"]
     body = []
     for r in rows:
         line = [r["name"], f"{r['min_bytes'] / 2**20:.1f}"]
         for s in SYSTEMS:
             line += [_ms_cell(r.get(s)), _k_cell(r.get(s))]
         bw = r.get("bw_fraction", {})
-        line += [_f(r.get("ratio_fused_compile"), ".2f"), _f(bw.get("eager"), ".2f"), _f(bw.get("compile"), ".2f"),
-                 _f(bw.get("fx_fused"), ".2f"), NA if r.get("spread") is None else f"{100 * r['spread']:.1f}%"]
+        ratios = r.get("ratios", {})
+        line += [_ratio_cell(ratios.get("fused_compile"), ".3f"), _ratio_cell(ratios.get("unfused_eager"), ".2f"),
+                 _f(bw.get("eager"), ".2f"), _f(bw.get("compile"), ".2f"), _f(bw.get("fx_fused"), ".2f"),
+                 NA if r.get("spread") is None else f"{100 * r['spread']:.1f}%"]
         body.append(line)
     return header, body
 
@@ -112,6 +133,70 @@ def text_table(rows):
     widths = [max(len(str(x)) for x in col) for col in zip(header, *body)]
     fmt = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths))  # noqa: E731
     return "\n".join([fmt(header), fmt(["-" * w for w in widths])] + [fmt(b) for b in body])
+
+
+def _kernels(row, system):
+    k = row.get(system, {}).get("kernels") if isinstance(row.get(system), dict) else None
+    return k if isinstance(k, int) else None
+
+
+def _every_round(limit, key):
+    """A check: the row's ratios `key` at most `limit` in every round; None when a round lacks the number."""
+    def check(r):
+        ratios = r.get("ratios", {}).get(key) or []
+        if not ratios or any(x is None for x in ratios):
+            return None
+        return all(x <= limit for x in ratios), " / ".join(f"{x:.3f}" for x in ratios)
+    return check
+
+
+def _copy_bandwidth(r):
+    bw = r.get("bw_fraction", {}).get("fx_fused")
+    return None if bw is None else (bw >= 0.95, f"{bw:.3f}")
+
+
+def _fewer_kernels_and_faster(r):
+    timed = _every_round(1.0, "fused_compile")(r)
+    fx, tc = _kernels(r, "fx_fused"), _kernels(r, "compile")
+    if timed is None or fx is None or tc is None:
+        return None
+    return timed[0] and fx < tc, f"{timed[1]}, {fx} vs {tc} kernels"
+
+
+# The benchmark's targets (docs/benchmarks.md): which samples each covers, and its check, which returns
+# (met, numbers) or None when the sample lacks a number it needs (a failed or skipped column).
+TARGETS = (
+    ("fused / torch.compile <= 1.0", lambda r: True, _every_round(1.0, "fused_compile")),
+    ("unfused / eager <= 1.2", lambda r: True, _every_round(1.2, "unfused_eager")),
+    ("elementwise/reduction: FX fused >= 0.95 of copy bandwidth (round 1)", lambda r: not r.get("has_contraction"),
+     _copy_bandwidth),
+    ("contraction: FX fused <= torch.compile with fewer kernels", lambda r: r.get("has_contraction"),
+     _fewer_kernels_and_faster),
+)
+
+
+def targets(rows):
+    """One line per target: on how many of its samples it is met (in every round), and the others with their
+    numbers, so a miss is never hidden in a count."""
+    lines = []
+    for title, applies, check in TARGETS:
+        met, missed, unmeasured = 0, [], []
+        covered = [r for r in rows if applies(r)]
+        for r in covered:
+            result = check(r)
+            if result is None:
+                unmeasured.append(r["name"])
+            elif result[0]:
+                met += 1
+            else:
+                missed.append(f"{r['name']} {result[1]}")
+        text = f"{title}: met on {met} of {len(covered)}"
+        if missed:
+            text += "; not met: " + ", ".join(missed)
+        if unmeasured:
+            text += "; not measured: " + ", ".join(unmeasured)
+        lines.append(text)
+    return lines
 
 
 def notes(rows):
@@ -133,9 +218,11 @@ def markdown(report):
              "value in parentheses is a second run of the same code, `spread` the largest difference between "
              "the two runs. `k` = CUDA kernels per call. `bw` = minimum bytes (inputs read once, outputs "
              "written once) per second as a fraction of copy bandwidth, for graphs without a contraction. "
-             "fused/compile < 1: Fusion Explorer's fused plan is faster than torch.compile.", "",
+             "Ratios are taken within a round; fused/compile < 1: Fusion Explorer's fused plan is faster than "
+             "torch.compile.", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(b) + " |" for b in body]
+    lines += ["", "Targets (met when they hold in every round):", ""] + [f"- {t}" for t in targets(report["samples"])]
     extra = notes(report["samples"])
     if extra:
         lines += ["", "Notes:", ""] + [f"- {n}" for n in extra]

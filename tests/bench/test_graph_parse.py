@@ -251,16 +251,41 @@ class Report(unittest.TestCase):
                "fx_unfused": {"error": "fusion-cli not found"}, "fx_fused": {"ms": [0.2, 0.22], "kernels": 1}}
         bench_report.derive(row, 4.22e12)
         self.assertAlmostEqual(row["ratio_fused_compile"], 0.8)
+        self.assertEqual([round(x, 3) for x in row["ratios"]["fused_compile"]], [0.8, 0.88])
+        self.assertEqual(row["ratios"]["unfused_eager"], [])  # no FX unfused numbers: no ratio, never a zero
         self.assertAlmostEqual(row["bw_fraction"]["compile"], 4 * 256 * MIB / 0.25e-3 / 4.22e12)
         self.assertIsNone(row["bw_fraction"]["fx_unfused"])
         self.assertAlmostEqual(row["spread"], 0.1)
         text = bench_report.text_table([row])
         self.assertIn("0.500 (0.510)", text)
+        self.assertIn("0.800 (0.880)", text)
         self.assertIn("n/a", text)
         md = bench_report.markdown({"device": "H200", "torch": "2.11", "triton": "3.6", "copy_tb_s": 4.22,
                                     "samples": [row]})
         self.assertIn("| relu_mul_add | 1024.0 |", md)
         self.assertIn("- relu_mul_add FX unfused: fusion-cli not found", md)
+        self.assertIn("- unfused / eager <= 1.2: met on 0 of 1; not measured: relu_mul_add", md)
+
+    def test_targets_hold_in_every_round_and_name_each_miss(self):
+        def row(name, contraction, eager, compiled, unfused, fused, k_fused=1, k_compile=2):
+            return bench_report.derive({"name": name, "min_bytes": 256 * MIB, "has_contraction": contraction,
+                                        "eager": {"ms": eager, "kernels": 3},
+                                        "compile": {"ms": compiled, "kernels": k_compile},
+                                        "fx_unfused": {"ms": unfused, "kernels": 3},
+                                        "fx_fused": {"ms": fused, "kernels": k_fused}}, 1e12)
+        rows = [row("fast", False, [0.5, 0.5], [0.3, 0.3], [0.5, 0.5], [0.268, 0.268]),
+                # faster in round 1 only: a miss, with both rounds' ratios
+                row("tie", False, [0.5, 0.5], [0.3, 0.3], [0.65, 0.5], [0.29, 0.302]),
+                row("gemm", True, [1.0, 1.0], [0.9, 0.9], [1.0, 1.0], [0.8, 0.8]),
+                row("gemm_more_kernels", True, [1.0, 1.0], [0.9, 0.9], [1.0, 1.0], [0.8, 0.8], k_fused=2)]
+        lines = bench_report.targets(rows)
+        self.assertEqual(lines[0], "fused / torch.compile <= 1.0: met on 3 of 4; not met: tie 0.967 / 1.007")
+        self.assertEqual(lines[1], "unfused / eager <= 1.2: met on 3 of 4; not met: tie 1.300 / 1.000")
+        # 256 MiB in 0.268 ms against a 1 TB/s copy: 1.002; in 0.29 ms: 0.926
+        self.assertEqual(lines[2], "elementwise/reduction: FX fused >= 0.95 of copy bandwidth (round 1): met on 1 of "
+                                   "2; not met: tie 0.926")
+        self.assertEqual(lines[3], "contraction: FX fused <= torch.compile with fewer kernels: met on 1 of 2; "
+                                   "not met: gemm_more_kernels 0.889 / 0.889, 2 vs 2 kernels")
 
     def test_contraction_has_no_bandwidth_fraction(self):
         row = bench_report.derive({"name": "m", "min_bytes": 1, "has_contraction": True,
