@@ -16,8 +16,6 @@ namespace {
 
 using contraction_detail::DeviceMemory;
 
-// cudnnFind may only pick algorithms whose workspace fits here; the sample shapes need far less.
-constexpr std::size_t kFindWorkspaceBytes = std::size_t{64} << 20;
 
 template <class Handle, cudnnStatus_t (*Destroy)(Handle)>
 struct DnnDeleter {
@@ -137,7 +135,7 @@ struct Conv2d::Impl {
 
 // Times every legacy algorithm on the caller's buffers and keeps the fastest that honours the TF32 choice.
 void Conv2d::Impl::find_algorithm(const Conv2dProblem& p, ConvPlan& plan, const void* x, const void* w, void* y) {
-  ensure_workspace(kFindWorkspaceBytes);
+  ensure_workspace(Conv2d::kFindWorkspaceBytes);
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT] = {};
   int returned = 0;
   FX_CUDA_CALL(cudnnFindConvolutionForwardAlgorithmEx(handle, plan.x.get(), x, plan.w.get(), w, plan.conv.get(),

@@ -51,6 +51,9 @@ std::string describe_conv2d(const Conv2dProblem& p);
 // Not thread-safe; use one per stream.
 class Conv2d {
  public:
+  // The workspace cudnnFind may use (its algorithms must fit); it grows only for a chosen algorithm that needs more.
+  static constexpr std::size_t kFindWorkspaceBytes = std::size_t{64} << 20;
+
   Conv2d();  // throws NoDeviceError without a usable CUDA device
   ~Conv2d();
   Conv2d(Conv2d&&) noexcept;

@@ -3,6 +3,7 @@
 // moves. CUBLASLT_ORDER_ROW would be the direct route, but with bias epilogues it returns NOT_SUPPORTED
 // with 0 algorithms (VERIFIED-FACTS.md).
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <iterator>
 #include <map>
@@ -55,6 +56,8 @@ std::uint32_t alignment_of(const void* p) {
 struct PlanKey {
   MatmulProblem problem;
   std::uint32_t align_a, align_b, align_c, align_bias;
+  // The alignments of cuBLAS's A, B, C and D: A is W (the caller's b), B is X (the caller's a), C and D are Y.
+  std::array<std::uint32_t, 4> cublas_alignments() const { return {align_b, align_a, align_c, align_c}; }
   auto tie() const {
     const MatmulProblem& p = problem;
     const MatmulLayout l = resolve_layout(p);
@@ -94,11 +97,13 @@ struct Plan {
 // GEMM (0.788 and 0.702 ms by their own timing): the first rounds ran while the clocks were still falling to
 // their power-limited level. Two warm-up rounds and 15 timed ones cost 0.1 s for that GEMM, nothing for small ones.
 //
-// The heuristic ranks only a few tile shapes, so the candidates also include every (tile, stages) pair of each
-// algorithm it offered (tile_variants): for gpt2_block's scores GEMM (96 x [1024, 64] x [64, 1024], TF32) the
-// fastest on an H100 was a tile the heuristic did not return, 0.1677 ms against its best 0.1724 and cuBLAS's own
-// cublasGemmStridedBatchedEx 0.1725 (tools/microbench/attention_gemms.cu). All of them are screened in a few
-// interleaved rounds; the heuristic's first and the fastest others go on to the full timing.
+// The heuristic returns a few configurations, each with an explicit cluster shape, so the candidates also include
+// its algorithms with the cluster shape left to cuBLASLt and every (tile, stages) pair of each algorithm it
+// offered (tile_variants). For gpt2_block's scores GEMM (96 x [1024, 64] x [64, 1024], TF32) the fastest on an
+// H100 was such a configuration: 0.1677 ms against the heuristic's best 0.1724 and cuBLAS's own
+// cublasGemmStridedBatchedEx 0.1725 (tools/microbench/attention_gemms.cu); in the executor the heuristic's first
+// algorithm, tile and stages with the cluster shape left to cuBLASLt won (0.167 against 0.173 ms). All of them
+// are screened in a few interleaved rounds; the heuristic's first and the fastest others go on to the full timing.
 constexpr int kCandidates = 8;  // timed in full: the heuristic's first and the 7 fastest others
 constexpr int kWarmupRounds = 2;
 constexpr int kTimedRounds = 15;
@@ -140,10 +145,13 @@ LayoutPtr make_layout(DType t, std::int64_t rows, std::int64_t cols, std::int64_
   return layout;
 }
 
+cublasComputeType_t compute_type(const MatmulProblem& p) {
+  return p.a_type == DType::f32 && p.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
 DescPtr make_desc(const MatmulProblem& p) {
-  const bool tf32 = p.a_type == DType::f32 && p.allow_tf32;
   cublasLtMatmulDesc_t raw = nullptr;
-  FX_CUDA_CALL(cublasLtMatmulDescCreate(&raw, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  FX_CUDA_CALL(cublasLtMatmulDescCreate(&raw, compute_type(p), CUDA_R_32F));
   DescPtr desc(raw);
   // cuBLAS A is W and cuBLAS B is X (Y^T = W^T X^T): each is transposed exactly when the caller's is.
   set_desc<std::int32_t>(raw, CUBLASLT_MATMUL_DESC_TRANSA, p.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N);
@@ -156,19 +164,27 @@ DescPtr make_desc(const MatmulProblem& p) {
   return desc;
 }
 
-// cuBLASLt's tile and stage ids as its enum names them (cublasLt.h), for the reports; later ids print as numbers.
+// cuBLASLt's tile, stage and cluster-shape ids as its enums name them (cublasLt.h), for the reports; ids past
+// the tables print as numbers.
 constexpr const char* kTileNames[] = {
     "undefined", "8x8",     "8x16",    "16x8",    "8x32",    "16x16",   "32x8",    "8x64",    "16x32",
     "32x16",     "64x8",    "32x32",   "32x64",   "64x32",   "32x128",  "64x64",   "128x32",  "64x128",
     "128x64",    "64x256",  "128x128", "256x64",  "64x512",  "128x256", "256x128", "512x64",  "64x96",
     "96x64",     "96x128",  "128x160", "160x128", "192x128", "128x192", "128x96",  "32x256",  "256x32"};
-static_assert(CUBLASLT_MATMUL_TILE_64x256 == 19 && CUBLASLT_MATMUL_TILE_256x32 == 35);
+static_assert(CUBLASLT_MATMUL_TILE_64x256 == 19 && CUBLASLT_MATMUL_TILE_256x32 == 35 &&
+              std::size(kTileNames) == CUBLASLT_MATMUL_TILE_256x32 + 1);
 constexpr const char* kStageNames[] = {
     "undefined", "16x1",  "16x2",  "16x3",   "16x4",   "16x5",   "16x6",   "32x1",    "32x2",    "32x3",
     "32x4",      "32x5",  "32x6",  "64x1",   "64x2",   "64x3",   "64x4",   "64x5",    "64x6",    "128x1",
-    "128x2",     "128x3", "128x4", "128x5",  "128x6",  "32x10",  "8x4",    "16x10",   "8x5",     "29",
-    "30",        "8x3",   "8xAUTO", "16xAUTO", "32xAUTO", "64xAUTO", "128xAUTO", "256xAUTO", "768xAUTO"};
-static_assert(CUBLASLT_MATMUL_STAGES_8x3 == 31 && CUBLASLT_MATMUL_STAGES_768xAUTO == 38);
+    "128x2",     "128x3", "128x4", "128x5",  "128x6",  "32x10",  "8x4",    "16x10",   "8x5",     "id 29",
+    "id 30",     "8x3",   "8xAUTO", "16xAUTO", "32xAUTO", "64xAUTO", "128xAUTO", "256xAUTO", "768xAUTO"};
+static_assert(CUBLASLT_MATMUL_STAGES_8x3 == 31 && CUBLASLT_MATMUL_STAGES_768xAUTO == 38 &&
+              std::size(kStageNames) == CUBLASLT_MATMUL_STAGES_END);
+constexpr const char* kClusterNames[] = {
+    "auto",  "id 1",  "1x1x1", "2x1x1", "4x1x1", "1x2x1", "2x2x1", "4x2x1",  "1x4x1",  "2x4x1",  "4x4x1",
+    "8x1x1", "1x8x1", "8x2x1", "2x8x1", "16x1x1", "1x16x1", "3x1x1", "5x1x1", "6x1x1", "7x1x1", "9x1x1"};
+static_assert(CUBLASLT_CLUSTER_SHAPE_1x1x1 == 2 && CUBLASLT_CLUSTER_SHAPE_9x1x1 == 21 &&
+              std::size(kClusterNames) == CUBLASLT_CLUSTER_SHAPE_9x1x1 + 1);
 
 template <class T>
 T algo_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
@@ -178,15 +194,37 @@ T algo_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttribut
   return value;
 }
 
-// "algorithm 43, tile 128x64, stages 32xAUTO".
+// Every configuration field of an algorithm: two algorithms with the same key are the same configuration.
+struct AlgoKey {
+  std::int32_t id, splitk;
+  std::uint32_t tile, stages, reduction, swizzle, custom;
+  std::uint16_t inner, cluster;
+  explicit AlgoKey(const cublasLtMatmulAlgo_t& a)
+      : id(algo_config<std::int32_t>(a, CUBLASLT_ALGO_CONFIG_ID)),
+        splitk(algo_config<std::int32_t>(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM)),
+        tile(algo_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_TILE_ID)),
+        stages(algo_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_STAGES_ID)),
+        reduction(algo_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME)),
+        swizzle(algo_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING)),
+        custom(algo_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION)),
+        inner(algo_config<std::uint16_t>(a, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID)),
+        cluster(algo_config<std::uint16_t>(a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID)) {}
+  auto tie() const { return std::tie(id, splitk, tile, stages, reduction, swizzle, custom, inner, cluster); }
+  bool operator==(const AlgoKey& o) const { return tie() == o.tie(); }
+};
+
+// "algorithm 43, tile 128x64, stages 32xAUTO, cluster auto" (and the split-K, swizzle and option when set).
 std::string describe_algo(const cublasLtMatmulAlgo_t& algo) {
-  const auto id = algo_config<std::int32_t>(algo, CUBLASLT_ALGO_CONFIG_ID);
-  const auto tile = algo_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID);
-  const auto stages = algo_config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID);
+  const AlgoKey k(algo);
   auto name = [](const auto& names, std::uint32_t i) {
     return i < std::size(names) ? std::string(names[i]) : "id " + std::to_string(i);
   };
-  return "algorithm " + std::to_string(id) + ", tile " + name(kTileNames, tile) + ", stages " + name(kStageNames, stages);
+  std::string text = "algorithm " + std::to_string(k.id) + ", tile " + name(kTileNames, k.tile) + ", stages " +
+                     name(kStageNames, k.stages) + ", cluster " + name(kClusterNames, k.cluster);
+  if (k.splitk > 1) text += ", split-K " + std::to_string(k.splitk);
+  if (k.swizzle) text += ", swizzle " + std::to_string(k.swizzle);
+  if (k.custom) text += ", option " + std::to_string(k.custom);
+  return text;
 }
 
 template <class T>
@@ -196,10 +234,6 @@ std::vector<T> algo_caps(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoCap
   std::vector<T> v(bytes / sizeof(T));
   if (cublasLtMatmulAlgoCapGetAttribute(&algo, attr, v.data(), bytes, &bytes) != CUBLAS_STATUS_SUCCESS) return {};
   return v;
-}
-
-bool same_algo(const cublasLtMatmulAlgo_t& a, const cublasLtMatmulAlgo_t& b) {
-  return std::equal(std::begin(a.data), std::end(a.data), std::begin(b.data));
 }
 
 }  // namespace
@@ -233,8 +267,10 @@ std::optional<float> Matmul::Impl::time_algo(const Plan& plan, const cublasLtMat
                           workspace.bytes(), ops.stream);
   };
   // A candidate cuBLASLt refuses at launch is skipped; its status is not an error of the run.
-  // The timed launch follows an untimed one of the same algorithm, as in a plan's steady state: alone after the
-  // host's wait, gpt2_block's 768 -> 768 projections timed 0.053-0.054 ms that the plan then ran in 0.042-0.048.
+  // The timed launch follows an untimed one of the same algorithm, so the GPU is busy and the operands are in the
+  // L2 as for a GEMM whose inputs the previous step just wrote (the cache flush of --cold-l2 is the executor's,
+  // not known here). Alone after the host's wait, gpt2_block's 768 -> 768 projections timed 0.053-0.054 ms that
+  // the plan then ran in 0.042-0.048.
   if (launch() != CUBLAS_STATUS_SUCCESS) return std::nullopt;
   bool failed = false;
   const double ms = median_event_ms(ops.stream, 1, [&] { failed |= launch() != CUBLAS_STATUS_SUCCESS; });
@@ -268,57 +304,64 @@ std::vector<std::optional<float>> Matmul::Impl::time_rounds(const Plan& plan,
 std::vector<cublasLtMatmulAlgo_t> Matmul::Impl::tile_variants(const Plan& plan, const PlanKey& key,
                                                               const std::vector<cublasLtMatmulAlgo_t>& offered) {
   const MatmulProblem& p = key.problem;
-  const cublasComputeType_t compute =
-      p.a_type == DType::f32 && p.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  // cuBLAS A is W (caller's b), cuBLAS B is X (caller's a); C and D are both Y.
   const cudaDataType_t a_type = cuda_type(p.b_type), b_type = cuda_type(p.a_type), c_type = cuda_type(p.c_type);
+  const auto have = key.cublas_alignments();
+  const cublasLtMatmulAlgoCapAttributes_t alignment_caps[] = {
+      CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES};
+  std::vector<AlgoKey> seen;
+  for (const auto& algo : offered) seen.emplace_back(algo);
+  std::vector<cublasLtMatmulAlgo_t> variants;
+  // Kept when new, accepted by cublasLtMatmulAlgoCheck for this problem, its workspace fits ours, and the
+  // operands meet its minimum alignment (read from the configured algorithm).
+  auto consider = [&](const cublasLtMatmulAlgo_t& algo) {
+    const AlgoKey k(algo);
+    if (variants.size() >= kMaxVariants || std::find(seen.begin(), seen.end(), k) != seen.end()) return;
+    seen.push_back(k);
+    cublasLtMatmulHeuristicResult_t check{};
+    if (cublasLtMatmulAlgoCheck(handle, plan.desc.get(), plan.w_layout.get(), plan.x_layout.get(), plan.y_layout.get(),
+                                plan.y_layout.get(), &algo, &check) != CUBLAS_STATUS_SUCCESS ||
+        check.workspaceSize > workspace.bytes()) {
+      return;
+    }
+    for (std::size_t i = 0; i < have.size(); ++i) {
+      const auto need = algo_caps<std::uint32_t>(algo, alignment_caps[i]);
+      if (!need.empty() && need[0] > have[i]) return;
+    }
+    variants.push_back(algo);
+  };
+  // The heuristic's own algorithms with the cluster shape left to cuBLASLt (it names explicit ones).
+  for (cublasLtMatmulAlgo_t algo : offered) {
+    const std::uint16_t automatic = CUBLASLT_CLUSTER_SHAPE_AUTO;
+    if (cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &automatic,
+                                             sizeof automatic) == CUBLAS_STATUS_SUCCESS) {
+      consider(algo);
+    }
+  }
+  // Every (tile, stages) pair of each algorithm id offered, the other fields at cublasLtMatmulAlgoInit's defaults.
   std::vector<std::int32_t> ids;
   for (const auto& algo : offered) {
-    const auto id = algo_config<std::int32_t>(algo, CUBLASLT_ALGO_CONFIG_ID);
+    const std::int32_t id = AlgoKey(algo).id;
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
   }
-  std::vector<cublasLtMatmulAlgo_t> variants;
   for (std::int32_t id : ids) {
     cublasLtMatmulAlgo_t base{};
-    if (cublasLtMatmulAlgoInit(handle, compute, CUDA_R_32F, a_type, b_type, c_type, c_type, id, &base) !=
+    if (cublasLtMatmulAlgoInit(handle, compute_type(p), CUDA_R_32F, a_type, b_type, c_type, c_type, id, &base) !=
         CUBLAS_STATUS_SUCCESS) {
       continue;
     }
-    // An algorithm that needs more alignment than the operands have is not offered.
-    const std::pair<cublasLtMatmulAlgoCapAttributes_t, std::uint32_t> needs[] = {
-        {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, key.align_b},
-        {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES, key.align_a},
-        {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, key.align_c},
-        {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES, key.align_c}};
-    bool aligned = true;
-    for (const auto& [attr, have] : needs) {
-      const auto need = algo_caps<std::uint32_t>(base, attr);
-      aligned &= need.empty() || need[0] <= have;
-    }
-    if (!aligned) continue;
     std::vector<std::uint32_t> tiles = algo_caps<std::uint32_t>(base, CUBLASLT_ALGO_CAP_TILE_IDS);
     std::vector<std::uint32_t> stages = algo_caps<std::uint32_t>(base, CUBLASLT_ALGO_CAP_STAGES_IDS);
     if (tiles.empty()) tiles.push_back(CUBLASLT_MATMUL_TILE_UNDEFINED);
     if (stages.empty()) stages.push_back(CUBLASLT_MATMUL_STAGES_UNDEFINED);
     for (std::uint32_t tile : tiles) {
       for (std::uint32_t stage : stages) {
-        if (variants.size() >= kMaxVariants) return variants;
         cublasLtMatmulAlgo_t algo = base;
-        if (cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile) !=
-                CUBLAS_STATUS_SUCCESS ||
-            cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stage, sizeof stage) !=
+        if (cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile) ==
+                CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stage, sizeof stage) ==
                 CUBLAS_STATUS_SUCCESS) {
-          continue;
-        }
-        cublasLtMatmulHeuristicResult_t check{};
-        if (cublasLtMatmulAlgoCheck(handle, plan.desc.get(), plan.w_layout.get(), plan.x_layout.get(),
-                                    plan.y_layout.get(), plan.y_layout.get(), &algo, &check) != CUBLAS_STATUS_SUCCESS ||
-            check.workspaceSize > workspace.bytes()) {
-          continue;
-        }
-        auto same = [&](const cublasLtMatmulAlgo_t& o) { return same_algo(o, algo); };
-        if (std::none_of(offered.begin(), offered.end(), same) && std::none_of(variants.begin(), variants.end(), same)) {
-          variants.push_back(algo);
+          consider(algo);
         }
       }
     }
@@ -345,14 +388,12 @@ Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operan
   const std::uint64_t workspace_bytes = kWorkspaceBytes;
   FX_CUDA_CALL(cublasLtMatmulPreferenceSetAttribute(raw_pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                     &workspace_bytes, sizeof(workspace_bytes)));
-  // cuBLAS A is W (caller's b), cuBLAS B is X (caller's a); C and D are both Y.
-  const std::pair<cublasLtMatmulPreferenceAttributes_t, std::uint32_t> alignments[] = {
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.align_b},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_a},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.align_c},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_c}};
-  for (const auto& [attr, bytes] : alignments) {
-    FX_CUDA_CALL(cublasLtMatmulPreferenceSetAttribute(raw_pref, attr, &bytes, sizeof(bytes)));
+  const cublasLtMatmulPreferenceAttributes_t alignment_prefs[] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  const auto alignments = key.cublas_alignments();
+  for (std::size_t i = 0; i < alignments.size(); ++i) {
+    FX_CUDA_CALL(cublasLtMatmulPreferenceSetAttribute(raw_pref, alignment_prefs[i], &alignments[i], sizeof(alignments[i])));
   }
 
   cublasLtMatmulHeuristicResult_t results[kHeuristicRequest]{};
@@ -370,7 +411,7 @@ Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operan
   plan.choice = "cuBLASLt heuristic's first algorithm";
   // Nothing may be synchronised while a CUDA graph is being captured: there the heuristic's choice stands.
   if (capturing(ops.stream)) return plan;
-  // The pool: the heuristic's algorithms in its order, then their other tile/stage configurations.
+  // The pool: the heuristic's algorithms in its order, then the variants (tile_variants).
   std::vector<cublasLtMatmulAlgo_t> pool;
   for (int i = 0; i < found; ++i) pool.push_back(results[i].algo);
   const std::size_t offered = pool.size();
@@ -401,21 +442,26 @@ Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operan
   if (best < 0) return plan;  // none ran; the first is launched (and its error reported) by the caller
   const std::size_t chosen = finalists[static_cast<std::size_t>(best)];
   plan.algo = pool[chosen];
-  const std::string first = medians[0] ? (std::to_string(*medians[0]).substr(0, 6) + " ms") : "failed to launch";
-  char note[320];
+  auto ms_text = [](std::optional<float> ms) {
+    if (!ms) return std::string("failed to launch");
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4f ms", static_cast<double>(*ms));
+    return std::string(text);
+  };
+  const std::string times = " (" + ms_text(medians[static_cast<std::size_t>(best)]) +
+                            "; the heuristic's first: " + ms_text(medians[0]) + ")";
   if (pool.size() == offered) {
-    std::snprintf(note, sizeof note, "algorithm %zu of the heuristic's %zu by timing (%.4f ms; the first: %s)",
-                  chosen + 1, offered, static_cast<double>(*medians[static_cast<std::size_t>(best)]), first.c_str());
+    plan.choice = "algorithm " + std::to_string(chosen + 1) + " of the heuristic's " + std::to_string(offered) +
+                  " by timing: " + describe_algo(plan.algo) + times;
   } else {
-    const std::string which = chosen < offered ? "the heuristic's #" + std::to_string(chosen + 1) + ", "
-                                               : std::string("not among the heuristic's, ");
-    std::snprintf(note, sizeof note,
-                  "the fastest of %zu configurations by timing (the heuristic's %zu and %zu other tile/stage "
-                  "configurations of its algorithms): %s%s (%.4f ms; the heuristic's first: %s)",
-                  pool.size(), offered, pool.size() - offered, which.c_str(), describe_algo(plan.algo).c_str(),
-                  static_cast<double>(*medians[static_cast<std::size_t>(best)]), first.c_str());
+    plan.choice = "the fastest of " + std::to_string(pool.size()) + " configurations by timing (the heuristic's " +
+                  std::to_string(offered) + " and " + std::to_string(pool.size() - offered) +
+                  " more: its algorithms with the cluster shape left to cuBLASLt, and with each tile and stage "
+                  "count): " +
+                  (chosen < offered ? "the heuristic's #" + std::to_string(chosen + 1)
+                                    : std::string("not among the heuristic's")) +
+                  ", " + describe_algo(plan.algo) + times;
   }
-  plan.choice = note;
   return plan;
 }
 

@@ -113,7 +113,16 @@ std::int64_t LibraryStep::prepared_bytes(const Graph& g) const {
   return bytes;
 }
 
+void LibraryStep::release_prepared() {
+  weights_ = contraction_detail::DeviceMemory();
+  bias_ = contraction_detail::DeviceMemory();
+  weights_nhwc_ = contraction_detail::DeviceMemory();
+  x_nhwc_ = contraction_detail::DeviceMemory();
+  y_nhwc_ = contraction_detail::DeviceMemory();
+}
+
 void LibraryStep::prepare(Executor::Impl& im) {
+  release_prepared();  // a second preparation (the profile pass) replaces the buffers, never holds both
   const Graph& g = im.graph;
   if (call_.kind == LibraryCallKind::horizontal_matmul) {
     // The weights stacked [P, K, N] once, so one strided-batched GEMM reads part i at i * K * N.
@@ -287,30 +296,46 @@ void append_contraction_steps(Executor::Impl& im, int p, const Group& group, con
   if (std::find(ps.notes.begin(), ps.notes.end(), counting) == ps.notes.end()) ps.notes.push_back(counting);
 }
 
-void prepare_library_steps(Executor::Impl& im) {
-  std::set<const LibraryStep*> done;  // a convolution run channels-last is three steps sharing one call
-  for (PlanSteps& ps : im.plans) {
-    for (Step& s : ps.steps) {
-      if (!s.call || !done.insert(s.call.get()).second) continue;
-      // Handles and workspaces are made here, not at the first launch, which may be inside a timed window.
-      ContractionRuntime& rt = runtime(im);
-      if (s.call->call().kind == LibraryCallKind::conv2d && !rt.conv) rt.conv = std::make_unique<Conv2d>();
-      if (s.call->call().kind != LibraryCallKind::conv2d && !rt.matmul) rt.matmul = std::make_unique<Matmul>();
-      s.call->prepare(im);
+namespace {
+
+// Calls f once per library call of the plans (a convolution run channels-last is three steps sharing one call).
+template <class Im, class F>
+void for_each_library_step(Im& im, F&& f) {
+  std::set<const LibraryStep*> done;
+  for (auto& ps : im.plans) {
+    for (auto& s : ps.steps) {
+      if (s.call && done.insert(s.call.get()).second) f(*s.call);
     }
   }
+}
+
+}  // namespace
+
+void prepare_library_steps(Executor::Impl& im) {
+  for_each_library_step(im, [&](LibraryStep& step) {
+    // Handles and workspaces are made here, not at the first launch, which may be inside a timed window.
+    ContractionRuntime& rt = runtime(im);
+    if (step.call().kind == LibraryCallKind::conv2d && !rt.conv) rt.conv = std::make_unique<Conv2d>();
+    if (step.call().kind != LibraryCallKind::conv2d && !rt.matmul) rt.matmul = std::make_unique<Matmul>();
+    step.prepare(im);
+  });
   FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
 }
 
 std::int64_t library_step_bytes(const Executor::Impl& im) {
-  std::set<const LibraryStep*> counted;
   std::int64_t bytes = 0;
-  for (const PlanSteps& ps : im.plans) {
-    for (const Step& s : ps.steps) {
-      if (s.call && counted.insert(s.call.get()).second) bytes += s.call->prepared_bytes(im.graph);
-    }
-  }
+  bool matmul = false, conv = false;
+  for_each_library_step(im, [&](const LibraryStep& step) {
+    bytes += step.prepared_bytes(im.graph);
+    (step.call().kind == LibraryCallKind::conv2d ? conv : matmul) = true;
+  });
+  if (matmul) bytes += static_cast<std::int64_t>(Matmul::kWorkspaceBytes);
+  if (conv) bytes += static_cast<std::int64_t>(Conv2d::kFindWorkspaceBytes);
   return bytes;
+}
+
+void release_library_steps(Executor::Impl& im) {
+  for_each_library_step(im, [](LibraryStep& step) { step.release_prepared(); });
 }
 
 }  // namespace fx::gpu

@@ -57,6 +57,8 @@ class LibraryStep {
   // summed bias, and, while the channels-last way is loaded and not dropped, the permuted weights and the NHWC
   // copies of x and y. Known before preparation, so the run can check free memory for them up front.
   std::int64_t prepared_bytes(const Graph& g) const;
+  // Frees what prepare() made (the run is over); a later prepare() makes it again.
+  void release_prepared();
 
   // Once the graph inputs are on the device: stacks horizontal weights, folds batchnorm, sums biases; permutes
   // the convolution's weights to NHWC and allocates its scratch when load_nhwc ran.
@@ -84,7 +86,10 @@ void append_contraction_steps(Executor::Impl& im, int p, const Group& group, con
                               int group_index);
 // Runs every library step's preparation (after fill_inputs, before any launch).
 void prepare_library_steps(Executor::Impl& im);
-// The sum of prepared_bytes over the plans' library steps (a call shared by several steps counted once).
+// What the plans' library calls allocate outside the arena: each call's prepared_bytes (a call shared by
+// several steps counted once) and the workspaces of the cuBLASLt and cuDNN handles they use.
 std::int64_t library_step_bytes(const Executor::Impl& im);
+// Frees every library step's prepared buffers.
+void release_library_steps(Executor::Impl& im);
 
 }  // namespace fx::gpu

@@ -208,15 +208,17 @@ void Executor::Impl::allocate() {
   if (arena) return;
   std::size_t free_b = 0, total_b = 0;
   FX_CUDA_CALL(cudaMemGetInfo(&free_b, &total_b));
-  // Keep room for cuBLASLt/cuDNN workspaces, CUDA graphs and the context's own growth. The library steps'
-  // buffers (folded weights, NHWC scratch) are allocated at preparation, after the arena: counted here.
+  // Keep room for CUDA graphs, a cuDNN workspace grown past cudnnFind's and the context's own growth. The
+  // library calls' buffers and workspaces and the cache-flush buffer are allocated after the arena: counted in
+  // required_bytes().
   const std::size_t headroom = std::size_t{256} << 20;
   const auto needed = static_cast<std::size_t>(required_bytes());
   if (needed + headroom > free_b) {
     const std::size_t library = needed - arena_bytes;
     throw std::runtime_error("the run needs " + format_bytes(static_cast<double>(needed)) + " of device memory" +
                              (library ? " (" + format_bytes(static_cast<double>(library)) +
-                                            " of it prepared weights and scratch of cuBLASLt/cuDNN calls)"
+                                            " of it cuBLASLt/cuDNN workspaces, prepared weights and scratch" +
+                                            (options.cold_l2 ? ", and the cache-flush buffer" : "") + ")"
                                       : std::string()) +
                              " (+" +
                              format_bytes(static_cast<double>(headroom)) + " headroom) but only " +
@@ -229,6 +231,7 @@ void Executor::Impl::allocate() {
 void Executor::Impl::release() {
   if (arena) cudaFree(arena);
   arena = nullptr;
+  release_library_steps(*this);
 }
 
 void* Executor::Impl::pointer(int p, ValueId v) const {
@@ -336,7 +339,8 @@ Executor::Executor(Executor&&) noexcept = default;
 Executor& Executor::operator=(Executor&&) noexcept = default;
 
 std::int64_t Executor::Impl::required_bytes() const {
-  return static_cast<std::int64_t>(arena_bytes) + library_step_bytes(*this);
+  return static_cast<std::int64_t>(arena_bytes) + library_step_bytes(*this) +
+         (options.cold_l2 ? static_cast<std::int64_t>(kColdL2Bytes) : 0);
 }
 
 std::int64_t Executor::required_bytes() const { return impl_->required_bytes(); }

@@ -107,7 +107,7 @@ struct RunReport {
   double speedup = 0;  // unfused total / fused total
   int kernels_compiled = 0, cache_hits = 0;
   double compile_seconds = 0;
-  std::int64_t device_bytes = 0;  // allocated for the run at its peak: Executor::required_bytes()
+  std::int64_t device_bytes = 0;  // allocated for the run: Executor::required_bytes()
   int repeat = 0, warmup = 0;     // the timing protocol behind every median
   bool cold_l2 = false;
   std::string layouts;  // "timed" (autotune), "default", or "forced K"
@@ -131,9 +131,10 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  // Bytes the run allocates: the arena (inputs, intermediates, outputs of both plans) and the buffers library
-  // calls prepare (folded or stacked weights, channels-last scratch); checked against free memory before any
-  // allocation, with headroom for the cuBLASLt/cuDNN workspaces.
+  // Bytes the run allocates: the arena (inputs, intermediates, outputs of both plans), the buffers library calls
+  // prepare (folded or stacked weights, channels-last scratch), the cuBLASLt/cuDNN workspaces and, with
+  // cold_l2, the cache-flush buffer; checked against free memory (with headroom for CUDA graphs and the
+  // context) before anything is allocated.
   std::int64_t required_bytes() const;
   // Allocates, fills inputs, verifies, times both plans. Frees everything on return or on error.
   // The verification pass synchronises after every step, so a kernel that faults on its first run is named

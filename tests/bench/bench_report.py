@@ -1,5 +1,6 @@
 """The pure-Python half of bench.py: reading fusion-cli's run JSON, the derived numbers, and the text, Markdown
 and JSON reports. No torch here, so all of it is unit-tested on a machine without a GPU."""
+import itertools
 import json
 import math
 import os
@@ -60,7 +61,7 @@ def round_ratios(row, num, den):
     b = row.get(den, {}).get("ms") if isinstance(row.get(den), dict) else None
     if not isinstance(a, list) or not isinstance(b, list):
         return []
-    return [x / y if x and y else None for x, y in zip(a, b)]
+    return [x / y if x and y else None for x, y in itertools.zip_longest(a, b)]
 
 
 def derive(row, copy_bytes_per_s):

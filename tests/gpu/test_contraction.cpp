@@ -130,8 +130,9 @@ TEST(ContractionMatmul, TransposedOperands) {
 }
 
 // The search goes beyond the heuristic's list: the attention-scores shape of gpt2_block, scaled down (q k^T over
-// 8 heads, TF32), is screened over the other tile/stage configurations of the heuristic's algorithms too, and
-// whichever configuration wins by timing computes the product.
+// 8 heads, TF32), is screened over the heuristic's algorithms with the cluster shape left to cuBLASLt and over
+// their tiles and stage counts too (on sm_90 cuBLASLt accepts dozens), and whichever configuration wins by
+// timing computes the product.
 TEST(ContractionMatmul, SearchesTileConfigurationsBeyondTheHeuristic) {
   FX_SKIP_WITHOUT_CUDA_DEVICE();
   MatmulProblem p{.batch = 8, .m = 256, .n = 256, .k = 64};
@@ -145,6 +146,7 @@ TEST(ContractionMatmul, SearchesTileConfigurationsBeyondTheHeuristic) {
   const std::string choice = matmul.algorithm_choice(p);
   EXPECT_NE(choice.find("configurations by timing (the heuristic's"), std::string::npos) << choice;
   EXPECT_NE(choice.find(", tile "), std::string::npos) << choice;
+  EXPECT_NE(choice.find(", cluster "), std::string::npos) << choice;
   // k^T per batch entry, then the packed reference.
   std::vector<double> kt(k.host.size());
   for (std::int64_t b = 0; b < p.batch; ++b)
