@@ -191,6 +191,9 @@ def targets(rows):
                 met += 1
             else:
                 missed.append(f"{r['name']} {result[1]}")
+        if not covered:
+            lines.append(f"{title}: no sample of this run")
+            continue
         text = f"{title}: met on {met} of {len(covered)}"
         if missed:
             text += "; not met: " + ", ".join(missed)

@@ -286,6 +286,9 @@ class Report(unittest.TestCase):
                                    "2; not met: tie 0.926")
         self.assertEqual(lines[3], "contraction: FX fused <= torch.compile with fewer kernels: met on 1 of 2; "
                                    "not met: gemm_more_kernels 0.889 / 0.889, 2 vs 2 kernels")
+        only_gemms = bench_report.targets(rows[2:])
+        self.assertEqual(only_gemms[2], "elementwise/reduction: FX fused >= 0.95 of copy bandwidth (round 1): no "
+                                        "sample of this run")
 
     def test_contraction_has_no_bandwidth_fraction(self):
         row = bench_report.derive({"name": "m", "min_bytes": 1, "has_contraction": True,
