@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Per-kernel times of a sample under torch.compile next to fusion-cli's, to see where a plan's time goes:
 torch.profiler over 20 calls, each after a 256 MB flush (the bench protocol), averaged per kernel launch slot;
-and `fusion-cli run --auto --cold-l2` per-kernel medians from its JSON.
+and `fusion-cli run --auto --cold-l2` per-step medians from its JSON (event-timed, launch gaps included) with the
+CUPTI kernel durations of each step (its profile pass), which compare with the profiler's.
 
     python3 tools/microbench/kernel_breakdown.py --cli build/app/cli/fusion-cli gpt2_block
 """
@@ -43,13 +44,21 @@ def torch_kernels(path, calls=20):
 
 
 def fx_kernels(cli, path):
+    """Per step: its event-timed median under the flush (launch gaps included) and the CUPTI durations of the CUDA
+    kernels it ran (the run's profile pass: one launch after a warm-up, no flush), comparable with the profiler's."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
-        subprocess.run([cli, "run", path, "--auto", "--cold-l2", "--repeat", "50", "--no-profile", "--json", out],
+        subprocess.run([cli, "run", path, "--auto", "--cold-l2", "--repeat", "50", "--json", out],
                        check=True, capture_output=True)
         doc = json.load(open(out))
     plan = [p for p in doc["plans"] if p["name"] == "fused"][0]
-    return [(k["name"] + " " + k.get("path", "")[-90:], k["measured_ms"]) for k in plan["kernels"]]
+    rows = []
+    for k in plan["kernels"]:
+        timeline = (k.get("measured") or {}).get("timeline") or []
+        cupti = ", ".join(f"{t['duration_us'] / 1000.0:.4f} {t['kernel'][:60]}" for t in timeline)
+        rows.append((k["name"] + " " + k.get("path", "")[-90:] + (f"\n      CUPTI: {cupti}" if cupti else ""),
+                     k["measured_ms"]))
+    return rows
 
 
 def main():
