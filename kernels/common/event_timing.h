@@ -1,10 +1,14 @@
-// Timing on the GPU with CUDA events: one pair of events around each run, the median of the runs. Shared by
-// calibrate (copy and GEMM rates) and the cuBLASLt plan's algorithm choice.
+// Timing on the GPU with CUDA events: one pair of events around each run, the median of the runs; and the
+// interleaved rounds in which a choice between ways is timed. Shared by calibrate (copy and GEMM rates), the
+// cuBLASLt plan's algorithm choice and the executor's layout tuning.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "kernels/common/cuda_call.h"
@@ -42,6 +46,39 @@ double median_event_ms(cudaStream_t stream, int repeat, F&& body) {
   }
   std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
   return t[t.size() / 2];
+}
+
+// Medians of n ways timed in interleaved rounds: `warmup` rounds not counted, then `rounds` counted ones, each
+// with one run of every way, so that a drift of the clocks during the search (large GEMMs run at the power limit)
+// moves every way alike instead of favouring whichever was timed while the clocks were high. time(i) returns the
+// milliseconds of one run of way i, or nullopt when it cannot run: that way drops out and its median is nullopt.
+template <typename Time>
+std::vector<std::optional<double>> interleaved_medians(std::size_t n, int warmup, int rounds, Time&& time) {
+  std::vector<std::vector<double>> times(n);
+  std::vector<char> runs(n, 1);
+  for (int round = 0; round < warmup + rounds; ++round) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!runs[i]) continue;
+      const std::optional<double> ms = time(i);
+      if (!ms) runs[i] = 0;
+      if (ms && round >= warmup) times[i].push_back(*ms);
+    }
+  }
+  std::vector<std::optional<double>> medians(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<double>& t = times[i];
+    if (!runs[i] || t.empty()) continue;
+    std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
+    medians[i] = t[t.size() / 2];
+  }
+  return medians;
+}
+
+// "0.1670 ms", as the reports give a timed choice.
+inline std::string ms_text(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f ms", ms);
+  return text;
 }
 
 }  // namespace fx::gpu

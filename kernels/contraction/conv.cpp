@@ -16,7 +16,6 @@ namespace {
 
 using contraction_detail::DeviceMemory;
 
-
 template <class Handle, cudnnStatus_t (*Destroy)(Handle)>
 struct DnnDeleter {
   void operator()(Handle h) const { Destroy(h); }

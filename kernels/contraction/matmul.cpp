@@ -4,7 +4,6 @@
 // with 0 algorithms (VERIFIED-FACTS.md).
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -249,17 +248,20 @@ struct Matmul::Impl {
   const Plan& plan_for(const MatmulProblem& p, const Operands& ops, const void* bias);
   Plan build_plan(const PlanKey& key, const void* bias, const Operands& ops);
   // Milliseconds of one launch of `algo`; nullopt if cuBLASLt refuses it.
-  std::optional<float> time_algo(const Plan& plan, const cublasLtMatmulAlgo_t& algo, const Operands& ops);
-  // Median milliseconds of each algorithm over `rounds` interleaved rounds after `warmup` (one launch of each per
-  // round); nullopt for one that failed to launch (it drops out).
-  std::vector<std::optional<float>> time_rounds(const Plan& plan, const std::vector<cublasLtMatmulAlgo_t>& algos,
-                                                const Operands& ops, int warmup, int rounds);
-  // The heuristic's algorithms in other (tile, stages) configurations (see kCandidates).
+  std::optional<double> time_algo(const Plan& plan, const cublasLtMatmulAlgo_t& algo, const Operands& ops);
+  // Median milliseconds of each algorithm in interleaved rounds (interleaved_medians); nullopt for one that
+  // failed to launch.
+  std::vector<std::optional<double>> time_rounds(const Plan& plan, const std::vector<cublasLtMatmulAlgo_t>& algos,
+                                                 const Operands& ops, int warmup, int rounds) {
+    return interleaved_medians(algos.size(), warmup, rounds, [&](std::size_t i) { return time_algo(plan, algos[i], ops); });
+  }
+  // The heuristic's algorithms with the cluster shape left to cuBLASLt, and every (tile, stages) configuration of
+  // each algorithm it offered (see kCandidates).
   std::vector<cublasLtMatmulAlgo_t> tile_variants(const Plan& plan, const PlanKey& key,
                                                   const std::vector<cublasLtMatmulAlgo_t>& offered);
 };
 
-std::optional<float> Matmul::Impl::time_algo(const Plan& plan, const cublasLtMatmulAlgo_t& algo, const Operands& ops) {
+std::optional<double> Matmul::Impl::time_algo(const Plan& plan, const cublasLtMatmulAlgo_t& algo, const Operands& ops) {
   const float alpha = 1.0f, beta = 0.0f;
   auto launch = [&] {
     return cublasLtMatmul(handle, plan.desc.get(), &alpha, ops.b, plan.w_layout.get(), ops.a, plan.x_layout.get(), &beta,
@@ -275,30 +277,7 @@ std::optional<float> Matmul::Impl::time_algo(const Plan& plan, const cublasLtMat
   bool failed = false;
   const double ms = median_event_ms(ops.stream, 1, [&] { failed |= launch() != CUBLAS_STATUS_SUCCESS; });
   if (failed) return std::nullopt;
-  return static_cast<float>(ms);
-}
-
-std::vector<std::optional<float>> Matmul::Impl::time_rounds(const Plan& plan,
-                                                            const std::vector<cublasLtMatmulAlgo_t>& algos,
-                                                            const Operands& ops, int warmup, int rounds) {
-  std::vector<std::vector<float>> times(algos.size());
-  std::vector<char> runs(algos.size(), 1);
-  for (int round = 0; round < warmup + rounds; ++round) {
-    for (std::size_t i = 0; i < algos.size(); ++i) {
-      if (!runs[i]) continue;
-      const auto ms = time_algo(plan, algos[i], ops);
-      if (!ms) runs[i] = 0;
-      if (ms && round >= warmup) times[i].push_back(*ms);
-    }
-  }
-  std::vector<std::optional<float>> medians(algos.size());
-  for (std::size_t i = 0; i < algos.size(); ++i) {
-    std::vector<float>& t = times[i];
-    if (!runs[i] || t.empty()) continue;
-    std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
-    medians[i] = t[t.size() / 2];
-  }
-  return medians;
+  return ms;
 }
 
 std::vector<cublasLtMatmulAlgo_t> Matmul::Impl::tile_variants(const Plan& plan, const PlanKey& key,
@@ -442,14 +421,8 @@ Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operan
   if (best < 0) return plan;  // none ran; the first is launched (and its error reported) by the caller
   const std::size_t chosen = finalists[static_cast<std::size_t>(best)];
   plan.algo = pool[chosen];
-  auto ms_text = [](std::optional<float> ms) {
-    if (!ms) return std::string("failed to launch");
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4f ms", static_cast<double>(*ms));
-    return std::string(text);
-  };
-  const std::string times = " (" + ms_text(medians[static_cast<std::size_t>(best)]) +
-                            "; the heuristic's first: " + ms_text(medians[0]) + ")";
+  const std::string times = " (" + ms_text(*medians[static_cast<std::size_t>(best)]) + "; the heuristic's first: " +
+                            (medians[0] ? ms_text(*medians[0]) : std::string("failed to launch")) + ")";
   if (pool.size() == offered) {
     plan.choice = "algorithm " + std::to_string(chosen + 1) + " of the heuristic's " + std::to_string(offered) +
                   " by timing: " + describe_algo(plan.algo) + times;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "kernels/codegen/codegen.h"
 #include "kernels/common/cuda_call.h"
@@ -37,6 +38,14 @@ std::int64_t bytes_of(const Graph& g, const std::vector<ValueId>& values) {
 ContractionRuntime& runtime(Executor::Impl& im) {
   if (!im.contraction) im.contraction = std::make_shared<ContractionRuntime>();
   return *im.contraction;
+}
+
+// Bytes of the NHWC copies of a convolution's x and y (the channels-last way's scratch).
+std::pair<std::size_t, std::size_t> nhwc_scratch_bytes(const Conv2dProblem& p) {
+  const Conv2dOutputShape out = conv2d_output_shape(p);
+  const auto element = static_cast<std::size_t>(dtype_size(p.type));
+  return {static_cast<std::size_t>(p.n * p.c * p.h * p.w) * element,
+          static_cast<std::size_t>(out.n * out.k * out.p * out.q) * element};
 }
 
 }  // namespace
@@ -85,6 +94,10 @@ void LibraryStep::load_nhwc(Executor::Impl& im, int group_index) {
 
 void LibraryStep::drop_nhwc() {
   nhwc_dropped_ = true;
+  free_nhwc();
+}
+
+void LibraryStep::free_nhwc() {
   weights_nhwc_ = contraction_detail::DeviceMemory();
   x_nhwc_ = contraction_detail::DeviceMemory();
   y_nhwc_ = contraction_detail::DeviceMemory();
@@ -106,9 +119,8 @@ std::int64_t LibraryStep::prepared_bytes(const Graph& g) const {
   if (call_.prepared_bias()) bytes += p.k * static_cast<std::int64_t>(sizeof(float));
   if (call_.folded_batchnorm) bytes += weight_bytes;
   if (nhwc_fn_[0] && !nhwc_dropped_) {
-    const Conv2dOutputShape out = conv2d_output_shape(p);
-    const std::int64_t element = dtype_size(p.type);
-    bytes += weight_bytes + (p.n * p.c * p.h * p.w + out.n * out.k * out.p * out.q) * element;
+    const auto [x, y] = nhwc_scratch_bytes(p);
+    bytes += weight_bytes + static_cast<std::int64_t>(x + y);
   }
   return bytes;
 }
@@ -116,9 +128,7 @@ std::int64_t LibraryStep::prepared_bytes(const Graph& g) const {
 void LibraryStep::release_prepared() {
   weights_ = contraction_detail::DeviceMemory();
   bias_ = contraction_detail::DeviceMemory();
-  weights_nhwc_ = contraction_detail::DeviceMemory();
-  x_nhwc_ = contraction_detail::DeviceMemory();
-  y_nhwc_ = contraction_detail::DeviceMemory();
+  free_nhwc();
 }
 
 void LibraryStep::prepare(Executor::Impl& im) {
@@ -177,9 +187,9 @@ void LibraryStep::prepare_nhwc(Executor::Impl& im) {
   }
   weights_nhwc_ = contraction_detail::DeviceMemory(ohwi.size());
   FX_CUDA_CALL(cudaMemcpy(weights_nhwc_.get(), ohwi.data(), ohwi.size(), cudaMemcpyHostToDevice));
-  const Conv2dOutputShape out = conv2d_output_shape(p);
-  x_nhwc_ = contraction_detail::DeviceMemory(static_cast<std::size_t>(p.n * p.c * p.h * p.w) * element);
-  y_nhwc_ = contraction_detail::DeviceMemory(static_cast<std::size_t>(out.n * out.k * out.p * out.q) * element);
+  const auto [x_bytes, y_bytes] = nhwc_scratch_bytes(p);
+  x_nhwc_ = contraction_detail::DeviceMemory(x_bytes);
+  y_nhwc_ = contraction_detail::DeviceMemory(y_bytes);
 }
 
 void LibraryStep::launch(Executor::Impl& im, int plan, CallPart part) const {

@@ -68,6 +68,7 @@ class LibraryStep {
  private:
   MatmulProblem horizontal_problem(const Executor::Impl& im, int plan) const;
   void prepare_nhwc(Executor::Impl& im);
+  void free_nhwc();  // the permuted weights and the NHWC scratch
 
   LibraryCall call_;
   contraction_detail::DeviceMemory weights_, bias_;

@@ -1,7 +1,7 @@
 #include "kernels/executor/layout_tuning.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <optional>
 #include <utility>
 
 #include "kernels/common/event_timing.h"
@@ -31,35 +31,22 @@ void install(Step& st, std::size_t i) {
   alt.layout = std::move(current);
 }
 
-std::string ms_text(double ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4f ms", ms);
-  return buf;
-}
-
 // Times each of `n` ways in interleaved rounds (one warm-up round); the medians. Each timed launch follows what
 // the plan timing puts before a timed run: the flush when there is one, else an untimed launch of the same way
 // (its operands in the L2, and the GPU busy rather than idle since the last event).
 template <class Launch>
 std::vector<double> time_rounds(Executor::Impl& im, std::size_t n, const contraction_detail::DeviceMemory& flush,
                                 Launch&& launch) {
-  std::vector<std::vector<double>> times(n);
-  for (int round = 0; round <= kRounds; ++round) {
-    for (std::size_t i = 0; i < n; ++i) {
-      if (flush.get()) {
-        FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
-      } else {
-        launch(i);
-      }
-      const double ms = median_event_ms(im.stream, 1, [&] { launch(i); });
-      if (round > 0) times[i].push_back(ms);
+  const auto medians = interleaved_medians(n, 1, kRounds, [&](std::size_t i) -> std::optional<double> {
+    if (flush.get()) {
+      FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
+    } else {
+      launch(i);
     }
-  }
+    return median_event_ms(im.stream, 1, [&] { launch(i); });
+  });
   std::vector<double> med(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::nth_element(times[i].begin(), times[i].begin() + kRounds / 2, times[i].end());
-    med[i] = times[i][kRounds / 2];
-  }
+  for (std::size_t i = 0; i < n; ++i) med[i] = *medians[i];  // every way runs: a launch that fails throws
   return med;
 }
 
