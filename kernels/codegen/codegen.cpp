@@ -66,6 +66,14 @@ std::int64_t bytes_of(const Graph& g, const std::vector<ValueId>& values) {
   return b;
 }
 
+std::int64_t widest_bytes(const Graph& g, const std::vector<NodeId>& nodes, const std::vector<ValueId>& outputs) {
+  std::int64_t widest = 1;
+  auto see = [&](ValueId v) { widest = std::max(widest, dtype_size(g.value_type(v).dtype)); };
+  for (ValueId v : group_inputs(g, nodes)) see(v);
+  for (ValueId v : outputs) see(v);
+  return widest;
+}
+
 std::string in_ptr(Identifiers& ids, const Graph& g, ValueId v) { return ids.get("in:" + std::to_string(v), "in_" + g.value_name(v)); }
 std::string out_ptr(Identifiers& ids, const Graph& g, ValueId v) { return ids.get("out:" + std::to_string(v), "out_" + g.value_name(v)); }
 

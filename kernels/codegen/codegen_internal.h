@@ -34,6 +34,8 @@ std::string kernel_signature(const Graph& g, const std::string& name, int block,
                              const std::vector<ValueId>& outputs, Identifiers& ids);
 std::string header_comment(const Graph& g, const std::vector<NodeId>& nodes, const std::string& what);
 std::int64_t bytes_of(const Graph& g, const std::vector<ValueId>& values);
+// Bytes per element of the widest tensor a kernel reads (the group's inputs) or writes.
+std::int64_t widest_bytes(const Graph& g, const std::vector<NodeId>& nodes, const std::vector<ValueId>& outputs);
 std::string in_ptr(Identifiers& ids, const Graph& g, ValueId v);
 std::string out_ptr(Identifiers& ids, const Graph& g, ValueId v);
 

@@ -18,14 +18,6 @@
 namespace fx::gpu::codegen {
 namespace {
 
-std::int64_t widest_bytes(const Graph& g, const std::vector<NodeId>& nodes, const std::vector<ValueId>& outputs) {
-  std::int64_t widest = 1;
-  auto see = [&](ValueId v) { widest = std::max(widest, dtype_size(g.value_type(v).dtype)); };
-  for (ValueId v : group_inputs(g, nodes)) see(v);
-  for (ValueId v : outputs) see(v);
-  return widest;
-}
-
 // Elements per thread: one access of at most `access_bytes` to the widest tensor touched, when the innermost
 // dimension allows.
 int choose_vec(std::int64_t widest, const Shape& root, int access_bytes) {

@@ -51,8 +51,8 @@ std::pair<std::size_t, std::size_t> nhwc_scratch_bytes(const Conv2dProblem& p) {
 }  // namespace
 
 LibraryStep::~LibraryStep() {
-  for (cudaLibrary_t lib : nhwc_lib_) {
-    if (lib) cudaLibraryUnload(lib);
+  for (const auto& libs : nhwc_lib_) {
+    for (cudaLibrary_t lib : libs) cudaLibraryUnload(lib);
   }
 }
 
@@ -77,7 +77,7 @@ bool LibraryStep::offers_nhwc(const Graph& g) const {
 }
 
 void LibraryStep::load_nhwc(Executor::Impl& im, int group_index) {
-  if (!offers_nhwc(im.graph) || nhwc_fn_[0]) return;
+  if (!offers_nhwc(im.graph) || !nhwc_fn_[0].empty()) return;
   nhwc_problem_ = call_.conv;
   nhwc_problem_.nhwc = true;
   const Conv2dProblem& p = call_.conv;
@@ -86,9 +86,55 @@ void LibraryStep::load_nhwc(Executor::Impl& im, int group_index) {
   nhwc_kernels_[0] = generate_layout_transpose(p.type, p.n, p.c, p.h * p.w, group_index, conv + "_x_to_nhwc");
   nhwc_kernels_[1] = generate_layout_transpose(p.type, out.n, out.p * out.q, out.k, group_index, conv + "_y_to_nchw");
   for (int i = 0; i < 2; ++i) {
-    auto [lib, fn] = im.load(nhwc_kernels_[i].source, nhwc_kernels_[i].name);
-    nhwc_lib_[i] = lib;
-    nhwc_fn_[i] = fn;
+    const GeneratedKernel& k = nhwc_kernels_[i];
+    std::vector<const std::string*> sources = {&k.source};
+    for (const KernelLayout& alt : k.alternatives) sources.push_back(&alt.source);
+    for (const std::string* source : sources) {
+      auto [lib, fn] = im.load(*source, k.name);
+      nhwc_lib_[i].push_back(lib);
+      nhwc_fn_[i].push_back(fn);
+    }
+  }
+}
+
+std::size_t LibraryStep::conversion_layouts() const {
+  return 1 + std::max(nhwc_kernels_[0].alternatives.size(), nhwc_kernels_[1].alternatives.size());
+}
+
+namespace {
+
+// Layout j of a conversion (0: its installed one; a conversion with fewer layouts runs its last).
+const KernelLayout* alternative(const GeneratedKernel& k, std::size_t j) {
+  j = std::min(j, k.alternatives.size());
+  return j == 0 ? nullptr : &k.alternatives[j - 1];
+}
+
+const std::string& layout_description(const GeneratedKernel& k, std::size_t j) {
+  const KernelLayout* alt = alternative(k, j);
+  return alt ? alt->description : k.layout;
+}
+
+}  // namespace
+
+std::string LibraryStep::conversion_layout_name(std::size_t j) const {
+  const std::string &x = layout_description(nhwc_kernels_[0], j), &y = layout_description(nhwc_kernels_[1], j);
+  return x == y ? "both conversions in " + x : "x's conversion in " + x + ", y's in " + y;
+}
+
+void LibraryStep::install_conversion_layout(std::size_t j) {
+  for (int i = 0; i < 2; ++i) {
+    GeneratedKernel& k = nhwc_kernels_[i];
+    const std::size_t own = std::min(j, k.alternatives.size());
+    if (own == 0) continue;
+    KernelLayout& alt = k.alternatives[own - 1];
+    KernelLayout current{std::move(k.layout), std::move(k.source), k.block, k.grid};
+    k.layout = std::move(alt.description);
+    k.source = std::move(alt.source);
+    k.block = alt.block;
+    k.grid = alt.grid;
+    alt = std::move(current);
+    std::swap(nhwc_lib_[i][0], nhwc_lib_[i][own]);
+    std::swap(nhwc_fn_[i][0], nhwc_fn_[i][own]);
   }
 }
 
@@ -118,7 +164,7 @@ std::int64_t LibraryStep::prepared_bytes(const Graph& g) const {
   std::int64_t bytes = 0;
   if (call_.prepared_bias()) bytes += p.k * static_cast<std::int64_t>(sizeof(float));
   if (call_.folded_batchnorm) bytes += weight_bytes;
-  if (nhwc_fn_[0] && !nhwc_dropped_) {
+  if (!nhwc_fn_[0].empty() && !nhwc_dropped_) {
     const auto [x, y] = nhwc_scratch_bytes(p);
     bytes += weight_bytes + static_cast<std::int64_t>(x + y);
   }
@@ -165,7 +211,7 @@ void LibraryStep::prepare(Executor::Impl& im) {
     }
     bias_ = upload(bias);
   }
-  if (nhwc_fn_[0] && !nhwc_dropped_) prepare_nhwc(im);
+  if (!nhwc_fn_[0].empty() && !nhwc_dropped_) prepare_nhwc(im);
 }
 
 // The weights the NCHW call reads (folded or the graph's), permuted [K, C, R, S] -> [K, R, S, C] on the host,
@@ -192,7 +238,7 @@ void LibraryStep::prepare_nhwc(Executor::Impl& im) {
   y_nhwc_ = contraction_detail::DeviceMemory(y_bytes);
 }
 
-void LibraryStep::launch(Executor::Impl& im, int plan, CallPart part) const {
+void LibraryStep::launch(Executor::Impl& im, int plan, CallPart part, std::size_t layout) const {
   ContractionRuntime& rt = runtime(im);
   if (part != CallPart::whole && !nhwc_ready()) throw std::logic_error(call_.name + ": NHWC launched before preparation");
   if (part == CallPart::to_nhwc || part == CallPart::to_nchw) {
@@ -201,8 +247,11 @@ void LibraryStep::launch(Executor::Impl& im, int plan, CallPart part) const {
     void* dst = i == 0 ? x_nhwc_.get() : im.pointer(plan, call_.outputs[0]);
     void* args[] = {&src, &dst};
     const GeneratedKernel& k = nhwc_kernels_[i];
-    FX_CUDA_CALL(cudaLaunchKernel(reinterpret_cast<const void*>(nhwc_fn_[i]), dim3(static_cast<unsigned>(k.grid)),
-                                  dim3(static_cast<unsigned>(k.block)), args, 0, im.stream));
+    const KernelLayout* alt = alternative(k, layout);
+    const std::size_t j = std::min(layout, k.alternatives.size());
+    FX_CUDA_CALL(cudaLaunchKernel(reinterpret_cast<const void*>(nhwc_fn_[i][j]),
+                                  dim3(static_cast<unsigned>(alt ? alt->grid : k.grid)),
+                                  dim3(static_cast<unsigned>(alt ? alt->block : k.block)), args, 0, im.stream));
     return;
   }
   if (call_.kind == LibraryCallKind::conv2d) {

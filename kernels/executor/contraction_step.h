@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/fusion/plan.h"
 #include "kernels/contraction/conv.h"
@@ -47,11 +48,18 @@ class LibraryStep {
   bool offers_nhwc(const Graph& g) const;
   // Generates and compiles the conversions (named after the group, as its other kernels are).
   void load_nhwc(Executor::Impl& im, int group_index);
-  bool nhwc_ready() const { return nhwc_fn_[0] != nullptr && weights_nhwc_.get() != nullptr; }
+  bool nhwc_ready() const { return !nhwc_fn_[0].empty() && weights_nhwc_.get() != nullptr; }
   // Once tuning kept the NCHW call: frees the NHWC scratch and weights, and preparation makes them no more.
   void drop_nhwc();
-  // The generated conversion kernel of a part (to_nhwc, to_nchw), for the step that launches it.
+  // The generated conversion kernel of a part (to_nhwc, to_nchw), in its installed layout, for the step that
+  // launches it.
   const GeneratedKernel& conversion(CallPart part) const;
+  // The conversions' layouts (GeneratedKernel::alternatives; layout 0 the installed one): how many there are
+  // (of the conversion with more; the other runs its last where it has fewer), what layout j is, and making j
+  // the installed one, which launch() then runs.
+  std::size_t conversion_layouts() const;
+  std::string conversion_layout_name(std::size_t j) const;
+  void install_conversion_layout(std::size_t j);
 
   // Device bytes this step allocates outside the executor's arena at preparation: stacked or folded weights, the
   // summed bias, and, while the channels-last way is loaded and not dropped, the permuted weights and the NHWC
@@ -63,7 +71,8 @@ class LibraryStep {
   // Once the graph inputs are on the device: stacks horizontal weights, folds batchnorm, sums biases; permutes
   // the convolution's weights to NHWC and allocates its scratch when load_nhwc ran.
   void prepare(Executor::Impl& im);
-  void launch(Executor::Impl& im, int plan, CallPart part = CallPart::whole) const;
+  // A conversion part runs in conversion layout `layout` (0: the installed one).
+  void launch(Executor::Impl& im, int plan, CallPart part = CallPart::whole, std::size_t layout = 0) const;
 
  private:
   MatmulProblem horizontal_problem(const Executor::Impl& im, int plan) const;
@@ -72,11 +81,12 @@ class LibraryStep {
 
   LibraryCall call_;
   contraction_detail::DeviceMemory weights_, bias_;
-  // Channels-last: the problem, [0] x -> NHWC and [1] y -> NCHW, the permuted weights, the scratch x and y.
+  // Channels-last: the problem, [0] x -> NHWC and [1] y -> NCHW (each compiled in every layout, the
+  // installed one first), the permuted weights, the scratch x and y.
   Conv2dProblem nhwc_problem_;
   GeneratedKernel nhwc_kernels_[2];
-  cudaLibrary_t nhwc_lib_[2] = {nullptr, nullptr};
-  cudaKernel_t nhwc_fn_[2] = {nullptr, nullptr};
+  std::vector<cudaLibrary_t> nhwc_lib_[2];
+  std::vector<cudaKernel_t> nhwc_fn_[2];
   contraction_detail::DeviceMemory weights_nhwc_, x_nhwc_, y_nhwc_;
   bool nhwc_dropped_ = false;
 };

@@ -53,18 +53,20 @@ std::vector<double> time_rounds(Executor::Impl& im, std::size_t n, const contrac
 // The first line of a library error, for a one-line report.
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-// A convolution's NCHW call (layout 1) against its channels-last way (layout 2; with layout 1 forced the
-// channels-last way is never loaded, so `forced` here is -1 or >= 1). Returns the index of the step's last
-// launch, which has run (so the steps after it read what it wrote).
+// A convolution's NCHW call (layout 1) against its channels-last way with the conversions in each of their
+// layouts (layouts 2, 3, ...; with layout 1 forced the channels-last way is never loaded, so `forced` here is -1
+// or >= 1). Returns the index of the step's last launch, which has run (so the steps after it read what it
+// wrote).
 std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int forced,
                              const contraction_detail::DeviceMemory& flush) {
   PlanSteps& ps = im.plans[p];
   const std::shared_ptr<LibraryStep> call = ps.steps[s].call;
+  const std::size_t ways = 1 + call->conversion_layouts();
   auto launch = [&](std::size_t i) {
     if (i == 0) {
       call->launch(im, p, CallPart::whole);
     } else {
-      for (CallPart part : {CallPart::to_nhwc, CallPart::conv_nhwc, CallPart::to_nchw}) call->launch(im, p, part);
+      for (CallPart part : {CallPart::to_nhwc, CallPart::conv_nhwc, CallPart::to_nchw}) call->launch(im, p, part, i - 1);
     }
     im.launched(p, s);
   };
@@ -83,15 +85,24 @@ std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int force
     if (is_sticky(e) || e.library() != "cuDNN") throw;
     return keep_nchw("NCHW: cuDNN refused the NHWC call (" + first_line(e.what()) + ")");
   }
-  bool nhwc = forced >= 1;
-  std::string choice = "NHWC: layout 2 of 2, set by hand (not timed)";
-  if (forced < 0) {
-    const std::vector<double> med = time_rounds(im, 2, flush, launch);
-    nhwc = med[1] < med[0];
-    choice = std::string(nhwc ? "NHWC" : "NCHW") + ": the faster of 2 layouts timed here (NCHW call " +
-             ms_text(med[0]) + "; NHWC with both conversions " + ms_text(med[1]) + ")";
+  std::size_t way = 0;
+  std::string choice;
+  if (forced >= 1) {
+    way = std::min<std::size_t>(static_cast<std::size_t>(forced), ways - 1);
+    choice = "NHWC: layout " + std::to_string(way + 1) + " of " + std::to_string(ways) + ", set by hand (not timed; " +
+             call->conversion_layout_name(way - 1) + ")";
+  } else {
+    const std::vector<double> med = time_rounds(im, ways, flush, launch);
+    way = static_cast<std::size_t>(std::min_element(med.begin(), med.end()) - med.begin());
+    std::string times = "NCHW call " + ms_text(med[0]);
+    for (std::size_t i = 1; i < ways; ++i) {
+      times += "; NHWC with " + call->conversion_layout_name(i - 1) + ": " + ms_text(med[i]);
+    }
+    choice = std::string(way > 0 ? "NHWC" : "NCHW") + ": the " + (ways == 2 ? "faster" : "fastest") + " of " +
+             std::to_string(ways) + " layouts timed here (" + times + ")";
   }
-  if (!nhwc) return keep_nchw(choice);
+  if (way == 0) return keep_nchw(choice);
+  call->install_conversion_layout(way - 1);
   // The one step becomes three: x to NHWC, the call, y back. The conversions are generated kernels owned by
   // the call; they report the group and the convolution's nodes. Everything that can throw comes before the
   // plan is changed.
@@ -107,7 +118,7 @@ std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int force
     conversion->kernel.layout = k.layout;
     conversion->kernel.block = k.block;
     conversion->kernel.grid = k.grid;
-    conversion->layout_choice.clear();
+    conversion->layout_choice = k.layout + ": chosen with the convolution's layout (its line gives the times)";
   }
   to_nhwc.kernel.inputs = {lc.x};
   to_nhwc.kernel.outputs = {};

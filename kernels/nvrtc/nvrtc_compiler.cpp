@@ -1,6 +1,7 @@
 // NVRTC compile and the two-level cache.
 #include "kernels/nvrtc/nvrtc_compiler.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -90,7 +91,9 @@ struct Program {
   }
 };
 
-std::vector<char> run_nvrtc(const std::string& source, const std::string& name, const std::vector<std::string>& opts) {
+// Compiles and returns the CUBIN, or with `ptx` the PTX (opts then name a virtual architecture).
+std::vector<char> run_nvrtc(const std::string& source, const std::string& name, const std::vector<std::string>& opts,
+                            bool ptx = false) {
   Program prog;
   const std::string file = name + ".cu";
   FX_CUDA_CALL(nvrtcCreateProgram(&prog.p, source.c_str(), file.c_str(), 0, nullptr, nullptr));
@@ -105,6 +108,12 @@ std::vector<char> run_nvrtc(const std::string& source, const std::string& name, 
   if (r == NVRTC_ERROR_COMPILATION) throw CompileError(name, log, source);
   FX_CUDA_CALL(r);
   std::size_t size = 0;
+  if (ptx) {
+    FX_CUDA_CALL(nvrtcGetPTXSize(prog.p, &size));
+    std::vector<char> text(size);
+    FX_CUDA_CALL(nvrtcGetPTX(prog.p, text.data()));
+    return text;
+  }
   FX_CUDA_CALL(nvrtcGetCUBINSize(prog.p, &size));
   std::vector<char> cubin(size);
   FX_CUDA_CALL(nvrtcGetCUBIN(prog.p, cubin.data()));
@@ -113,6 +122,13 @@ std::vector<char> run_nvrtc(const std::string& source, const std::string& name, 
 }
 
 }  // namespace
+
+std::string NvrtcCompiler::ptx(const std::string& source, const std::string& kernel_name, const std::string& arch) const {
+  auto opts = options(arch);
+  if (arch.rfind("sm_", 0) == 0) opts.front() = "--gpu-architecture=compute_" + arch.substr(3);
+  const std::vector<char> text = run_nvrtc(source, kernel_name, opts, true);
+  return std::string(text.begin(), std::find(text.begin(), text.end(), '\0'));
+}
 
 Cubin NvrtcCompiler::compile(const std::string& source, const std::string& kernel_name, const std::string& arch) {
   const auto opts = options(arch);

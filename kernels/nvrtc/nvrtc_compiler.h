@@ -40,6 +40,9 @@ class NvrtcCompiler {
 
   // arch: "sm_90". Throws CompileError with the log on a compile error, GpuError on an NVRTC failure.
   Cubin compile(const std::string& source, const std::string& kernel_name, const std::string& arch);
+  // The PTX of the same compile for arch's virtual architecture (not cached): what a kernel's memory accesses
+  // became (ld.global.v4.f32: one 16-byte load). Throws as compile() does.
+  std::string ptx(const std::string& source, const std::string& kernel_name, const std::string& arch) const;
   CompileStats stats() const;
   std::vector<std::string> options(const std::string& arch) const;
 

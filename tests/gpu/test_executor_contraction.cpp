@@ -254,7 +254,17 @@ TEST(ExecutorContractionGpu, ConvRunsChannelsLastAsThreeSteps) {
   EXPECT_EQ(r.fused.kernels[0].bytes, 2 * 2 * 8 * 10 * 10 * 4);
   EXPECT_EQ(r.fused.kernels[1].library, "cuDNN");
   EXPECT_NE(r.fused.kernels[1].path.find("NHWC (x and y converted"), std::string::npos) << fused_paths(r);
-  EXPECT_NE(r.fused.kernels[1].path.find("NHWC: layout 2 of 2, set by hand"), std::string::npos) << fused_paths(r);
+  // Layout 2: NHWC with the conversions in their default layouts (3: in their other ones). x's conversion
+  // ([2, 8, 100] -> [2, 100, 8]) is too narrow for a tile and runs as an elementwise kernel; y's is tiled.
+  EXPECT_NE(r.fused.kernels[1].path.find("NHWC: layout 2 of 3, set by hand (not timed; x's conversion in 4 elements "
+                                         "per thread (16-byte accesses), y's in 64x64 tiles, 4 warps, 4 elements per "
+                                         "access (16-byte accesses))"),
+            std::string::npos)
+      << fused_paths(r);
+  EXPECT_NE(r.fused.kernels[2].path.find("64x64 tiles, 4 warps, 4 elements per access (16-byte accesses): chosen with "
+                                         "the convolution's layout"),
+            std::string::npos)
+      << fused_paths(r);
   EXPECT_NE(r.fused.kernels[1].path.find("batchnorm folded"), std::string::npos) << fused_paths(r);
   EXPECT_EQ(r.fused.kernels[2].name, "fx_g0_conv_y_to_nchw");
   EXPECT_EQ(r.fused.kernels[2].kind, "transpose_tiled");
@@ -274,19 +284,26 @@ TEST(ExecutorContractionGpu, ConvRunsChannelsLastAsThreeSteps) {
   // bf16: cuDNN's legacy NHWC kernels may refuse what its NCHW ones run; either way the run completes and says.
   const RunReport h = run_conv_relu("bf16", 8, 1, opt);
   expect_verified(h, "small bf16 conv relu, NHWC forced");
-  EXPECT_TRUE(has_path(h.fused, "NHWC: layout 2 of 2") || has_path(h.fused, "cuDNN refused the NHWC call"))
+  EXPECT_TRUE(has_path(h.fused, "NHWC: layout 2 of 3") || has_path(h.fused, "cuDNN refused the NHWC call"))
       << fused_paths(h);
 }
 
-// Tuned: both ways timed, the faster kept, and the report gives both times.
+// Tuned: every way timed, the fastest kept, and the report gives every time.
 TEST(ExecutorContractionGpu, ConvLayoutIsTimed) {
   FX_REQUIRE_DEVICE();
   const RunReport r = run_small_conv_bn_relu();
   expect_verified(r, "small conv_bn_relu, timed layout");
-  EXPECT_TRUE(has_path(r.fused, "the faster of 2 layouts timed here (NCHW call ")) << fused_paths(r);
+  // NCHW, NHWC with the conversions in their default layouts, NHWC with them in their other ones.
+  EXPECT_TRUE(has_path(r.fused, "the fastest of 3 layouts timed here (NCHW call ")) << fused_paths(r);
+  EXPECT_TRUE(has_path(r.fused, " ms; NHWC with x's conversion in 4 elements per thread (16-byte accesses), y's in "
+                                "64x64 tiles, 4 warps, 4 elements per access (16-byte accesses): 0."))
+      << fused_paths(r);
+  EXPECT_TRUE(has_path(r.fused, " ms; NHWC with x's conversion in 2 elements per thread (8-byte accesses), y's in "
+                                "64x64 tiles, 16 warps, 1 element per access (4-byte accesses): 0."))
+      << fused_paths(r);
   // The plan is what the choice says: three steps for NHWC, the one call for NCHW.
-  EXPECT_EQ(r.fused.kernels.size(), has_path(r.fused, "NHWC: the faster") ? 3u : 1u) << fused_paths(r);
-  EXPECT_EQ(has_path(r.fused, "NCHW: the faster"), !has_path(r.fused, "NHWC: the faster")) << fused_paths(r);
+  EXPECT_EQ(r.fused.kernels.size(), has_path(r.fused, "NHWC: the fastest") ? 3u : 1u) << fused_paths(r);
+  EXPECT_EQ(has_path(r.fused, "NCHW: the fastest"), !has_path(r.fused, "NHWC: the fastest")) << fused_paths(r);
 }
 
 TEST(ExecutorContractionGpu, SmallTransformerBlockRunsEndToEnd) {

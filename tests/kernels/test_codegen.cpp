@@ -97,15 +97,42 @@ TEST(Codegen, SoftmaxKeepsTheRowInRegistersAndReducesTwice) {
 
 TEST(Codegen, TransposeIsStagedThroughASharedTileWithCoalescedReadsAndWrites) {
   const std::string tr = fused_source("transpose_chain.json");
-  // One kernel: phase 1 reads x and w along their rows (a = lane + ...), phase 2 writes y along its rows.
+  // One kernel: phase 1 reads x and w along their rows (a thread's 4 consecutive a, one 16-byte access each
+  // once the compiler knows the buffers' alignment), phase 2 writes y along its rows, 4 results a store.
   EXPECT_EQ(tr.find("extern \"C\""), tr.rfind("extern \"C\"")) << tr;
+  EXPECT_NE(tr.find("__launch_bounds__(128)"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("in_x = (const float*)__builtin_assume_aligned(in_x, 16);"), std::string::npos) << tr;
   EXPECT_NE(tr.find("__shared__ float tile_tr[kTile][kTile + 1];"), std::string::npos) << tr;
-  EXPECT_NE(tr.find("for (int aa = lane; aa < kTile; aa += 32) {"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("const int fast = (lane % kFast) * kVec, slow = warp * kSlow + lane / kFast;"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("for (int aa = aa0; aa < aa0 + kVec; ++aa) {"), std::string::npos) << tr;
   EXPECT_NE(tr.find("const float x = in_x[(b * 8192 + a)];"), std::string::npos) << tr;
   EXPECT_NE(tr.find("tile_tr[bb][aa] = tr;"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("const int first = ((a0 + aa) * 8192 + (b0 + bb0));"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("const float add = (tile_tr[bb][aa] + 1.0f);"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("out_y_v.v[bb - bb0] = y;"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("*reinterpret_cast<fx_vec<float, kVec>*>(out_y + first) = out_y_v;"), std::string::npos) << tr;
+}
+
+// The other layout, timed against it: 16 warps, one element per access.
+TEST(Codegen, TransposeHasAOneElementLayoutToo) {
+  const Graph g = load("transpose_chain.json");
+  std::vector<NodeId> all;
+  for (NodeId n = 0; n < g.num_nodes(); ++n) all.push_back(n);
+  const auto k = generate_group(g, all, 0).kernels;
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].layout, "64x64 tiles, 4 warps, 4 elements per access (16-byte accesses)");
+  EXPECT_EQ(k[0].block, 128);
+  ASSERT_EQ(k[0].alternatives.size(), 1u);
+  const KernelLayout& alt = k[0].alternatives[0];
+  EXPECT_EQ(alt.description, "64x64 tiles, 16 warps, 1 element per access (4-byte accesses)");
+  EXPECT_EQ(alt.block, 512);
+  EXPECT_EQ(alt.grid, k[0].grid);
+  const std::string& tr = alt.source;
+  EXPECT_EQ(tr.find("__builtin_assume_aligned"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("for (int aa = lane; aa < kTile; aa += 32) {"), std::string::npos) << tr;
+  EXPECT_NE(tr.find("const float x = in_x[(b * 8192 + a)];"), std::string::npos) << tr;
   EXPECT_NE(tr.find("for (int bb = lane; bb < kTile; bb += 32) {"), std::string::npos) << tr;
   EXPECT_NE(tr.find("const int i = (a * 8192 + b);  // the output element"), std::string::npos) << tr;
-  EXPECT_NE(tr.find("const float add = (tile_tr[bb][aa] + 1.0f);"), std::string::npos) << tr;
   EXPECT_NE(tr.find("out_y[i] = y;"), std::string::npos) << tr;
 }
 
@@ -131,7 +158,10 @@ TEST(Codegen, BatchedTransposeTilesTheLastTwoDimsAndLoopsOverTheBatch) {
   EXPECT_EQ(k[0].kind, KernelKind::transpose_tiled);
   EXPECT_EQ(k[0].grid, 3 * 1 * 2);  // tiles: 45 -> 1 along a, 70 -> 2 along b, 3 batches
   const std::string& src = k[0].source;
-  EXPECT_NE(src.find("const long long o = t / (tiles_a * tiles_b);"), std::string::npos) << src;
+  // 70 and 45 are not multiples of a vector: one element per access, the only layout.
+  EXPECT_EQ(k[0].layout, "64x64 tiles, 16 warps, 1 element per access (2-byte accesses)");
+  EXPECT_TRUE(k[0].alternatives.empty());
+  EXPECT_NE(src.find("const int o = t / (tiles_a * tiles_b);"), std::string::npos) << src;
   EXPECT_NE(src.find("fx_bf16_to_f32(in_x[((o) * 3150 + b * 45 + a)])"), std::string::npos) << src;
   EXPECT_NE(src.find("const int i = ((o) * 3150 + a * 70 + b);"), std::string::npos) << src;
   EXPECT_NE(src.find("__shared__ float tile_t[kTile][kTile + 1];"), std::string::npos) << src;
@@ -308,6 +338,36 @@ TEST(CodegenNvrtc, LayoutConversionIsATiledTransposeThatCompiles) {
     EXPECT_GT(compiler.compile(k->source, k->name, "sm_90")->size(), 1000u) << k->name;
   }
   EXPECT_THROW(generate_layout_transpose(DType::f32, 0, 4, 4, 0, "bad"), std::invalid_argument);
+}
+
+// Counts the lines of `ptx` holding `what`.
+int ptx_count(const std::string& ptx, const std::string& what) {
+  int n = 0;
+  for (std::size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The default layout's point: every global load and store of the conversions is one 16-byte access (f32: 4
+// elements; bf16: 8), in both directions, and the one-element layout stays scalar. Checked in the PTX NVRTC
+// makes of the generated source, so a change of the source (or of NVRTC) that loses the vectors fails here.
+TEST(CodegenNvrtc, TransposeLayoutsMoveSixteenBytesPerAccess) {
+  const NvrtcCompiler compiler{std::filesystem::path{}};
+  const GeneratedKernel to_nhwc = generate_layout_transpose(DType::f32, 32, 64, 56 * 56, 0, "conv_x_to_nhwc");
+  const GeneratedKernel to_nchw = generate_layout_transpose(DType::f32, 32, 56 * 56, 64, 0, "conv_y_to_nchw");
+  const GeneratedKernel half = generate_layout_transpose(DType::bf16, 8, 256, 512, 0, "h_to_nhwc");
+  for (const GeneratedKernel* k : {&to_nhwc, &to_nchw, &half}) {
+    SCOPED_TRACE(k->name);
+    ASSERT_EQ(k->alternatives.size(), 1u);
+    const std::string vec = compiler.ptx(k->source, k->name, "sm_90");
+    const std::string scalar = compiler.ptx(k->alternatives[0].source, k->name, "sm_90");
+    const std::string type = k == &half ? ".v4.u32" : ".v4.f32";
+    EXPECT_GT(ptx_count(vec, "ld.global" + type), 0) << vec;
+    EXPECT_EQ(ptx_count(vec, "ld.global"), ptx_count(vec, "ld.global" + type)) << vec;
+    EXPECT_GT(ptx_count(vec, "st.global" + type), 0) << vec;
+    EXPECT_EQ(ptx_count(vec, "st.global"), ptx_count(vec, "st.global" + type)) << vec;
+    EXPECT_EQ(ptx_count(scalar, ".v4."), 0) << scalar;
+    EXPECT_GT(ptx_count(scalar, "ld.global"), 0) << scalar;
+  }
 }
 
 TEST(CodegenNvrtc, CompileErrorCarriesLogAndSource) {

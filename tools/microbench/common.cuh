@@ -37,13 +37,15 @@ __device__ __forceinline__ float4 ld_policy(const void* p) {
 // The flush buffer; main() allocates 256 MB into it before timing with flush = true.
 inline void* g_flush = nullptr;
 
-inline float median_ms(const std::function<void()>& f, bool flush) {
+// `before`, when given, runs after the flush and before the timed call (a producer writing the call's input).
+inline float median_ms(const std::function<void()>& f, bool flush, const std::function<void()>& before = {}) {
   for (int i = 0; i < 5; ++i) f();
   constexpr int kRuns = 50;
   std::vector<cudaEvent_t> s(kRuns), e(kRuns);
   for (int i = 0; i < kRuns; ++i) { CK(cudaEventCreate(&s[i])); CK(cudaEventCreate(&e[i])); }
   for (int r = 0; r < kRuns; ++r) {
     if (flush) CK(cudaMemsetAsync(g_flush, 0, 256u << 20));
+    if (before) before();
     CK(cudaEventRecord(s[r])); f(); CK(cudaEventRecord(e[r]));
   }
   CK(cudaDeviceSynchronize());
