@@ -214,7 +214,8 @@ PlanReport plan_report(Executor::Impl& im, int p, const Events& ev) {
     }
     if (st.call && (st.call_part == CallPart::to_nhwc || st.call_part == CallPart::to_nchw)) {
       kr.path = st.call->describe(im, p, st.call_part);  // a generated conversion
-      if (!st.kernel.layout.empty()) kr.path += "; " + st.kernel.layout;
+      const std::string& layout = st.layout_choice.empty() ? st.kernel.layout : st.layout_choice;
+      if (!layout.empty()) kr.path += "; " + layout;
     } else if (st.call) {  // a cuBLASLt/cuDNN call
       kr.kind = std::string(library_call_kind_name(st.call->call().kind));
       kr.library = st.call->library();
