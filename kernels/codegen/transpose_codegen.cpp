@@ -7,8 +7,10 @@
 //
 // Layouts (the executor times them and keeps the fastest, as for elementwise kernels): by default 4 warps per
 // 64 x 64 tile, each thread moving kVec consecutive elements (one 16-byte access of the widest tensor) along
-// the fast dim of each phase, as Triton's tiled pointwise kernels do; the other, 16 warps with one element
-// per access. On an H100 the conv_bn_relu sample's conversions ([32, 64, 3136] f32 and back) took 0.0218 and
+// the fast dim of each phase, as Triton's tiled pointwise kernels do; the others, 16 warps with one element
+// per access, and 16 warps with kVec. Which wins depends on the kernel: a pure 8192^2 f32 transpose took
+// 0.1871 ms with 16 warps and 16-byte accesses, 0.1890 with 4, 0.1978 with one element (copy: 0.1822), where
+// transpose_chain's relu(transpose(x*w)+1) ran fastest with one element. On an H100 the conv_bn_relu sample's conversions ([32, 64, 3136] f32 and back) took 0.0218 and
 // 0.0212 ms after a 256 MB flush with 16-byte accesses against 0.0247 and 0.0228 with one element (a copy of
 // the same bytes 0.0224; Inductor's kernels 0.0214 and 0.0213), and reading a source just written to the L2
 // 0.0157/0.0164 against 0.0197/0.0188 (tools/microbench/layout_conversion.cu, conversion_torch.py).
@@ -286,14 +288,17 @@ std::optional<GeneratedKernel> generate_transpose_tiled(const Graph& g, const st
     k.layout = describe(scalar, widest);
     return k;
   }
-  const TileLayout vector{kVectorWarps, vec};
-  const std::string layout = describe(vector, widest), other = describe(scalar, widest);
+  const TileLayout vector{kVectorWarps, vec}, wide{kScalarWarps, vec};
+  const std::string layout = describe(vector, widest);
   GeneratedKernel k = transpose_kernel(g, nodes, outputs, name, *st, vector,
-                                       "Layout: " + layout + ". A run also times this kernel with " + other +
-                                           " and keeps the faster (RunOptions::autotune).");
+                                       "Layout: " + layout + ". A run also times this kernel with " +
+                                           describe(scalar, widest) + " and with " + describe(wide, widest) +
+                                           " and keeps the fastest (RunOptions::autotune).");
   k.layout = layout;
-  GeneratedKernel alt = transpose_kernel(g, nodes, outputs, name, *st, scalar, {});
-  k.alternatives.push_back({other, std::move(alt.source), alt.block, alt.grid});
+  for (const TileLayout& other : {scalar, wide}) {
+    GeneratedKernel alt = transpose_kernel(g, nodes, outputs, name, *st, other, {});
+    k.alternatives.push_back({describe(other, widest), std::move(alt.source), alt.block, alt.grid});
+  }
   return k;
 }
 

@@ -90,7 +90,7 @@ TEST(ExecutorGpu, EveryLayoutOfEveryKernelVerifies) {
   int forced = 0;
   for (const std::string& s : runnable_samples()) {
     SCOPED_TRACE(s);
-    for (int layout : {0, 1, 2}) {  // 3: a convolution's NHWC way with its conversions' other layouts
+    for (int layout : {0, 1, 2, 3}) {  // a tiled transpose has 3 layouts, a convolution 4 ways
       RunOptions opt;
       opt.force_layout = layout;
       const RunReport r = run_both(shrink(s, false), 2, opt);

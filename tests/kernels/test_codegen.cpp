@@ -113,7 +113,7 @@ TEST(Codegen, TransposeIsStagedThroughASharedTileWithCoalescedReadsAndWrites) {
   EXPECT_NE(tr.find("*reinterpret_cast<fx_vec<float, kVec>*>(out_y + first) = out_y_v;"), std::string::npos) << tr;
 }
 
-// The other layout, timed against it: 16 warps, one element per access.
+// The other layouts, timed against it: 16 warps with one element per access, and 16 warps with 4.
 TEST(Codegen, TransposeHasAOneElementLayoutToo) {
   const Graph g = load("transpose_chain.json");
   std::vector<NodeId> all;
@@ -122,7 +122,12 @@ TEST(Codegen, TransposeHasAOneElementLayoutToo) {
   ASSERT_EQ(k.size(), 1u);
   EXPECT_EQ(k[0].layout, "64x64 tiles, 4 warps, 4 elements per access (16-byte accesses)");
   EXPECT_EQ(k[0].block, 128);
-  ASSERT_EQ(k[0].alternatives.size(), 1u);
+  ASSERT_EQ(k[0].alternatives.size(), 2u);
+  const KernelLayout& wide = k[0].alternatives[1];
+  EXPECT_EQ(wide.description, "64x64 tiles, 16 warps, 4 elements per access (16-byte accesses)");
+  EXPECT_EQ(wide.block, 512);
+  EXPECT_NE(wide.source.find("constexpr int kWarps = 16;"), std::string::npos) << wide.source;
+  EXPECT_NE(wide.source.find("constexpr int kVec = 4;"), std::string::npos) << wide.source;
   const KernelLayout& alt = k[0].alternatives[0];
   EXPECT_EQ(alt.description, "64x64 tiles, 16 warps, 1 element per access (4-byte accesses)");
   EXPECT_EQ(alt.block, 512);
@@ -357,8 +362,10 @@ TEST(CodegenNvrtc, TransposeLayoutsMoveSixteenBytesPerAccess) {
   const GeneratedKernel half = generate_layout_transpose(DType::bf16, 8, 256, 512, 0, "h_to_nhwc");
   for (const GeneratedKernel* k : {&to_nhwc, &to_nchw, &half}) {
     SCOPED_TRACE(k->name);
-    ASSERT_EQ(k->alternatives.size(), 1u);
+    ASSERT_EQ(k->alternatives.size(), 2u);
     const std::string vec = compiler.ptx(k->source, k->name, "sm_90");
+    const std::string wide = compiler.ptx(k->alternatives[1].source, k->name, "sm_90");
+    EXPECT_EQ(ptx_count(wide, "ld.global"), ptx_count(wide, "ld.global" + (k == &half ? std::string(".v4.u32") : ".v4.f32")));
     const std::string scalar = compiler.ptx(k->alternatives[0].source, k->name, "sm_90");
     const std::string type = k == &half ? ".v4.u32" : ".v4.f32";
     EXPECT_GT(ptx_count(vec, "ld.global" + type), 0) << vec;

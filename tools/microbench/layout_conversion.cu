@@ -13,7 +13,8 @@
 
 namespace {
 
-constexpr long long B = 32, C = 64, HW = 56 * 56;
+constexpr long long C = 64, HW = 56 * 56;
+long long B = 32;  // batch: 32 for the conversions, 1 for the square transpose at the end
 
 // [batch, rows, cols] -> [batch, cols, rows]. A block takes a TR x TC tile of the input (rows r0.., cols c0..):
 // phase 1 reads rows with consecutive threads along cols (V floats each), phase 2 writes the output's rows
@@ -202,18 +203,19 @@ void regs_both() {
 }
 
 
+template <int T, int W, int V, int kRows, int kCols, bool kStream = false>
+void gen_one() {
+  const int grid = static_cast<int>(B * ((kRows + T - 1) / T) * ((kCols + T - 1) / T));
+  char what[128];
+  std::snprintf(what, sizeof what, "%s gen %dx%d %dw v%d%s", kRows == C ? "to NHWC" : kRows == HW ? "to NCHW" : "square",
+                T, T, W, V, kStream ? " ldcs" : "");
+  report(what, kRows, kCols, [&] { gen<T, W, V, kRows, kCols, kStream><<<grid, W * 32>>>(g_x, g_y); });
+}
+
 template <int T, int W, int V, bool kStream = false>
 void gen_both() {
-  auto one = [&](auto rows_c, auto cols_c) {
-    constexpr int rows = decltype(rows_c)::value, cols = decltype(cols_c)::value;
-    const int grid = static_cast<int>(B * ((rows + T - 1) / T) * ((cols + T - 1) / T));
-    char what[128];
-    std::snprintf(what, sizeof what, "%s gen %dx%d %dw v%d%s", rows == C ? "to NHWC" : "to NCHW", T, T, W, V,
-                  kStream ? " ldcs" : "");
-    report(what, rows, cols, [&] { gen<T, W, V, rows, cols, kStream><<<grid, W * 32>>>(g_x, g_y); });
-  };
-  one(std::integral_constant<int, C>{}, std::integral_constant<int, HW>{});
-  one(std::integral_constant<int, HW>{}, std::integral_constant<int, C>{});
+  gen_one<T, W, V, C, HW, kStream>();
+  gen_one<T, W, V, HW, C, kStream>();
 }
 
 }  // namespace
@@ -257,5 +259,29 @@ int main() {
   tiled_both<64, 64, 256, 4>(132 * 8);  // persistent: 8 blocks per SM
   regs_both<2, 8, 4>();
   regs_both<2, 4, 4>();
+  // transpose_chain's shape: [8192, 8192] f32 (256 MiB each way), the generated kernel's layouts and others.
+  CK(cudaFree(g_x)); CK(cudaFree(g_y)); CK(cudaFree(g_keep));
+  B = 1;
+  constexpr int kSide = 8192;
+  const size_t sq = size_t{kSide} * kSide;
+  CK(cudaMalloc(&g_x, sq * 4)); CK(cudaMalloc(&g_y, sq * 4)); CK(cudaMalloc(&g_keep, sq * 4));
+  g_host.resize(sq);
+  for (size_t i = 0; i < sq; ++i) g_host[i] = static_cast<float>((i * 2654435761u) % 1000003u);
+  CK(cudaMemcpy(g_x, g_host.data(), sq * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(g_keep, g_x, sq * 4, cudaMemcpyDeviceToDevice));
+  const long long sq4 = static_cast<long long>(sq / 4);
+  auto sq_copy = [&] { copy4<<<static_cast<unsigned>((sq4 + 255) / 256), 256>>>((const float4*)g_x, (float4*)g_y, sq4); };
+  std::printf("square [8192, 8192] f32:\n  %-40s flushed %.4f  back to back %.4f ms\n", "copy of the same bytes",
+              median_ms(sq_copy, true), median_ms(sq_copy, false));
+  gen_one<64, 16, 1, kSide, kSide>();
+  gen_one<64, 8, 1, kSide, kSide>();
+  gen_one<64, 4, 4, kSide, kSide>();
+  gen_one<64, 8, 4, kSide, kSide>();
+  gen_one<64, 16, 4, kSide, kSide>();
+  gen_one<64, 8, 2, kSide, kSide>();
+  gen_one<64, 16, 2, kSide, kSide>();
+  gen_one<32, 4, 4, kSide, kSide>();
+  gen_one<32, 8, 1, kSide, kSide>();
+  gen_one<64, 4, 4, kSide, kSide, true>();
   return 0;
 }
