@@ -1,7 +1,11 @@
 #include "kernels/executor/layout_tuning.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include "kernels/common/event_timing.h"
@@ -13,8 +17,10 @@ namespace fx::gpu {
 namespace {
 
 // Timed rounds per layout, after one warm-up round; one launch of each layout per round, so that a drift of
-// the clocks during the search moves every layout alike (the cuBLASLt search does the same).
+// the clocks during the search moves every layout alike (the cuBLASLt search does the same). A convolution's
+// ways get more: their times spread wider (three launches, one a library call, after each flush).
 constexpr int kRounds = 15;
+constexpr int kConvRounds = 31;
 
 // Layout 0 is the step's installed one; layout i > 0 is alternatives[i - 1]. Installing i swaps the two, so
 // every compiled layout stays owned by the step (and is unloaded with it).
@@ -31,19 +37,61 @@ void install(Step& st, std::size_t i) {
   alt.layout = std::move(current);
 }
 
+// Holds a stream's work back until the host has enqueued all of a timed run, so that the GPU never waits for
+// the host inside the timed window: a way whose launches cost the host more (three launches, one a cuDNN call)
+// would otherwise be charged for them whenever the host fell behind the GPU. Without it, a convolution's ways
+// timed up to twice their plan time in some runs (conv_bn_relu on an H100: the NCHW call 0.2045 ms, the
+// channels-last way 0.2353-0.2595, against 0.093 and 0.089 in the plan timing of the same run). The host
+// function waits at most 100 ms, so a library call that waits on the stream cannot hang the run.
+class StreamGate {
+ public:
+  explicit StreamGate(cudaStream_t stream) {
+    auto* held = new std::shared_ptr<std::atomic<bool>>(open_);  // the host function's reference
+    const cudaError_t e = cudaLaunchHostFunc(stream, &StreamGate::wait, held);
+    if (e != cudaSuccess) delete held;
+    FX_CUDA_CALL(e);
+  }
+  ~StreamGate() { open(); }
+  StreamGate(const StreamGate&) = delete;
+  StreamGate& operator=(const StreamGate&) = delete;
+  void open() { open_->store(true, std::memory_order_release); }
+
+ private:
+  static void CUDART_CB wait(void* data) {
+    const auto* held = static_cast<std::shared_ptr<std::atomic<bool>>*>(data);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+    while (!(*held)->load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until) {
+      std::this_thread::yield();
+    }
+    delete held;
+  }
+
+  std::shared_ptr<std::atomic<bool>> open_ = std::make_shared<std::atomic<bool>>(false);
+};
+
 // Times each of `n` ways in interleaved rounds (one warm-up round); the medians. Each timed launch follows what
 // the plan timing puts before a timed run: the flush when there is one, else an untimed launch of the same way
 // (its operands in the L2, and the GPU busy rather than idle since the last event).
 template <class Launch>
 std::vector<double> time_rounds(Executor::Impl& im, std::size_t n, const contraction_detail::DeviceMemory& flush,
-                                Launch&& launch) {
-  const auto medians = interleaved_medians(n, 1, kRounds, [&](std::size_t i) -> std::optional<double> {
-    if (flush.get()) {
-      FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
-    } else {
+                                int rounds, Launch&& launch) {
+  const EventPair ev;
+  const auto medians = interleaved_medians(n, 1, rounds, [&](std::size_t i) -> std::optional<double> {
+    {
+      StreamGate gate(im.stream);  // opened when this scope ends, the run enqueued (or a launch threw)
+      if (flush.get()) {
+        FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
+      } else {
+        launch(i);
+      }
+      FX_CUDA_CALL(cudaEventRecord(ev.start, im.stream));
       launch(i);
+      FX_CUDA_CALL(cudaEventRecord(ev.stop, im.stream));
     }
-    return median_event_ms(im.stream, 1, [&] { launch(i); });
+    FX_CUDA_CALL(cudaEventSynchronize(ev.stop));
+    float ms = 0;
+    FX_CUDA_CALL(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+    return ms;
   });
   std::vector<double> med(n);
   for (std::size_t i = 0; i < n; ++i) med[i] = *medians[i];  // every way runs: a launch that fails throws
@@ -92,7 +140,7 @@ std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int force
     choice = "NHWC: layout " + std::to_string(way + 1) + " of " + std::to_string(ways) + ", set by hand (not timed; " +
              call->conversion_layout_name(way - 1) + ")";
   } else {
-    const std::vector<double> med = time_rounds(im, ways, flush, launch);
+    const std::vector<double> med = time_rounds(im, ways, flush, kConvRounds, launch);
     way = static_cast<std::size_t>(std::min_element(med.begin(), med.end()) - med.begin());
     std::string times = "NCHW call " + ms_text(med[0]);
     for (std::size_t i = 1; i < ways; ++i) {
@@ -178,7 +226,7 @@ void tune_layouts(Executor::Impl& im) {
         }
         im.launched(p, s);
       };
-      const std::vector<double> med = time_rounds(im, n, flush, launch_layout);
+      const std::vector<double> med = time_rounds(im, n, flush, kRounds, launch_layout);
       const auto best = static_cast<std::size_t>(std::min_element(med.begin(), med.end()) - med.begin());
       std::string others;
       for (std::size_t i = 0; i < n; ++i) {
