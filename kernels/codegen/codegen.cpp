@@ -6,10 +6,18 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "kernels/codegen/codegen_internal.h"
 
 namespace fx::gpu {
+
+void swap_layout(GeneratedKernel& k, KernelLayout& alt) {
+  std::swap(k.layout, alt.description);
+  std::swap(k.source, alt.source);
+  std::swap(k.block, alt.block);
+  std::swap(k.grid, alt.grid);
+}
 
 std::string_view kernel_kind_name(KernelKind k) {
   switch (k) {

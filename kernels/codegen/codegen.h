@@ -50,6 +50,10 @@ struct GeneratedKernel {
   std::vector<KernelLayout> alternatives;  // other layouts worth timing against this one (may be empty)
 };
 
+// Makes `alt` the kernel's layout and the kernel's layout `alt` (an alternative of that kernel): whoever keeps
+// the compiled functions swaps them alike.
+void swap_layout(GeneratedKernel& k, KernelLayout& alt);
+
 // What a group becomes. Usually one kernel; several when the group cannot be one kernel here (each reason in
 // `note`, so reports say why the executor ran it split).
 struct GroupCode {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <stdexcept>
+#include <utility>
 
 #include "kernels/codegen/codegen_internal.h"
 
@@ -404,6 +406,79 @@ std::string RowEmitter::store(ValueId o, std::string& why) {
 
 }  // namespace
 
+namespace {
+
+// What every layout of one row kernel shares: the rows, the vector width and the load hints.
+struct RowPlan {
+  RowShape rs;
+  int vec = 1;
+  bool reduce_only = false;  // one value per row stored, nothing per element
+  bool row_hint = false;     // the row is stored back and no large operand needs the L2 more
+};
+
+std::string describe_layout(int threads, std::int64_t chunks, int vec) {
+  return std::to_string(threads) + " threads per row, " + std::to_string(chunks) + " vector access" +
+         (chunks == 1 ? "" : "es") + " each (" + std::to_string(chunks * vec) + " elements per thread)";
+}
+
+// The kernel in one layout: `threads` per row (a multiple of 32), `chunks` vector accesses each. `note`, when
+// given, is one more comment line above the entry point.
+std::optional<GeneratedKernel> row_kernel(const Graph& g, const std::vector<NodeId>& nodes,
+                                          const std::vector<ValueId>& outputs, const std::string& name,
+                                          const RowPlan& plan, int threads, std::int64_t chunks,
+                                          const std::string& note, std::string& why) {
+  const RowShape& rs = plan.rs;
+  const int vec = plan.vec;
+  RowEmitter em(g, nodes, rs, vec, threads, static_cast<int>(chunks), plan.reduce_only, plan.row_hint);
+  if (!em.classify(why)) return std::nullopt;
+  for (NodeId n : nodes) em.emit_node(n);
+  std::vector<std::string> stores;
+  for (ValueId o : outputs) {
+    stores.push_back(em.store(o, why));
+    if (stores.back().empty()) return std::nullopt;
+  }
+
+  GeneratedKernel k;
+  k.name = name;
+  k.kind = KernelKind::row_reduction;
+  k.nodes = nodes;
+  k.inputs = em.inputs;
+  k.outputs = outputs;
+  k.block = threads;
+  k.grid = std::clamp<std::int64_t>(rs.rows, 1, INT32_MAX);
+  k.bytes_moved = bytes_of(g, k.inputs) + bytes_of(g, k.outputs);
+  k.layout = describe_layout(threads, chunks, vec);
+  const std::string idx = rs.rows * rs.r * 2 < INT32_MAX ? "int" : "long long";
+  Code c;
+  c.line(header_comment(g, nodes, "row-wise: one block per row of " + std::to_string(rs.r) + " elements, " +
+                                      std::to_string(chunks * vec) + " per thread kept in registers"));
+  if (!note.empty()) c.line("// " + note);
+  c.line(kernel_signature(g, name, threads, k.inputs, outputs, em.ids) + " {");
+  c.indent();
+  c.line("constexpr int kVec = " + std::to_string(vec) + ";     // elements per vector access");
+  c.line("constexpr int kChunks = " + std::to_string(chunks) + ";  // vector accesses per thread per row");
+  c.line("constexpr int kItems = kVec * kChunks;");
+  c.line("const " + idx + " R = " + number(rs.r) + ";  // row length");
+  c.line("const " + idx + " rows = " + number(rs.rows) + ";");
+  for (const auto& t : em.scratch_types) {
+    c.line("__shared__ " + t + " fx_scratch_" + (t == "float" ? "f" : "i") + "[32];");
+  }
+  c.line(std::string("// Item k of a thread is column col_of(k): chunks of kVec consecutive columns, ") +
+         (em.exact() ? "and the row is covered exactly." : "masked past the row's end."));
+  c.line("auto col_of = [](int k) { return ((k / kVec) * (int)blockDim.x + (int)threadIdx.x) * kVec + k % kVec; };");
+  c.line("(void)col_of;");
+  c.line("for (" + idx + " row = blockIdx.x; row < rows; row += gridDim.x) {");
+  c.append(em.body());
+  for (const auto& s : stores) c.line("  " + s);
+  c.line("}");
+  c.dedent();
+  c.line("}");
+  k.source = device_preamble() + "\n" + c.str();
+  return k;
+}
+
+}  // namespace
+
 std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std::vector<NodeId>& nodes,
                                                       const std::vector<ValueId>& outputs, const std::string& name,
                                                       const CodegenOptions& options, std::string& why) {
@@ -423,12 +498,10 @@ std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std:
     return std::nullopt;
   }
   // Elements per vector: one 16-byte access of the widest row-level tensor, dividing the row.
-  std::int64_t widest = 1;
-  for (ValueId v : group_inputs(g, nodes)) widest = std::max(widest, dtype_size(g.value_type(v).dtype));
-  for (ValueId v : outputs) widest = std::max(widest, dtype_size(g.value_type(v).dtype));
-  int vec = static_cast<int>(std::min<std::int64_t>(8, 16 / widest));
-  while (vec > 1 && rs->r % vec != 0) vec /= 2;
-  const std::int64_t vectors = (rs->r + vec - 1) / vec;
+  RowPlan plan{*rs};
+  plan.vec = static_cast<int>(std::min<std::int64_t>(8, 16 / widest_bytes(g, nodes, outputs)));
+  while (plan.vec > 1 && rs->r % plan.vec != 0) plan.vec /= 2;
+  const std::int64_t vectors = (rs->r + plan.vec - 1) / plan.vec;
   // Threads per row: enough for kChunkTarget vector accesses each. On an H100, two per thread instead of one
   // ran gpt2_block's scale+mask+softmax over 98,304 rows of 1024 f32 in 0.2910 instead of 0.3057 ms and its
   // 768-wide layernorm in 0.0205 instead of 0.0221 ms (fewer threads, fewer block-reduction steps per row);
@@ -437,19 +510,22 @@ std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std:
   // A pure reduction (one value per row stored) keeps fewer values per thread: 512 threads of two accesses
   // reduced a [16384, 4096] f32 sum of squares in 0.0976 ms against 0.0983 with 256 x 4 (0.0949 vs 0.0983
   // with its loads evict-first; H100, 256 MB cache flush before each run; tools/microbench/row_kernels.cu).
-  bool reduce_only = true;
-  for (ValueId o : outputs) reduce_only = reduce_only && g.value_type(o).numel() == rs->rows;
+  plan.reduce_only = true;
+  for (ValueId o : outputs) plan.reduce_only = plan.reduce_only && g.value_type(o).numel() == rs->rows;
   constexpr int kChunkTarget = 2;
   const std::int64_t per = (vectors + kChunkTarget - 1) / kChunkTarget;
-  int threads = static_cast<int>(std::clamp<std::int64_t>((per + 31) / 32 * 32, 32, reduce_only ? 512 : 256));
+  auto warps_for = [](std::int64_t threads, int most) {
+    return static_cast<int>(std::clamp<std::int64_t>((threads + 31) / 32 * 32, 32, most));
+  };
+  int threads = warps_for(per, plan.reduce_only ? 512 : 256);
   std::int64_t chunks = (vectors + threads - 1) / threads;
-  if (chunks * vec > std::max(16, kChunkTarget * vec)) {  // long rows: more threads before more registers
-    threads = static_cast<int>(std::clamp<std::int64_t>((vectors + 31) / 32 * 32, 32, 1024));
+  if (chunks * plan.vec > std::max(16, kChunkTarget * plan.vec)) {  // long rows: more threads before more registers
+    threads = warps_for(vectors, 1024);
     chunks = (vectors + threads - 1) / threads;
   }
-  if (chunks * vec > options.max_row_items) {
+  if (chunks * plan.vec > options.max_row_items) {
     why = "a row of " + std::to_string(rs->r) + " elements does not fit in registers (" +
-          std::to_string(chunks * vec) + " per thread per value)";
+          std::to_string(chunks * plan.vec) + " per thread per value)";
     return std::nullopt;
   }
   // The row a kernel stores back is loaded with Triton's evict_last hints (fx_load_row): softmax over
@@ -464,49 +540,31 @@ std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std:
     const TensorType& t = g.value_type(v);
     large_broadcast = large_broadcast || (t.numel() < numel(rs->full) && t.bytes() >= kLargeBroadcastBytes);
   }
-  RowEmitter em(g, nodes, *rs, vec, threads, static_cast<int>(chunks), reduce_only, !reduce_only && !large_broadcast);
-  if (!em.classify(why)) return std::nullopt;
-  for (NodeId n : nodes) em.emit_node(n);
-  std::vector<std::string> stores;
-  for (ValueId o : outputs) {
-    stores.push_back(em.store(o, why));
-    if (stores.back().empty()) return std::nullopt;
+  plan.row_hint = !plan.reduce_only && !large_broadcast;
+  // Half and twice the threads, timed against this one by the executor (RunOptions::autotune): in the cubin
+  // race of the row kernels (tools/microbench/row_kernels.cu) 128 x 8, 256 x 4 and 512 x 2 accesses were
+  // within 0.2% of one another over 4096-wide rows and a different one led on different machines, so the run
+  // measures instead of the generator guessing. Only layouts that keep the row in registers and leave no warp
+  // idle.
+  std::vector<std::pair<int, std::int64_t>> others;
+  for (const int other : {threads / 2, threads * 2}) {
+    const int t = warps_for(other, 1024);
+    const std::int64_t c = (vectors + t - 1) / t;
+    if (t != threads && c * plan.vec <= options.max_row_items && t <= (vectors + 31) / 32 * 32) others.emplace_back(t, c);
   }
-
-  GeneratedKernel k;
-  k.name = name;
-  k.kind = KernelKind::row_reduction;
-  k.nodes = nodes;
-  k.inputs = em.inputs;
-  k.outputs = outputs;
-  k.block = threads;
-  k.grid = std::clamp<std::int64_t>(rs->rows, 1, INT32_MAX);
-  k.bytes_moved = bytes_of(g, k.inputs) + bytes_of(g, k.outputs);
-  const std::string idx = rs->rows * rs->r * 2 < INT32_MAX ? "int" : "long long";
-  Code c;
-  c.line(header_comment(g, nodes, "row-wise: one block per row of " + std::to_string(rs->r) + " elements, " +
-                                      std::to_string(chunks * vec) + " per thread kept in registers"));
-  c.line(kernel_signature(g, name, threads, k.inputs, outputs, em.ids) + " {");
-  c.indent();
-  c.line("constexpr int kVec = " + std::to_string(vec) + ";     // elements per vector access");
-  c.line("constexpr int kChunks = " + std::to_string(chunks) + ";  // vector accesses per thread per row");
-  c.line("constexpr int kItems = kVec * kChunks;");
-  c.line("const " + idx + " R = " + number(rs->r) + ";  // row length");
-  c.line("const " + idx + " rows = " + number(rs->rows) + ";");
-  for (const auto& t : em.scratch_types) {
-    c.line("__shared__ " + t + " fx_scratch_" + (t == "float" ? "f" : "i") + "[32];");
+  std::string note;
+  for (const auto& [t, c] : others) note += (note.empty() ? "" : " and with ") + describe_layout(t, c, plan.vec);
+  if (!note.empty()) {
+    note = "Layout: " + describe_layout(threads, chunks, plan.vec) + ". A run also times this kernel with " + note +
+           " and keeps the fastest (RunOptions::autotune).";
   }
-  c.line(std::string("// Item k of a thread is column col_of(k): chunks of kVec consecutive columns, ") +
-         (em.exact() ? "and the row is covered exactly." : "masked past the row's end."));
-  c.line("auto col_of = [](int k) { return ((k / kVec) * (int)blockDim.x + (int)threadIdx.x) * kVec + k % kVec; };");
-  c.line("(void)col_of;");
-  c.line("for (" + idx + " row = blockIdx.x; row < rows; row += gridDim.x) {");
-  c.append(em.body());
-  for (const auto& s : stores) c.line("  " + s);
-  c.line("}");
-  c.dedent();
-  c.line("}");
-  k.source = device_preamble() + "\n" + c.str();
+  std::optional<GeneratedKernel> k = row_kernel(g, nodes, outputs, name, plan, threads, chunks, note, why);
+  if (!k) return k;
+  for (const auto& [t, c] : others) {
+    std::optional<GeneratedKernel> alt = row_kernel(g, nodes, outputs, name, plan, t, c, {}, why);
+    if (!alt) throw std::logic_error(name + ": a row layout failed where the first succeeded: " + why);
+    k->alternatives.push_back({alt->layout, std::move(alt->source), alt->block, alt->grid});
+  }
   return k;
 }
 

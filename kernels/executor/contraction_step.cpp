@@ -126,13 +126,7 @@ void LibraryStep::install_conversion_layout(std::size_t j) {
     GeneratedKernel& k = nhwc_kernels_[i];
     const std::size_t own = std::min(j, k.alternatives.size());
     if (own == 0) continue;
-    KernelLayout& alt = k.alternatives[own - 1];
-    KernelLayout current{std::move(k.layout), std::move(k.source), k.block, k.grid};
-    k.layout = std::move(alt.description);
-    k.source = std::move(alt.source);
-    k.block = alt.block;
-    k.grid = alt.grid;
-    alt = std::move(current);
+    swap_layout(k, k.alternatives[own - 1]);
     std::swap(nhwc_lib_[i][0], nhwc_lib_[i][own]);
     std::swap(nhwc_fn_[i][0], nhwc_fn_[i][own]);
   }
@@ -247,8 +241,8 @@ void LibraryStep::launch(Executor::Impl& im, int plan, CallPart part, std::size_
     void* dst = i == 0 ? x_nhwc_.get() : im.pointer(plan, call_.outputs[0]);
     void* args[] = {&src, &dst};
     const GeneratedKernel& k = nhwc_kernels_[i];
-    const KernelLayout* alt = alternative(k, layout);
     const std::size_t j = std::min(layout, k.alternatives.size());
+    const KernelLayout* alt = j == 0 ? nullptr : &k.alternatives[j - 1];
     FX_CUDA_CALL(cudaLaunchKernel(reinterpret_cast<const void*>(nhwc_fn_[i][j]),
                                   dim3(static_cast<unsigned>(alt ? alt->grid : k.grid)),
                                   dim3(static_cast<unsigned>(alt ? alt->block : k.block)), args, 0, im.stream));

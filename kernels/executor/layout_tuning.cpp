@@ -27,14 +27,9 @@ constexpr int kConvRounds = 31;
 void install(Step& st, std::size_t i) {
   if (i == 0) return;
   Step::Layout& alt = st.alternatives[i - 1];
-  KernelLayout current{st.kernel.layout, std::move(st.kernel.source), st.kernel.block, st.kernel.grid};
+  swap_layout(st.kernel, alt.layout);
   std::swap(st.library, alt.library);
   std::swap(st.function, alt.function);
-  st.kernel.layout = std::move(alt.layout.description);
-  st.kernel.source = std::move(alt.layout.source);
-  st.kernel.block = alt.layout.block;
-  st.kernel.grid = alt.layout.grid;
-  alt.layout = std::move(current);
 }
 
 // Holds a stream's work back until the host has enqueued all of a timed run, so that the GPU never waits for

@@ -127,6 +127,27 @@ TEST(ExecutorGpu, LayoutsAreTimedAndTheFastestKept) {
   EXPECT_EQ(kernels_saying(plain, "4 elements per thread (16-byte accesses)"), 3);
 }
 
+// A row kernel's three layouts (threads per row) are timed the same way; each verifies.
+TEST(ExecutorGpu, RowKernelLayoutsAreTimedAndTheFastestKept) {
+  FX_REQUIRE_DEVICE();
+  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "rows",
+    "inputs": [{"name": "x", "shape": [2048, 4096], "dtype": "f32"}, {"name": "b", "shape": [2048, 4096], "dtype": "f32"}],
+    "nodes": [{"name": "s", "op": "add", "inputs": ["x", "b"]}, {"name": "y", "op": "softmax", "inputs": ["s"]}],
+    "outputs": ["y"]})");
+  ASSERT_TRUE(g.ok());
+  RunOptions opt;
+  opt.cold_l2 = true;
+  const RunReport tuned = run_both(*g, 5, opt);
+  expect_verified(tuned, "tuned");
+  ASSERT_EQ(tuned.fused.kernels.size(), 1u);
+  const std::string& path = tuned.fused.kernels[0].path;
+  EXPECT_NE(path.find("threads per row, "), std::string::npos) << path;
+  EXPECT_NE(path.find(": the fastest of 3 layouts timed here ("), std::string::npos) << path;
+  for (const char* layout : {"128 threads per row", "256 threads per row", "512 threads per row"}) {
+    EXPECT_NE(path.find(layout), std::string::npos) << path;
+  }
+}
+
 // Round r times the unfused plan once, then the fused plan once, so a drift of the clocks over the timing
 // (power-limited GEMMs) moves both plans alike.
 TEST(ExecutorGpu, BothPlansAreTimedInInterleavedRounds) {

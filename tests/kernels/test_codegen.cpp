@@ -215,6 +215,49 @@ TEST(Codegen, APureRowReductionReadsItsStreamOnceWithMoreThreads) {
   EXPECT_EQ(softmax.find("raw = fx_load_once("), std::string::npos) << softmax;
 }
 
+// The executor times a row kernel's layouts against each other: half and twice the threads per row, each
+// covering the row exactly with the same entry point, kept in registers, no warp idle.
+TEST(Codegen, RowKernelsOfferHalfAndTwiceTheThreadsToTime) {
+  const Graph ln = load("layernorm.json");  // rows of 4096 f32: 256 threads of 4 vector accesses
+  const auto k = whole_graph_kernels(ln);
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].kind, KernelKind::row_reduction);
+  EXPECT_EQ(k[0].layout, "256 threads per row, 4 vector accesses each (16 elements per thread)");
+  EXPECT_NE(k[0].source.find("// Layout: 256 threads per row, 4 vector accesses each (16 elements per thread). A run "
+                             "also times this kernel with 128 threads per row, 8 vector accesses each (32 elements "
+                             "per thread) and with 512 threads per row, 2 vector accesses each (8 elements per "
+                             "thread) and keeps the fastest"),
+            std::string::npos) << k[0].source;
+  ASSERT_EQ(k[0].alternatives.size(), 2u);
+  const KernelLayout& fewer = k[0].alternatives[0];
+  EXPECT_EQ(fewer.block, 128);
+  EXPECT_EQ(fewer.grid, k[0].grid);
+  EXPECT_NE(fewer.source.find("__launch_bounds__(128) " + k[0].name + "("), std::string::npos) << fewer.source;
+  EXPECT_NE(fewer.source.find("constexpr int kChunks = 8;"), std::string::npos) << fewer.source;
+  EXPECT_NE(fewer.source.find("the row is covered exactly"), std::string::npos) << fewer.source;
+  EXPECT_EQ(fewer.source.find("// Layout:"), std::string::npos) << fewer.source;
+  const KernelLayout& more = k[0].alternatives[1];
+  EXPECT_EQ(more.description, "512 threads per row, 2 vector accesses each (8 elements per thread)");
+  EXPECT_EQ(more.block, 512);
+  EXPECT_NE(more.source.find("constexpr int kChunks = 2;"), std::string::npos) << more.source;
+
+  // A pure reduction starts at 512 threads: 256 x 4 and 1024 x 1 are its others.
+  const auto sum = whole_graph_kernels(load("sum_of_squares.json"));
+  ASSERT_EQ(sum.size(), 1u);
+  ASSERT_EQ(sum[0].alternatives.size(), 2u);
+  EXPECT_EQ(sum[0].alternatives[0].description, "256 threads per row, 4 vector accesses each (16 elements per thread)");
+  EXPECT_EQ(sum[0].alternatives[1].description, "1024 threads per row, 1 vector access each (4 elements per thread)");
+
+  // Rows of 96 f32 (24 vectors): one warp, one access each; neither fewer warps nor an idle one to offer.
+  const Graph small = inline_graph(R"({"name": "x", "shape": [8, 96], "dtype": "f32"})",
+                                   R"({"name": "y", "op": "softmax", "inputs": ["x"]})");
+  const auto one = whole_graph_kernels(small);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].layout, "32 threads per row, 1 vector access each (4 elements per thread)");
+  EXPECT_TRUE(one[0].alternatives.empty());
+  EXPECT_EQ(one[0].source.find("// Layout:"), std::string::npos) << one[0].source;
+}
+
 TEST(Codegen, OperandsBroadcastOverOuterDimsAreKeptInL2) {
   // A mask [S, S] added to scores [B, H, S, S], then softmax: the row kernel reads the mask with fx_load_keep
   // (L2 evict_last) and the scores, its row, with fx_load_row (L1 and L2 evict_last, Triton's hints for a row
