@@ -31,7 +31,7 @@ QSizeF measure(const DrawnNode& n) {
   const QFontMetricsF body(body_font());
   double w = title.horizontalAdvance(n.title);
   double h = title.height();
-  for (const QString& line : QStringList{n.name, n.type} + n.extra) {
+  for (const QString& line : QStringList{n.name, n.type} + n.extra + QStringList{n.kernel_line}) {
     if (line.isEmpty()) continue;
     w = std::max(w, body.horizontalAdvance(line));
     h += body.height();
@@ -86,7 +86,7 @@ DrawnNode group_node(const Graph& g, const GroupInfo& info, int group) {
   QStringList ops;
   for (NodeId n : info.nodes) ops << qs(g.node(n).op);
   d.name = ops.size() > 6 ? ops.mid(0, 5).join('+') + QStringLiteral("+… (%1 ops)").arg(ops.size()) : ops.join('+');
-  d.type = info.summary;
+  d.kernel_line = QStringLiteral("predicted ") + info.summary;
   d.fill = info.nodes.size() > 1 ? fusion_kind_color(info.kind) : QColor(op_class_color(g.node(info.nodes[0]).op_class()));
   d.node = info.nodes.front();
   d.value = g.value_of(info.nodes.back());
@@ -120,6 +120,30 @@ void add_edges(const Graph& g, DrawnGraph& out, const std::vector<int>& drawn_of
 }
 
 }  // namespace
+
+LayoutInput layout_input(const DrawnGraph& drawing) {
+  LayoutInput input;
+  input.node_sizes.reserve(drawing.nodes.size());
+  for (const DrawnNode& n : drawing.nodes) input.node_sizes.push_back(n.size);
+  for (const DrawnEdge& e : drawing.edges) input.edges.emplace_back(e.from, e.to);
+  for (const DrawnCluster& c : drawing.clusters) {
+    input.clusters.push_back(c.members);
+    input.cluster_title_widths.push_back(c.title_width);
+  }
+  input.fast = drawing.nodes.size() > 800;
+  return input;
+}
+
+const QFont& cluster_font() {
+  static const QFont f = [] {
+    QFont font = title_font();
+    font.setPointSizeF(9);
+    return font;
+  }();
+  return f;
+}
+
+double cluster_line_width(const QString& text) { return QFontMetricsF(cluster_font()).horizontalAdvance(text) + 16; }
 
 const QFont& title_font() {
   static const QFont f = [] {
@@ -187,6 +211,10 @@ DrawnGraph build_drawing(const Graph& g, const std::vector<GroupInfo>& groups, V
     } else {
       drawn = static_cast<int>(out.nodes.size());
       out.nodes.push_back(op_node(g, id, gi, info));
+      // An op that is a kernel of its own (every op before fusion, a group of one after) carries its time.
+      if (info != nullptr && (mode == ViewMode::unfused || info->nodes.size() == 1)) {
+        out.nodes.back().kernel_line = QStringLiteral("predicted ") + info->summary;
+      }
       if (mode == ViewMode::fused && info != nullptr && info->nodes.size() > 1) cluster_members[gi].push_back(drawn);
     }
     out.node_of_graph_node[static_cast<std::size_t>(id)] = drawn;
@@ -194,8 +222,8 @@ DrawnGraph build_drawing(const Graph& g, const std::vector<GroupInfo>& groups, V
   }
   for (auto& [gi, members] : cluster_members) {
     const GroupInfo& info = groups[static_cast<std::size_t>(gi)];
-    out.clusters.push_back({gi, QStringLiteral("%1  %2").arg(info.id, info.kind), fusion_kind_color(info.kind),
-                            std::move(members)});
+    const QString label = QStringLiteral("%1  %2").arg(info.id, info.kind);
+    out.clusters.push_back({gi, label, fusion_kind_color(info.kind), std::move(members), cluster_line_width(label)});
   }
   add_edges(g, out, drawn_of_value);
   for (DrawnNode& d : out.nodes) d.size = measure(d);

@@ -32,7 +32,6 @@ SceneColors SceneColors::dark() {
   c.selection = QColor("#64b5f6");
   c.highlight = QColor("#ffb74d");
   c.rejected = QColor("#ff6e6e");
-  c.measured = QColor("#81c784");
   return c;
 }
 const SceneColors& scene_colors() { return g_colors; }
@@ -46,7 +45,7 @@ NodeItem::NodeItem(const DrawnNode& node, int index) : node_(node), index_(index
 
 QRectF NodeItem::boundingRect() const {
   const QSizeF s = node_.size;
-  return QRectF(-s.width() / 2 - 3, -s.height() / 2 - 3, s.width() + 6, s.height() + 6 + (measured_.isEmpty() ? 0 : 14));
+  return QRectF(-s.width() / 2 - 3, -s.height() / 2 - 3, s.width() + 6, s.height() + 6);
 }
 
 void NodeItem::set_highlighted(bool on) {
@@ -56,8 +55,9 @@ void NodeItem::set_highlighted(bool on) {
 }
 
 void NodeItem::set_measured(const QString& text) {
-  prepareGeometryChange();
   measured_ = text;
+  setToolTip(measured_.isEmpty() ? node_.tooltip : node_.tooltip + QStringLiteral("<br>measured: ") + measured_.toHtmlEscaped());
+  update();
 }
 
 void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
@@ -85,9 +85,12 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     painter->drawText(QRectF(box.left(), y, box.width(), body.height()), Qt::AlignCenter, line);
     y += body.height();
   }
-  if (!measured_.isEmpty()) {
-    painter->setPen(scene_colors().measured);
-    painter->drawText(QRectF(box.left() - 40, box.bottom() + 1, box.width() + 80, 13), Qt::AlignCenter, measured_);
+  // The kernel's line, inside the box: predicted until a run is shown, then what was measured.
+  if (!node_.kernel_line.isEmpty()) {
+    const QRectF line(box.left() + 2, y, box.width() - 4, body.height());
+    painter->setPen(measured_.isEmpty() ? QColor("#666666") : QColor("#1b5e20"));
+    painter->drawText(line, Qt::AlignCenter,
+                      measured_.isEmpty() ? node_.kernel_line : body.elidedText(measured_, Qt::ElideRight, line.width()));
   }
 }
 
@@ -193,24 +196,26 @@ void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
 ClusterItem::ClusterItem(const DrawnCluster& cluster, const QRectF& rect)
     : cluster_(cluster), base_rect_(rect), rect_(rect) {
   setZValue(0);
-  setToolTip(cluster_.label);
   fit_title();
 }
 
-// dot sized the box from its nodes alone (it is given no label text), so a one-column group can be narrower
-// than its title, or than its title next to the measured time and bytes once a run is shown: widen the box
-// around its centre so both stay inside it, apart.
+// dot makes the box at least as wide as the title (layout_input passes its width), so widening here is only a
+// safety net. Once a run is shown the measured time and bytes go next to the title where they fit, else on a
+// second line under it (the room dot leaves above the first node holds two), shortened to the box's width if
+// need be (the tooltip has it whole): widening the box for them would push it over its neighbours in a row of
+// groups (gpt2_block's q, k and v projections).
 void ClusterItem::fit_title() {
-  QFont f = title_font();
-  f.setPointSizeF(9);
-  const QFontMetricsF fm(f);
-  double needed = fm.horizontalAdvance(cluster_.label) + 16;
-  if (!measured_.isEmpty()) needed += fm.horizontalAdvance(measured_) + 14;
+  const QFontMetricsF fm(cluster_font());
+  const double title = cluster_line_width(cluster_.label);
   QRectF r = base_rect_;
-  if (needed > r.width()) {
-    const double grow = (needed - r.width()) / 2;
+  if (title > r.width()) {
+    const double grow = (title - r.width()) / 2;
     r.adjust(-grow, 0, grow, 0);
   }
+  const double measured = measured_.isEmpty() ? 0.0 : cluster_line_width(measured_) - 2;
+  two_lines_ = !measured_.isEmpty() && title + measured > r.width();
+  shown_measured_ = two_lines_ ? fm.elidedText(measured_, Qt::ElideRight, r.width() - 16) : measured_;
+  setToolTip(measured_.isEmpty() ? cluster_.label : cluster_.label + QStringLiteral("\n") + measured_);
   if (r != rect_) {
     prepareGeometryChange();
     rect_ = r;
@@ -219,7 +224,10 @@ void ClusterItem::fit_title() {
 
 QRectF ClusterItem::boundingRect() const { return rect_.adjusted(-2, -2, 2, 2); }
 
-QRectF ClusterItem::title_rect() const { return QRectF(rect_.left(), rect_.top(), rect_.width(), kClusterLabelHeight); }
+QRectF ClusterItem::title_rect() const {
+  // Two lines: the title's line ends 3 higher (paint), the second line kClusterSecondLine under it.
+  return QRectF(rect_.left(), rect_.top(), rect_.width(), kClusterLabelHeight + (two_lines_ ? kClusterSecondLine - 3 : 0.0));
+}
 
 void ClusterItem::set_measured(const QString& text) {
   measured_ = text;
@@ -233,15 +241,19 @@ void ClusterItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* optio
   painter->setBrush(fill);
   painter->drawRoundedRect(rect_, 8, 8);
   if (detail(option, painter) < kTextDetail * 0.6) return;
-  QFont f = title_font();
-  f.setPointSizeF(9);
-  painter->setFont(f);
+  painter->setFont(cluster_font());
   painter->setPen(scene_colors().cluster_text);
-  const QRectF label = title_rect().adjusted(8, 3, -8, -1);
+  // Two lines: the title moves up a little to leave the second line clear of the first box.
+  const QRectF label = QRectF(rect_.left(), rect_.top(), rect_.width(), kClusterLabelHeight)
+                           .adjusted(8, two_lines_ ? 1 : 3, -8, two_lines_ ? -3 : -1);
   painter->drawText(label, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, cluster_.label);
-  if (!measured_.isEmpty()) {
+  if (!shown_measured_.isEmpty()) {
     painter->setPen(QColor("#1b5e20"));
-    painter->drawText(label, Qt::AlignRight | Qt::AlignVCenter, measured_);
+    if (two_lines_) {
+      painter->drawText(label.translated(0, kClusterSecondLine), Qt::AlignLeft | Qt::AlignVCenter, shown_measured_);
+    } else {
+      painter->drawText(label, Qt::AlignRight | Qt::AlignVCenter, shown_measured_);
+    }
   }
 }
 

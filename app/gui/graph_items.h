@@ -15,7 +15,7 @@ namespace fx::app {
 // Colours that follow the light/dark palette; the boxes keep their light fills with dark text in both.
 struct SceneColors {
   QColor background{"#fafafa"}, edge{"#555555"}, edge_label{"#333333"}, cluster_text{"#222222"};
-  QColor selection{"#1565c0"}, highlight{"#ef6c00"}, rejected{"#c62828"}, measured{"#1b5e20"};
+  QColor selection{"#1565c0"}, highlight{"#ef6c00"}, rejected{"#c62828"};
   static SceneColors light();
   static SceneColors dark();
 };
@@ -39,7 +39,7 @@ class NodeItem : public QGraphicsItem {
   DrawnNode node_;
   int index_;
   bool highlighted_ = false;
-  QString measured_;
+  QString measured_;  // drawn in place of node_.kernel_line
 };
 
 class EdgeItem : public QGraphicsItem {
@@ -82,17 +82,22 @@ class ClusterItem : public QGraphicsItem {
   QRectF boundingRect() const override;
   void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
   QRectF title_rect() const;  // the band at the top that holds the group's title and measured time
+  QRectF box() const { return rect_; }
+  QRectF laid_out_box() const { return base_rect_; }  // as dot placed it, before the title widened it
 
   const DrawnCluster& cluster() const { return cluster_; }
   void set_measured(const QString& text);
 
  private:
-  void fit_title();  // widens rect_ around its centre until the title and the measured text fit side by side
+  void fit_title();  // widens rect_ for the title; the measured text beside it or under it
+  static constexpr double kClusterSecondLine = 13.0;  // the measured text's line under the title
 
   DrawnCluster cluster_;
   QRectF base_rect_;  // as dot placed it
   QRectF rect_;
   QString measured_;
+  QString shown_measured_;  // measured_, shortened to the box's width on a second line
+  bool two_lines_ = false;
 };
 
 }  // namespace fx::app

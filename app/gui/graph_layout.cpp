@@ -3,6 +3,8 @@
 #include <gvc.h>
 
 #include <QElapsedTimer>
+#include <algorithm>
+#include <cmath>
 #include <mutex>
 #include <string>
 
@@ -54,9 +56,15 @@ void add_clusters(Agraph_t* g, const LayoutInput& input, const std::vector<Agnod
   for (std::size_t c = 0; c < input.clusters.size(); ++c) {
     std::string name = "cluster_" + std::to_string(c);
     Agraph_t* sub = agsubg(g, name.data(), 1);
-    // A blank label of this size makes dot reserve room at the top for the label the app draws.
-    set_attr(sub, "label", " ");
-    set_attr(sub, "fontsize", std::to_string(kClusterLabelHeight / 1.3));
+    // A blank label of the title's size makes dot reserve room at the top for the title the app draws, and
+    // make the box at least as wide: a fixed-size empty HTML table (dot measures no text here).
+    const double width = c < input.cluster_title_widths.size() ? input.cluster_title_widths[c] : 0.0;
+    const std::string table = "<TABLE BORDER=\"0\" CELLPADDING=\"0\" CELLSPACING=\"0\" FIXEDSIZE=\"TRUE\" WIDTH=\"" +
+                              std::to_string(std::max(1, static_cast<int>(std::ceil(width)))) + "\" HEIGHT=\"" +
+                              std::to_string(static_cast<int>(kClusterLabelHeight)) + "\"><TR><TD></TD></TR></TABLE>";
+    char* html = agstrdup_html(g, const_cast<char*>(table.c_str()));
+    agsafeset(sub, const_cast<char*>("label"), html, const_cast<char*>(""));
+    agstrfree(g, html);
     set_attr(sub, "margin", "10");
     for (int member : input.clusters[c]) agsubnode(sub, nodes[static_cast<std::size_t>(member)], 1);
   }

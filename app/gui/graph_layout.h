@@ -15,6 +15,7 @@ struct LayoutInput {
   std::vector<QSizeF> node_sizes;                 // in scene units (1 unit = 1 point)
   std::vector<std::pair<int, int>> edges;          // indices into node_sizes
   std::vector<std::vector<int>> clusters;          // member node indices; a node belongs to at most one
+  std::vector<double> cluster_title_widths;        // per cluster (or none): the least width its title needs
   bool fast = false;                               // cheaper network-simplex limits for very large graphs
 };
 

@@ -104,13 +104,15 @@ void GraphScene::set_measured(const std::vector<QString>& per_group) {
   auto text_of = [&](int group) {
     return group >= 0 && group < static_cast<int>(per_group.size()) ? per_group[static_cast<std::size_t>(group)] : QString();
   };
-  for (ClusterItem* c : clusters_) c->set_measured(text_of(c->cluster().group));
+  std::vector<QRectF> titles;
+  for (ClusterItem* c : clusters_) {
+    c->set_measured(text_of(c->cluster().group));
+    titles.push_back(c->title_rect());
+  }
+  for (EdgeItem* e : edges_) e->place_label_outside(titles);  // a title may now take two lines
   for (NodeItem* n : nodes_) {
     const DrawnNode& d = n->node();
-    const bool own_kernel = d.kind == DrawnNode::Kind::group ||
-                            (d.group >= 0 && drawing_->groups[static_cast<std::size_t>(d.group)].nodes.size() == 1) ||
-                            (d.kind == DrawnNode::Kind::op && drawing_->mode == ViewMode::unfused);
-    n->set_measured(own_kernel ? text_of(d.group) : QString());
+    n->set_measured(d.kernel_line.isEmpty() ? QString() : text_of(d.group));
   }
 }
 

@@ -10,12 +10,7 @@ LayoutRunner::~LayoutRunner() = default;
 
 void LayoutRunner::start(std::shared_ptr<const DrawnGraph> drawing) {
   const int generation = ++generation_;
-  LayoutInput input;
-  input.node_sizes.reserve(drawing->nodes.size());
-  for (const DrawnNode& n : drawing->nodes) input.node_sizes.push_back(n.size);
-  for (const DrawnEdge& e : drawing->edges) input.edges.emplace_back(e.from, e.to);
-  for (const DrawnCluster& c : drawing->clusters) input.clusters.push_back(c.members);
-  input.fast = drawing->nodes.size() > 800;
+  LayoutInput input = layout_input(*drawing);
 
   auto* watcher = new QFutureWatcher<LayoutResult>(this);
   ++pending_;

@@ -36,13 +36,7 @@ TEST(Scene, EverySampleLoadsAndDrawsOneItemPerNodeAndEdge) {
     const Graph& g = session.graph();
     for (ViewMode mode : {ViewMode::unfused, ViewMode::fused, ViewMode::collapsed}) {
       auto drawing = std::make_shared<const DrawnGraph>(build_drawing(g, session.group_infos(), mode));
-      const LayoutResult layout = [&] {
-        LayoutInput in;
-        for (const DrawnNode& n : drawing->nodes) in.node_sizes.push_back(n.size);
-        for (const DrawnEdge& e : drawing->edges) in.edges.emplace_back(e.from, e.to);
-        for (const DrawnCluster& c : drawing->clusters) in.clusters.push_back(c.members);
-        return layout_with_dot(in);
-      }();
+      const LayoutResult layout = layout_with_dot(layout_input(*drawing));
       ASSERT_TRUE(layout.ok) << layout.error.toStdString();
       GraphScene scene;
       scene.show_drawing(drawing, layout);
@@ -63,12 +57,51 @@ TEST(Scene, EverySampleLoadsAndDrawsOneItemPerNodeAndEdge) {
       }
       // Every box sits inside the laid-out bounds.
       for (const NodeItem* item : scene.node_items()) EXPECT_TRUE(layout.bounds.adjusted(-1, -1, 1, 1).contains(item->pos()));
+      // dot made every group's box wide enough for its title.
+      for (const ClusterItem* c : scene.cluster_items()) {
+        EXPECT_EQ(c->box(), c->laid_out_box()) << c->cluster().label.toStdString();
+      }
       // No tensor-size label is written over a group's title (an edge entering a group from above crosses it).
       for (const EdgeItem* e : scene.edge_items()) {
         for (const ClusterItem* c : scene.cluster_items()) {
           EXPECT_FALSE(e->label_rect().intersects(c->title_rect()))
               << "label \"" << e->edge().label.toStdString() << "\" over a group title";
         }
+      }
+    }
+  }
+}
+
+// A run's time and bytes on each group's title: beside it where they fit, else on a second line; groups dot
+// placed apart stay apart (gpt2_block's q, k and v projections sit in a row), the titles stay above the boxes,
+// and no tensor-size label lands on a title.
+TEST(Scene, MeasuredTitlesKeepNeighbouringGroupsApart) {
+  for (const char* sample : {"gpt2_block.json", "gpt2_block_hf.json", "swiglu_bf16.json", "conv_bn_relu.json"}) {
+    SCOPED_TRACE(sample);
+    Session session;
+    session.set_document(load(QStringLiteral(FX_SOURCE_DIR "/sample_graphs/") + sample));
+    session.auto_fuse();
+    auto drawing = std::make_shared<const DrawnGraph>(build_drawing(session.graph(), session.group_infos(), ViewMode::fused));
+    const LayoutResult layout = layout_with_dot(layout_input(*drawing));
+    ASSERT_TRUE(layout.ok) << layout.error.toStdString();
+    GraphScene scene;
+    scene.show_drawing(drawing, layout);
+    ASSERT_FALSE(scene.cluster_items().empty());
+    scene.set_measured(std::vector<QString>(drawing->groups.size(), QStringLiteral("3 kernels: 93.8 µs · 155 MiB")));
+    const auto& clusters = scene.cluster_items();
+    for (std::size_t i = 0; i < clusters.size(); ++i) {
+      for (std::size_t j = i + 1; j < clusters.size(); ++j) {
+        if (clusters[i]->laid_out_box().intersects(clusters[j]->laid_out_box())) continue;
+        EXPECT_FALSE(clusters[i]->box().intersects(clusters[j]->box()))
+            << clusters[i]->cluster().label.toStdString() << " over " << clusters[j]->cluster().label.toStdString();
+      }
+      for (const NodeItem* n : scene.node_items()) {
+        EXPECT_FALSE(clusters[i]->title_rect().intersects(n->sceneBoundingRect()))
+            << clusters[i]->cluster().label.toStdString() << "'s title over a box " << clusters[i]->title_rect().top() << " " << clusters[i]->title_rect().bottom() << " node " << n->sceneBoundingRect().top() << " w " << clusters[i]->laid_out_box().width();
+      }
+      for (const EdgeItem* e : scene.edge_items()) {
+        EXPECT_FALSE(e->label_rect().intersects(clusters[i]->title_rect()))
+            << "label \"" << e->edge().label.toStdString() << "\" over a group title";
       }
     }
   }
