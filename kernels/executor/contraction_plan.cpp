@@ -149,7 +149,9 @@ MatmulOperands matmul_operands(const GroupView& gv, NodeId mm) {
   const Graph& g = gv.g;
   const Node& node = g.node(mm);
   const std::vector<NodeId> group(gv.in.begin(), gv.in.end());
-  MatmulOperands ops{node.inputs[0].value, node.inputs[1].value};
+  MatmulOperands ops;
+  ops.a = node.inputs[0].value;
+  ops.b = node.inputs[1].value;
   for (auto [value, flip] : {std::pair{&ops.a, &ops.flip_a}, std::pair{&ops.b, &ops.flip_b}}) {
     const auto t = g.producer(*value);
     if (!t || !gv.in.count(*t) || !folds_into_operand(g, group, *t, mm)) continue;
