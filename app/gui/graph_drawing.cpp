@@ -78,6 +78,9 @@ DrawnNode input_node(const Graph& g, ValueId v) {
   return d;
 }
 
+// The line of a box that is a kernel of its own, until a run replaces it with what was measured.
+QString predicted_line(const GroupInfo& info) { return QStringLiteral("predicted ") + info.summary; }
+
 DrawnNode group_node(const Graph& g, const GroupInfo& info, int group) {
   DrawnNode d;
   d.kind = DrawnNode::Kind::group;
@@ -86,7 +89,7 @@ DrawnNode group_node(const Graph& g, const GroupInfo& info, int group) {
   QStringList ops;
   for (NodeId n : info.nodes) ops << qs(g.node(n).op);
   d.name = ops.size() > 6 ? ops.mid(0, 5).join('+') + QStringLiteral("+… (%1 ops)").arg(ops.size()) : ops.join('+');
-  d.kernel_line = QStringLiteral("predicted ") + info.summary;
+  d.kernel_line = predicted_line(info);
   d.fill = info.nodes.size() > 1 ? fusion_kind_color(info.kind) : QColor(op_class_color(g.node(info.nodes[0]).op_class()));
   d.node = info.nodes.front();
   d.value = g.value_of(info.nodes.back());
@@ -213,7 +216,7 @@ DrawnGraph build_drawing(const Graph& g, const std::vector<GroupInfo>& groups, V
       out.nodes.push_back(op_node(g, id, gi, info));
       // An op that is a kernel of its own (every op before fusion, a group of one after) carries its time.
       if (info != nullptr && (mode == ViewMode::unfused || info->nodes.size() == 1)) {
-        out.nodes.back().kernel_line = QStringLiteral("predicted ") + info->summary;
+        out.nodes.back().kernel_line = predicted_line(*info);
       }
       if (mode == ViewMode::fused && info != nullptr && info->nodes.size() > 1) cluster_members[gi].push_back(drawn);
     }

@@ -404,10 +404,6 @@ std::string RowEmitter::store(ValueId o, std::string& why) {
          "    }";
 }
 
-}  // namespace
-
-namespace {
-
 // What every layout of one row kernel shares: the rows, the vector width and the load hints.
 struct RowPlan {
   RowShape rs;

@@ -242,7 +242,7 @@ void LibraryStep::launch(Executor::Impl& im, int plan, CallPart part, std::size_
     void* args[] = {&src, &dst};
     const GeneratedKernel& k = nhwc_kernels_[i];
     const std::size_t j = std::min(layout, k.alternatives.size());
-    const KernelLayout* alt = j == 0 ? nullptr : &k.alternatives[j - 1];
+    const KernelLayout* alt = alternative(k, j);
     FX_CUDA_CALL(cudaLaunchKernel(reinterpret_cast<const void*>(nhwc_fn_[i][j]),
                                   dim3(static_cast<unsigned>(alt ? alt->grid : k.grid)),
                                   dim3(static_cast<unsigned>(alt ? alt->block : k.block)), args, 0, im.stream));
