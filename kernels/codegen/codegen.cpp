@@ -106,6 +106,13 @@ std::string header_comment(const Graph& g, const std::vector<NodeId>& nodes, con
   return s;
 }
 
+std::string layout_note(const std::string& layout, const std::vector<std::string>& others) {
+  if (others.empty()) return {};
+  std::string s = "Layout: " + layout + ". A run also times this kernel with " + others.front();
+  for (std::size_t i = 1; i < others.size(); ++i) s += " and with " + others[i];
+  return s + " and keeps the " + (others.size() == 1 ? "faster" : "fastest") + " (RunOptions::autotune).";
+}
+
 }  // namespace codegen
 
 namespace {

@@ -36,6 +36,9 @@ std::string header_comment(const Graph& g, const std::vector<NodeId>& nodes, con
 std::int64_t bytes_of(const Graph& g, const std::vector<ValueId>& values);
 // Bytes per element of the widest tensor a kernel reads (the group's inputs) or writes.
 std::int64_t widest_bytes(const Graph& g, const std::vector<NodeId>& nodes, const std::vector<ValueId>& outputs);
+// The source comment above a kernel with other layouts: "Layout: <layout>. A run also times this kernel with
+// <a> and with <b> and keeps the fastest (RunOptions::autotune)." Empty when there are none.
+std::string layout_note(const std::string& layout, const std::vector<std::string>& others);
 std::string in_ptr(Identifiers& ids, const Graph& g, ValueId v);
 std::string out_ptr(Identifiers& ids, const Graph& g, ValueId v);
 

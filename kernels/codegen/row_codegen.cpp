@@ -549,12 +549,9 @@ std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std:
     const std::int64_t c = (vectors + t - 1) / t;
     if (t != threads && c * plan.vec <= options.max_row_items && t <= (vectors + 31) / 32 * 32) others.emplace_back(t, c);
   }
-  std::string note;
-  for (const auto& [t, c] : others) note += (note.empty() ? "" : " and with ") + describe_layout(t, c, plan.vec);
-  if (!note.empty()) {
-    note = "Layout: " + describe_layout(threads, chunks, plan.vec) + ". A run also times this kernel with " + note +
-           " and keeps the fastest (RunOptions::autotune).";
-  }
+  std::vector<std::string> described;
+  for (const auto& [t, c] : others) described.push_back(describe_layout(t, c, plan.vec));
+  const std::string note = layout_note(describe_layout(threads, chunks, plan.vec), described);
   std::optional<GeneratedKernel> k = row_kernel(g, nodes, outputs, name, plan, threads, chunks, note, why);
   if (!k) return k;
   for (const auto& [t, c] : others) {

@@ -292,9 +292,7 @@ std::optional<GeneratedKernel> generate_transpose_tiled(const Graph& g, const st
   const TileLayout vector{kVectorWarps, vec}, wide{kScalarWarps, vec};
   const std::string layout = describe(vector, widest);
   GeneratedKernel k = transpose_kernel(g, nodes, outputs, name, *st, vector,
-                                       "Layout: " + layout + ". A run also times this kernel with " +
-                                           describe(scalar, widest) + " and with " + describe(wide, widest) +
-                                           " and keeps the fastest (RunOptions::autotune).");
+                                       layout_note(layout, {describe(scalar, widest), describe(wide, widest)}));
   k.layout = layout;
   for (const TileLayout& other : {scalar, wide}) {
     GeneratedKernel alt = transpose_kernel(g, nodes, outputs, name, *st, other, {});

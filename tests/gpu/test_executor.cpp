@@ -127,6 +127,27 @@ TEST(ExecutorGpu, LayoutsAreTimedAndTheFastestKept) {
   EXPECT_EQ(kernels_saying(plain, "4 elements per thread (16-byte accesses)"), 3);
 }
 
+// A large elementwise kernel has a third layout, 512 threads per block: timed with the others, and right
+// when forced.
+TEST(ExecutorGpu, WideBlockLayoutIsTimedAndVerifies) {
+  FX_REQUIRE_DEVICE();
+  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "chain",
+    "inputs": [{"name": "x", "shape": [2048, 2048], "dtype": "f32"}, {"name": "w", "shape": [2048, 2048], "dtype": "f32"}],
+    "nodes": [{"name": "m", "op": "mul", "inputs": ["x", "w"]}, {"name": "y", "op": "sigmoid", "inputs": ["m"]}],
+    "outputs": ["y"]})");
+  ASSERT_TRUE(g.ok());
+  const RunReport tuned = run_both(*g, 3);
+  expect_verified(tuned, "tuned");
+  EXPECT_EQ(kernels_saying(tuned, ": the fastest of 3 layouts timed here ("), 3);
+  EXPECT_EQ(kernels_saying(tuned, "512 threads per block"), 3);
+  RunOptions opt;
+  opt.force_layout = 2;
+  const RunReport wide = run_both(*g, 2, opt);
+  expect_verified(wide, "512 threads per block");
+  EXPECT_EQ(kernels_saying(wide, "2 elements per thread (8-byte accesses), 512 threads per block: layout 3 of 3, "
+                                 "set by hand"), 3);
+}
+
 // A row kernel's three layouts (threads per row) are timed the same way; each verifies.
 TEST(ExecutorGpu, RowKernelLayoutsAreTimedAndTheFastestKept) {
   FX_REQUIRE_DEVICE();

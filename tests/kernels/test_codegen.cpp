@@ -85,6 +85,34 @@ TEST(Codegen, ElementwiseKernelsOfferAnEightByteLayoutToTime) {
   EXPECT_TRUE(pairs.alternatives.empty());
 }
 
+// A kernel large enough to fill the device many times over is also timed with 512 threads per block.
+TEST(Codegen, LargeElementwiseKernelsAlsoOfferWideBlocks) {
+  auto kernel = [](const std::string& shape) {
+    auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "chain",
+      "inputs": [{"name": "x", "shape": )" + shape + R"(, "dtype": "f32"}],
+      "nodes": [{"name": "e", "op": "exp", "inputs": ["x"]}, {"name": "y", "op": "relu", "inputs": ["e"]}],
+      "outputs": ["y"]})");
+    EXPECT_TRUE(g.ok());
+    const std::vector<NodeId> all = {0, 1};
+    return generate_group(*g, all, 0).kernels.front();
+  };
+  const GeneratedKernel big = kernel("[2048, 2048]");  // 2M threads of 2 elements: 4096 blocks of 512
+  ASSERT_EQ(big.alternatives.size(), 2u);
+  const KernelLayout& wide = big.alternatives[1];
+  EXPECT_EQ(wide.description, "2 elements per thread (8-byte accesses), 512 threads per block");
+  EXPECT_EQ(wide.block, 512);
+  EXPECT_EQ(wide.grid * wide.block * 2, 2048 * 2048);
+  EXPECT_NE(wide.source.find("__launch_bounds__(512) " + big.name + "("), std::string::npos) << wide.source;
+  EXPECT_NE(wide.source.find("(int)gridDim.x * blockDim.x * 2"), std::string::npos) << wide.source;
+  EXPECT_NE(big.source.find("// Layout: 4 elements per thread (16-byte accesses). A run also times this kernel with 2 "
+                            "elements per thread (8-byte accesses) and with 2 elements per thread (8-byte accesses), "
+                            "512 threads per block and keeps the fastest"),
+            std::string::npos) << big.source;
+  EXPECT_EQ(kernel("[2048, 2047]").alternatives.size(), 1u);  // just under: 1 element per thread, wide only
+  EXPECT_EQ(kernel("[2048, 2047]").alternatives[0].block, 512);
+  EXPECT_EQ(kernel("[1024, 2048]").alternatives.size(), 1u);  // half the size: the 256-thread layouts only
+}
+
 TEST(Codegen, SoftmaxKeepsTheRowInRegistersAndReducesTwice) {
   const std::string src = fused_source("softmax_decomposed.json");
   EXPECT_NE(src.find("constexpr int kChunks = 4;"), std::string::npos) << src;
