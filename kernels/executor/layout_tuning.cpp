@@ -64,12 +64,18 @@ class StreamGate {
   std::shared_ptr<std::atomic<bool>> open_ = std::make_shared<std::atomic<bool>>(false);
 };
 
-// Times each of `n` ways in interleaved rounds (one warm-up round); the medians. Each timed launch follows what
-// the plan timing puts before a timed run: the flush when there is one, else an untimed launch of the same way
-// (its operands in the L2, and the GPU busy rather than idle since the last event).
+// Times each of `n` ways of plan p's step s in interleaved rounds (one warm-up round); the medians. Each timed
+// launch finds the L2 as the plan timing leaves it for that step: first what the plan timing puts before a
+// timed run (the flush when there is one, else an untimed launch of the same way: its operands in the L2),
+// then the step before it in the plan (untimed), whose outputs, just written, are in the L2 when the step runs
+// in the plan. Without that, a kernel after the first was timed as if the whole plan began with it, its
+// inputs in DRAM: in gpt2_block's fused plan under the flush, the 48 MiB elementwise kernels took
+// 0.0215-0.0237 ms in the tuning and 0.0174-0.0191 in the plan, and the layout that won with cold inputs was
+// up to 10% slower with the warm ones the plan gives it (fx_g10_merged: 8-byte accesses 0.0225 ms tuned,
+// 0.0191 in the plan; 16-byte 0.0228 tuned, 0.0174 in the plan).
 template <class Launch>
-std::vector<double> time_rounds(Executor::Impl& im, std::size_t n, const contraction_detail::DeviceMemory& flush,
-                                int rounds, Launch&& launch) {
+std::vector<double> time_rounds(Executor::Impl& im, int p, std::size_t s, std::size_t n,
+                                const contraction_detail::DeviceMemory& flush, int rounds, Launch&& launch) {
   const EventPair ev;
   const auto medians = interleaved_medians(n, 1, rounds, [&](std::size_t i) -> std::optional<double> {
     {
@@ -79,6 +85,7 @@ std::vector<double> time_rounds(Executor::Impl& im, std::size_t n, const contrac
       } else {
         launch(i);
       }
+      if (s > 0) im.launch(p, s - 1);
       FX_CUDA_CALL(cudaEventRecord(ev.start, im.stream));
       launch(i);
       FX_CUDA_CALL(cudaEventRecord(ev.stop, im.stream));
@@ -135,7 +142,7 @@ std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int force
     choice = "NHWC: layout " + std::to_string(way + 1) + " of " + std::to_string(ways) + ", set by hand (not timed; " +
              call->conversion_layout_name(way - 1) + ")";
   } else {
-    const std::vector<double> med = time_rounds(im, ways, flush, kConvRounds, launch);
+    const std::vector<double> med = time_rounds(im, p, s, ways, flush, kConvRounds, launch);
     way = static_cast<std::size_t>(std::min_element(med.begin(), med.end()) - med.begin());
     std::string times = "NCHW call " + ms_text(med[0]);
     for (std::size_t i = 1; i < ways; ++i) {
@@ -221,7 +228,7 @@ void tune_layouts(Executor::Impl& im) {
         }
         im.launched(p, s);
       };
-      const std::vector<double> med = time_rounds(im, n, flush, kRounds, launch_layout);
+      const std::vector<double> med = time_rounds(im, p, s, n, flush, kRounds, launch_layout);
       const auto best = static_cast<std::size_t>(std::min_element(med.begin(), med.end()) - med.begin());
       std::string others;
       for (std::size_t i = 0; i < n; ++i) {

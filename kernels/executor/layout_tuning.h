@@ -6,9 +6,10 @@
 
 namespace fx::gpu {
 
-// Runs each plan that has a step to tune once, in order; a step with alternative layouts (Step::alternatives) has each layout timed in
-// interleaved rounds on the inputs its predecessors just wrote, with the run's cache protocol, and the fastest
-// installed (Step::layout_choice says which, with the times). With RunOptions::force_layout the given layout
+// Runs each plan that has a step to tune once, in order; a step with alternative layouts (Step::alternatives)
+// has each layout timed in interleaved rounds on the inputs its predecessors just wrote, with the run's cache
+// protocol and the step before it run just before each timed launch (the L2 as the plan leaves it), and the
+// fastest installed (Step::layout_choice says which, with the times). With RunOptions::force_layout the given layout
 // is installed untimed. A convolution that can run channels-last (LibraryStep::nhwc_ready) has its NCHW call
 // timed against the NHWC way (conversion, call, conversion) the same way; when NHWC wins (or layout 2 is
 // forced), its step becomes the three steps (Step::call_part). Leaves outputs written: call before the outputs

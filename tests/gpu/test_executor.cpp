@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include "core/fusion/engine.h"
 #include "core/graph/graph_io.h"
@@ -146,6 +147,34 @@ TEST(ExecutorGpu, WideBlockLayoutIsTimedAndVerifies) {
   expect_verified(wide, "512 threads per block");
   EXPECT_EQ(kernels_saying(wide, "2 elements per thread (8-byte accesses), 512 threads per block: layout 3 of 3, "
                                  "set by hand"), 3);
+}
+
+// Each timed launch of a step's layouts follows a launch of the step before it in the plan, so the step finds
+// the L2 as the plan leaves it (its predecessor's outputs just written) rather than as after a flush alone.
+TEST(ExecutorGpu, LayoutTuningRunsThePreviousStepBeforeEachTimedLaunch) {
+  FX_REQUIRE_DEVICE();
+  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "chain",
+    "inputs": [{"name": "x", "shape": [2048, 1024], "dtype": "f32"}, {"name": "w", "shape": [2048, 1024], "dtype": "f32"}],
+    "nodes": [{"name": "m", "op": "mul", "inputs": ["x", "w"]}, {"name": "y", "op": "sigmoid", "inputs": ["m"]}],
+    "outputs": ["y"]})");
+  ASSERT_TRUE(g.ok());
+  for (bool cold : {false, true}) {
+    bool tuning = false;
+    std::map<std::pair<int, int>, int> launches;  // (plan, step) -> launches through the plan while tuning
+    RunOptions opt;
+    opt.cold_l2 = cold;
+    opt.progress = [&](const std::string& step, double, const std::string&) { tuning = step == "tune"; };
+    opt.before_launch = [&](const LaunchInfo& info) {
+      if (tuning) ++launches[{info.plan, info.step}];
+    };
+    const RunReport r = run_both(*g, 2, opt);
+    expect_verified(r, cold ? "cold L2" : "warm L2");
+    // The unfused plan's sigmoid (step 1) has 2 layouts, each launched in 1 warm-up and 15 timed rounds:
+    // its predecessor, the multiply, runs before each of those 32 launches. The fused plan has one step.
+    EXPECT_EQ((launches[{0, 0}]), 32) << (cold ? "cold" : "warm");
+    EXPECT_EQ((launches[{0, 1}]), 0) << "a tuned step's own layouts launch outside the plan's launch()";
+    EXPECT_EQ((launches[{1, 0}]), 0);
+  }
 }
 
 // A row kernel's three layouts (threads per row) are timed the same way; each verifies.
