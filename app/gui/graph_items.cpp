@@ -20,6 +20,19 @@ double detail(const QStyleOptionGraphicsItem* option, const QPainter* painter) {
   return option->levelOfDetailFromTransform(painter->worldTransform());
 }
 
+// Text with a one-unit halo of `halo` around its glyphs (drawn eight times offset, then once in `color`), as
+// map labels are drawn over roads: a line under it stops at the letters.
+void draw_haloed_text(QPainter* painter, const QRectF& rect, int flags, const QString& text, const QColor& color,
+                      const QColor& halo) {
+  painter->setPen(halo);
+  for (const QPointF d : {QPointF(-1, 0), QPointF(1, 0), QPointF(0, -1), QPointF(0, 1), QPointF(-1, -1), QPointF(1, 1),
+                          QPointF(-1, 1), QPointF(1, -1)}) {
+    painter->drawText(rect.translated(d), flags, text);
+  }
+  painter->setPen(color);
+  painter->drawText(rect, flags, text);
+}
+
 }  // namespace
 
 SceneColors SceneColors::light() { return {}; }
@@ -197,6 +210,7 @@ ClusterItem::ClusterItem(const DrawnCluster& cluster, const QRectF& rect)
     : cluster_(cluster), base_rect_(rect), rect_(rect) {
   setZValue(0);
   fit_title();
+  title_ = new ClusterTitleItem(*this);
 }
 
 // dot makes the box at least as wide as the title (layout_input passes its width), so widening here is only a
@@ -220,6 +234,7 @@ void ClusterItem::fit_title() {
     prepareGeometryChange();
     rect_ = r;
   }
+  if (title_ != nullptr) title_->refresh();
 }
 
 QRectF ClusterItem::boundingRect() const { return rect_.adjusted(-2, -2, 2, 2); }
@@ -235,26 +250,51 @@ void ClusterItem::set_measured(const QString& text) {
   update();
 }
 
-void ClusterItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
+void ClusterItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
   QColor fill = cluster_.color;
   painter->setPen(QPen(fill.darker(160), 1.4));
   painter->setBrush(fill);
   painter->drawRoundedRect(rect_, 8, 8);
-  if (detail(option, painter) < kTextDetail * 0.6) return;
+}
+
+void ClusterItem::paint_title(QPainter* painter) const {
   painter->setFont(cluster_font());
-  painter->setPen(scene_colors().cluster_text);
   // Two lines: the title moves up a little to leave the second line clear of the first box.
   const QRectF label = QRectF(rect_.left(), rect_.top(), rect_.width(), kClusterLabelHeight)
                            .adjusted(8, two_lines_ ? 1 : 3, -8, two_lines_ ? -3 : -1);
-  painter->drawText(label, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, cluster_.label);
+  draw_haloed_text(painter, label, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, cluster_.label,
+                   scene_colors().cluster_text, cluster_.color);
   if (!shown_measured_.isEmpty()) {
-    painter->setPen(QColor("#1b5e20"));
+    const QColor measured("#1b5e20");
     if (two_lines_) {
-      painter->drawText(label.translated(0, kClusterSecondLine), Qt::AlignLeft | Qt::AlignVCenter, shown_measured_);
+      draw_haloed_text(painter, label.translated(0, kClusterSecondLine), Qt::AlignLeft | Qt::AlignVCenter,
+                       shown_measured_, measured, cluster_.color);
     } else {
-      painter->drawText(label, Qt::AlignRight | Qt::AlignVCenter, shown_measured_);
+      draw_haloed_text(painter, label, Qt::AlignRight | Qt::AlignVCenter, shown_measured_, measured, cluster_.color);
     }
   }
+}
+
+ClusterTitleItem::ClusterTitleItem(const ClusterItem& cluster) : cluster_(cluster) {
+  setZValue(1.5);  // above the edges (1), under the boxes (2)
+  setAcceptedMouseButtons(Qt::NoButton);  // clicks go to what lies under the title
+  bounds_ = cluster_.title_rect().adjusted(-2, -2, 2, 2);
+  setToolTip(cluster_.toolTip());
+}
+
+void ClusterTitleItem::refresh() {
+  const QRectF r = cluster_.title_rect().adjusted(-2, -2, 2, 2);
+  if (r != bounds_) {
+    prepareGeometryChange();
+    bounds_ = r;
+  }
+  setToolTip(cluster_.toolTip());  // the title and the whole measured line, where the band shortens it
+  update();
+}
+
+void ClusterTitleItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
+  if (detail(option, painter) < kTextDetail * 0.6) return;
+  cluster_.paint_title(painter);
 }
 
 }  // namespace fx::app

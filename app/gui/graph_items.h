@@ -74,6 +74,10 @@ class EdgeItem : public QGraphicsItem {
   QString rejected_;
 };
 
+class ClusterTitleItem;
+
+// A fusion group's box. Its title (and measured time) is a separate item, ClusterTitleItem, stacked above the
+// edges: an edge entering the group from above crosses the title band.
 class ClusterItem : public QGraphicsItem {
  public:
   enum { Type = UserType + 3 };
@@ -84,6 +88,10 @@ class ClusterItem : public QGraphicsItem {
   QRectF title_rect() const;  // the band at the top that holds the group's title and measured time
   QRectF box() const { return rect_; }
   QRectF laid_out_box() const { return base_rect_; }  // as dot placed it, before the title widened it
+  // The item that draws the title: not a child (children stack with their parent, under the edges); whoever
+  // adds this item to a scene adds that one too, and the scene owns both.
+  ClusterTitleItem* title_item() const { return title_; }
+  void paint_title(QPainter* painter) const;
 
   const DrawnCluster& cluster() const { return cluster_; }
   void set_measured(const QString& text);
@@ -98,6 +106,23 @@ class ClusterItem : public QGraphicsItem {
   QString measured_;
   QString shown_measured_;  // measured_, shortened to the box's width on a second line
   bool two_lines_ = false;
+  ClusterTitleItem* title_ = nullptr;
+};
+
+// A group's title band, above the edges and under the boxes. Its text has a halo of the group's fill, so an
+// edge that crosses the band on its way into the group passes behind the letters instead of through them.
+class ClusterTitleItem : public QGraphicsItem {
+ public:
+  enum { Type = UserType + 4 };
+  explicit ClusterTitleItem(const ClusterItem& cluster);
+  int type() const override { return Type; }
+  QRectF boundingRect() const override { return bounds_; }
+  void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+  void refresh();  // the cluster's title band moved or changed
+
+ private:
+  const ClusterItem& cluster_;
+  QRectF bounds_;
 };
 
 }  // namespace fx::app

@@ -26,6 +26,7 @@ void GraphScene::show_drawing(std::shared_ptr<const DrawnGraph> drawing, const L
   for (std::size_t i = 0; i < d.clusters.size() && i < layout.cluster_rects.size(); ++i) {
     auto* item = new ClusterItem(d.clusters[i], layout.cluster_rects[i]);
     addItem(item);
+    addItem(item->title_item());
     clusters_.push_back(item);
   }
   for (std::size_t i = 0; i < d.nodes.size(); ++i) {

@@ -46,7 +46,7 @@ TEST(Scene, EverySampleLoadsAndDrawsOneItemPerNodeAndEdge) {
       EXPECT_EQ(scene.node_items().size(), boxes + activation_inputs_read(g));
       EXPECT_EQ(scene.edge_items().size(), drawing->edges.size());
       EXPECT_EQ(static_cast<std::size_t>(scene.items().size()),
-                scene.node_items().size() + scene.edge_items().size() + scene.cluster_items().size());
+                scene.node_items().size() + scene.edge_items().size() + 2 * scene.cluster_items().size());
       if (mode == ViewMode::unfused) {
         // Each tensor input of each node is one edge, except weights drawn inside their consumer.
         std::size_t edges = 0;
@@ -103,6 +103,15 @@ TEST(Scene, MeasuredTitlesKeepNeighbouringGroupsApart) {
         EXPECT_FALSE(e->label_rect().intersects(clusters[i]->title_rect()))
             << "label \"" << e->edge().label.toStdString() << "\" over a group title";
       }
+      // The title is drawn by its own item, above the edges that cross the band and under the boxes, and
+      // follows the band when the measured line moves it.
+      const ClusterTitleItem* title = clusters[i]->title_item();
+      ASSERT_NE(title, nullptr);
+      EXPECT_EQ(title->scene(), &scene);
+      EXPECT_GT(title->zValue(), scene.edge_items().front()->zValue());
+      EXPECT_LT(title->zValue(), scene.node_items().front()->zValue());
+      EXPECT_TRUE(title->boundingRect().contains(clusters[i]->title_rect()));
+      EXPECT_TRUE(title->toolTip().contains(QStringLiteral("93.8 µs"))) << title->toolTip().toStdString();
     }
   }
 }
