@@ -194,8 +194,9 @@ def main():
     ap.add_argument("--cli", help="fusion-cli to run on --samples first, dumping into --work-dir")
     ap.add_argument("--samples", nargs="*", default=[], help="graph files for --cli")
     ap.add_argument("--work-dir", default="/tmp/fx-crosscheck")
-    ap.add_argument("--cli-args", default="--auto",
-                    help="extra arguments for `fusion-cli run`, as --cli-args='...' (default --auto)")
+    ap.add_argument("--cli-args", default="--auto --no-profile",
+                    help="extra arguments for `fusion-cli run`, as --cli-args='...' (default --auto --no-profile: "
+                         "the check reads the dumped outputs, not the CUPTI counter pass)")
     ap.add_argument("--keep", action="store_true", help="keep the dumps written with --cli")
     ap.add_argument("--device", default="cuda")
     args = ap.parse_args()
