@@ -111,7 +111,7 @@ GeneratedKernel elementwise_kernel(const Graph& g, const std::vector<NodeId>& no
 // The default layout moves 16 bytes per access of the widest tensor; the alternatives move 8 (Inductor's
 // choice for the large f32 pointwise kernels of the samples on an H100: 512 elements per block of 256 threads),
 // with 256 threads per block and, for kernels of at least kWideBlocks blocks, with 512. Raced on an H100 over
-// 64M f32 (tools/microbench/elementwise_layouts.py, 9 rounds): relu(x * w + b) 0.3525 ms with 16-byte accesses,
+// 64M f32 (tools/microbench/stream_layouts.py, 9 rounds): relu(x * w + b) 0.3525 ms with 16-byte accesses,
 // 0.3517 with 8-byte, 0.3512 with 8-byte and 512 threads; sin + cos 0.2761, 0.2749 and 0.2775. No layout wins
 // everywhere, so the run times them (two accesses per thread, 128 or 1024 threads, or resident blocks looping
 // over the tiles were no faster on either).
