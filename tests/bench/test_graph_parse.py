@@ -279,13 +279,15 @@ class Report(unittest.TestCase):
                 row("gemm", True, [1.0, 1.0], [0.9, 0.9], [1.0, 1.0], [0.8, 0.8]),
                 row("gemm_more_kernels", True, [1.0, 1.0], [0.9, 0.9], [1.0, 1.0], [0.8, 0.8], k_fused=2)]
         lines = bench_report.targets(rows)
-        self.assertEqual(lines[0], "fused / torch.compile <= 1.0: met on 3 of 4; not met: tie 0.967 / 1.007")
+        # each round's difference in microseconds beside the ratios: 0.29 - 0.3 ms, 0.302 - 0.3 ms
+        self.assertEqual(lines[0], "fused / torch.compile <= 1.0: met on 3 of 4; not met: tie 0.967 / 1.007 "
+                                   "(-10.0 / +2.0 us)")
         self.assertEqual(lines[1], "unfused / eager <= 1.2: met on 3 of 4; not met: tie 1.300 / 1.000")
         # 256 MiB in 0.268 ms against a 1 TB/s copy: 1.002; in 0.29 ms: 0.926
         self.assertEqual(lines[2], "elementwise/reduction: FX fused >= 0.95 of copy bandwidth (round 1): met on 1 of "
                                    "2; not met: tie 0.926")
         self.assertEqual(lines[3], "contraction: FX fused <= torch.compile with fewer kernels: met on 1 of 2; "
-                                   "not met: gemm_more_kernels 0.889 / 0.889, 2 vs 2 kernels")
+                                   "not met: gemm_more_kernels 0.889 / 0.889 (-100.0 / -100.0 us), 2 vs 2 kernels")
         only_gemms = bench_report.targets(rows[2:])
         self.assertEqual(only_gemms[2], "elementwise/reduction: FX fused >= 0.95 of copy bandwidth (round 1): no "
                                         "sample of this run")
