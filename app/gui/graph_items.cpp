@@ -15,6 +15,8 @@ SceneColors g_colors;
 // Below this zoom, text is unreadable anyway: boxes only, which keeps 1,000+ node graphs smooth.
 constexpr double kTextDetail = 0.35;
 constexpr double kArrowSize = 7.0;
+// Measured time and bytes on a box or a group's title (dark green on the light fills, in both palettes).
+const QColor kMeasuredText("#1b5e20");
 
 double detail(const QStyleOptionGraphicsItem* option, const QPainter* painter) {
   return option->levelOfDetailFromTransform(painter->worldTransform());
@@ -101,7 +103,7 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   // The kernel's line, inside the box: predicted until a run is shown, then what was measured.
   if (!node_.kernel_line.isEmpty()) {
     const QRectF line(box.left() + 2, y, box.width() - 4, body.height());
-    painter->setPen(measured_.isEmpty() ? QColor("#666666") : QColor("#1b5e20"));
+    painter->setPen(measured_.isEmpty() ? QColor("#666666") : kMeasuredText);
     painter->drawText(line, Qt::AlignCenter,
                       measured_.isEmpty() ? node_.kernel_line : body.elidedText(measured_, Qt::ElideRight, line.width()));
   }
@@ -265,12 +267,12 @@ void ClusterItem::paint_title(QPainter* painter) const {
   draw_haloed_text(painter, label, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, cluster_.label,
                    scene_colors().cluster_text, cluster_.color);
   if (!shown_measured_.isEmpty()) {
-    const QColor measured("#1b5e20");
     if (two_lines_) {
       draw_haloed_text(painter, label.translated(0, kClusterSecondLine), Qt::AlignLeft | Qt::AlignVCenter,
-                       shown_measured_, measured, cluster_.color);
+                       shown_measured_, kMeasuredText, cluster_.color);
     } else {
-      draw_haloed_text(painter, label, Qt::AlignRight | Qt::AlignVCenter, shown_measured_, measured, cluster_.color);
+      draw_haloed_text(painter, label, Qt::AlignRight | Qt::AlignVCenter, shown_measured_, kMeasuredText,
+                       cluster_.color);
     }
   }
 }

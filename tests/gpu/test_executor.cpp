@@ -34,6 +34,18 @@ Graph shrink(const std::string& file, bool odd = true) {
   return std::move(g).value();
 }
 
+// x * w then sigmoid over [rows, cols] f32: two elementwise kernels unfused, one fused, each with layouts to time.
+Graph mul_sigmoid(int rows, int cols) {
+  const std::string shape = "[" + std::to_string(rows) + ", " + std::to_string(cols) + "]";
+  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "chain",
+    "inputs": [{"name": "x", "shape": )" + shape + R"(, "dtype": "f32"}, {"name": "w", "shape": )" + shape +
+                      R"(, "dtype": "f32"}],
+    "nodes": [{"name": "m", "op": "mul", "inputs": ["x", "w"]}, {"name": "y", "op": "sigmoid", "inputs": ["m"]}],
+    "outputs": ["y"]})");
+  EXPECT_TRUE(g.ok());
+  return std::move(g).value();
+}
+
 RunReport run_both(const Graph& g, int repeat, RunOptions opt = {}) {
   FusionEngine engine(g, DeviceDescription::h100_sxm());
   const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
@@ -105,15 +117,11 @@ TEST(ExecutorGpu, EveryLayoutOfEveryKernelVerifies) {
 
 TEST(ExecutorGpu, LayoutsAreTimedAndTheFastestKept) {
   FX_REQUIRE_DEVICE();
-  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "chain",
-    "inputs": [{"name": "x", "shape": [2048, 1024], "dtype": "f32"}, {"name": "w", "shape": [2048, 1024], "dtype": "f32"}],
-    "nodes": [{"name": "m", "op": "mul", "inputs": ["x", "w"]}, {"name": "y", "op": "sigmoid", "inputs": ["m"]}],
-    "outputs": ["y"]})");
-  ASSERT_TRUE(g.ok());
+  const Graph g = mul_sigmoid(2048, 1024);
   for (bool cold : {false, true}) {
     RunOptions opt;
     opt.cold_l2 = cold;
-    const RunReport tuned = run_both(*g, 5, opt);
+    const RunReport tuned = run_both(g, 5, opt);
     expect_verified(tuned, cold ? "tuned, cold L2" : "tuned");
     // Both unfused kernels and the fused one: "N elements per thread (...): the fastest of 2 layouts timed
     // here (0.0123 ms; the other: 0.0130 ms)".
@@ -122,7 +130,7 @@ TEST(ExecutorGpu, LayoutsAreTimedAndTheFastestKept) {
   }
   RunOptions fixed;
   fixed.autotune = false;
-  const RunReport plain = run_both(*g, 5, fixed);
+  const RunReport plain = run_both(g, 5, fixed);
   expect_verified(plain, "default layouts");
   EXPECT_EQ(kernels_saying(plain, "timed"), 0);
   EXPECT_EQ(kernels_saying(plain, "4 elements per thread (16-byte accesses)"), 3);
@@ -132,18 +140,14 @@ TEST(ExecutorGpu, LayoutsAreTimedAndTheFastestKept) {
 // when forced.
 TEST(ExecutorGpu, WideBlockLayoutIsTimedAndVerifies) {
   FX_REQUIRE_DEVICE();
-  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "chain",
-    "inputs": [{"name": "x", "shape": [2048, 2048], "dtype": "f32"}, {"name": "w", "shape": [2048, 2048], "dtype": "f32"}],
-    "nodes": [{"name": "m", "op": "mul", "inputs": ["x", "w"]}, {"name": "y", "op": "sigmoid", "inputs": ["m"]}],
-    "outputs": ["y"]})");
-  ASSERT_TRUE(g.ok());
-  const RunReport tuned = run_both(*g, 3);
+  const Graph g = mul_sigmoid(2048, 2048);
+  const RunReport tuned = run_both(g, 3);
   expect_verified(tuned, "tuned");
   EXPECT_EQ(kernels_saying(tuned, ": the fastest of 3 layouts timed here ("), 3);
   EXPECT_EQ(kernels_saying(tuned, "512 threads per block"), 3);
   RunOptions opt;
   opt.force_layout = 2;
-  const RunReport wide = run_both(*g, 2, opt);
+  const RunReport wide = run_both(g, 2, opt);
   expect_verified(wide, "512 threads per block");
   EXPECT_EQ(kernels_saying(wide, "2 elements per thread (8-byte accesses), 512 threads per block: layout 3 of 3, "
                                  "set by hand"), 3);
@@ -153,11 +157,7 @@ TEST(ExecutorGpu, WideBlockLayoutIsTimedAndVerifies) {
 // the L2 as the plan leaves it (its predecessor's outputs just written) rather than as after a flush alone.
 TEST(ExecutorGpu, LayoutTuningRunsThePreviousStepBeforeEachTimedLaunch) {
   FX_REQUIRE_DEVICE();
-  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "chain",
-    "inputs": [{"name": "x", "shape": [2048, 1024], "dtype": "f32"}, {"name": "w", "shape": [2048, 1024], "dtype": "f32"}],
-    "nodes": [{"name": "m", "op": "mul", "inputs": ["x", "w"]}, {"name": "y", "op": "sigmoid", "inputs": ["m"]}],
-    "outputs": ["y"]})");
-  ASSERT_TRUE(g.ok());
+  const Graph g = mul_sigmoid(2048, 1024);
   for (bool cold : {false, true}) {
     bool tuning = false;
     std::map<std::pair<int, int>, int> launches;  // (plan, step) -> launches through the plan while tuning
@@ -167,7 +167,7 @@ TEST(ExecutorGpu, LayoutTuningRunsThePreviousStepBeforeEachTimedLaunch) {
     opt.before_launch = [&](const LaunchInfo& info) {
       if (tuning) ++launches[{info.plan, info.step}];
     };
-    const RunReport r = run_both(*g, 2, opt);
+    const RunReport r = run_both(g, 2, opt);
     expect_verified(r, cold ? "cold L2" : "warm L2");
     // The unfused plan's sigmoid (step 1) has 2 layouts, each launched in 1 warm-up and 15 timed rounds:
     // its predecessor, the multiply, runs before each of those 32 launches. The fused plan has one step.

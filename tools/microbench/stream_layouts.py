@@ -42,50 +42,24 @@ def source(kernel, block, vec, unroll, loads_first, persistent):
         f"  for (int start = blockIdx.x * tile + threadIdx.x * {vec}; start < n; start += gridDim.x * tile) {{",
     ]
     V = f"fx_vec<float, {vec}>"
-    if loads_first:
-        for v in ins:
-            lines.append(f"    {V} {v}_v[{unroll}];")
-        lines.append("    #pragma unroll")
-        lines.append(f"    for (int u = 0; u < {unroll}; ++u) {{")
-        for v in ins:
-            lines.append(f"      {v}_v[u] = *reinterpret_cast<const {V}*>(in_{v} + start + u * {block * vec});")
+    at = f"start + u * {block * vec}"  # the thread's u-th access
+    if loads_first:  # every access's loads issued before any arithmetic
+        lines += [f"    {V} {v}_v[{unroll}];" for v in ins]
+        lines += ["    #pragma unroll", f"    for (int u = 0; u < {unroll}; ++u) {{"]
+        lines += [f"      {v}_v[u] = *reinterpret_cast<const {V}*>(in_{v} + {at});" for v in ins]
         lines.append("    }")
-        lines.append("    #pragma unroll")
-        lines.append(f"    for (int u = 0; u < {unroll}; ++u) {{")
-        for v in outs:
-            lines.append(f"      {V} {v}_o;")
-        lines.append("      #pragma unroll")
-        lines.append(f"      for (int e = 0; e < {vec}; ++e) {{")
-        for v in ins:
-            lines.append(f"        const float {v} = {v}_v[u].v[e];")
-        lines.append("        float " + ", ".join(outs) + ";")
-        lines.append("        " + body)
-        for v in outs:
-            lines.append(f"        {v}_o.v[e] = {v};")
-        lines.append("      }")
-        for v in outs:
-            lines.append(f"      *reinterpret_cast<{V}*>(out_{v} + start + u * {block * vec}) = {v}_o;")
-        lines.append("    }")
-    else:
-        lines.append("    #pragma unroll")
-        lines.append(f"    for (int u = 0; u < {unroll}; ++u) {{")
-        lines.append(f"      const int base = start + u * {block * vec};")
-        for v in ins:
-            lines.append(f"      const {V} {v}_v = *reinterpret_cast<const {V}*>(in_{v} + base);")
-        for v in outs:
-            lines.append(f"      {V} {v}_o;")
-        lines.append("      #pragma unroll")
-        lines.append(f"      for (int e = 0; e < {vec}; ++e) {{")
-        for v in ins:
-            lines.append(f"        const float {v} = {v}_v.v[e];")
-        lines.append("        float " + ", ".join(outs) + ";")
-        lines.append("        " + body)
-        for v in outs:
-            lines.append(f"        {v}_o.v[e] = {v};")
-        lines.append("      }")
-        for v in outs:
-            lines.append(f"      *reinterpret_cast<{V}*>(out_{v} + base) = {v}_o;")
-        lines.append("    }")
+    lines += ["    #pragma unroll", f"    for (int u = 0; u < {unroll}; ++u) {{"]
+    if not loads_first:  # each access loaded, computed and stored in turn
+        lines += [f"      const {V} {v}_v = *reinterpret_cast<const {V}*>(in_{v} + {at});" for v in ins]
+    loaded = "_v[u]" if loads_first else "_v"
+    lines += [f"      {V} {v}_o;" for v in outs]
+    lines += ["      #pragma unroll", f"      for (int e = 0; e < {vec}; ++e) {{"]
+    lines += [f"        const float {v} = {v}{loaded}.v[e];" for v in ins]
+    lines += ["        float " + ", ".join(outs) + ";", "        " + body]
+    lines += [f"        {v}_o.v[e] = {v};" for v in outs]
+    lines.append("      }")
+    lines += [f"      *reinterpret_cast<{V}*>(out_{v} + {at}) = {v}_o;" for v in outs]
+    lines.append("    }")
     lines += ["  }", "}", ""]
     tiles = N // (block * vec * unroll)
     grid = min(tiles, 132 * (2048 // block)) if persistent else tiles
