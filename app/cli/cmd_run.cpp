@@ -67,6 +67,7 @@ const char* kHelp =
 void print_plan(std::ostream& os, const gpu::PlanReport& p) {
   os << p.name << " plan: " << p.kernels.size() << " kernels, " << std::fixed << std::setprecision(4) << p.total_ms
      << " ms (median; min " << p.min_ms << ", max " << p.max_ms << ")";
+  if (p.kernels.size() > 1) os << ", " << p.stepped_ms << " ms with an event after each step";
   if (p.graph_ms) os << ", CUDA graph " << *p.graph_ms << " ms";
   os << ", predicted " << p.predicted_ms << " ms\n";
   for (const auto& k : p.kernels) {

@@ -83,8 +83,9 @@ struct PlanReport {
   std::string name;  // "unfused" / "fused"
   std::vector<KernelReport> kernels;
   std::vector<std::string> notes;  // groups run as several kernels, and why
-  double total_ms = 0;             // median of whole-plan times
+  double total_ms = 0;             // median of whole-plan times (no event between the steps)
   double min_ms = 0, max_ms = 0;
+  double stepped_ms = 0;           // median of the runs timing each step (an event after every step)
   std::optional<double> graph_ms;  // median of CUDA-graph replays
   double predicted_ms = 0;
   std::int64_t bytes = 0;

@@ -180,8 +180,13 @@ std::vector<OutputCheck> verify(Executor::Impl& im) {
   return checks;
 }
 
-// Plan p's report from its timed rounds: per round, an event before its first step and one after each step.
-PlanReport plan_report(Executor::Impl& im, int p, const Events& ev) {
+// Plan p's report from its timed rounds. Each round runs the plan twice, each time after the flush (or an
+// untimed run of the plan): once whole, with an event before its first step and one after its last, for the
+// plan's time, as do_bench times a PyTorch function; once with an event after each step as well, for the
+// steps' times. The events between steps are not free: each one waits for the kernel before it to drain and
+// its own write to land before the next kernel starts, and gpt2_block's 16-step plan took about 1% longer with
+// them (stepped_ms keeps that total, to show the difference).
+PlanReport plan_report(Executor::Impl& im, int p, const Events& whole, const Events& stepped) {
   PlanSteps& ps = im.plans[p];
   const std::size_t k = ps.steps.size();
   const int repeat = std::max(1, im.options.repeat);
@@ -190,14 +195,16 @@ PlanReport plan_report(Executor::Impl& im, int p, const Events& ev) {
   rep.notes = ps.notes;
   rep.predicted_ms = ps.predicted_ms;
   rep.bytes = ps.bytes;
-  std::vector<double> totals;
+  std::vector<double> totals, stepped_totals;
   std::vector<std::vector<double>> per(k);
   for (int r = 0; r < repeat; ++r) {
+    totals.push_back(elapsed(whole.e[2 * static_cast<std::size_t>(r)], whole.e[2 * static_cast<std::size_t>(r) + 1]));
     const std::size_t base = static_cast<std::size_t>(r) * (k + 1);
-    totals.push_back(elapsed(ev.e[base], ev.e[base + k]));
-    for (std::size_t s = 0; s < k; ++s) per[s].push_back(elapsed(ev.e[base + s], ev.e[base + s + 1]));
+    stepped_totals.push_back(elapsed(stepped.e[base], stepped.e[base + k]));
+    for (std::size_t s = 0; s < k; ++s) per[s].push_back(elapsed(stepped.e[base + s], stepped.e[base + s + 1]));
   }
   rep.total_ms = median(totals);
+  rep.stepped_ms = median(stepped_totals);
   rep.min_ms = *std::min_element(totals.begin(), totals.end());
   rep.max_ms = *std::max_element(totals.begin(), totals.end());
   for (std::size_t s = 0; s < k; ++s) {
@@ -232,13 +239,13 @@ PlanReport plan_report(Executor::Impl& im, int p, const Events& ev) {
   return rep;
 }
 
-// Both plans, in interleaved rounds: round r times the unfused plan once, then the fused plan once (each after
-// the cold-L2 flush when asked). Timed one after the other, the fused plan ran on a GPU that the unfused plan's
-// rounds had just heated: bf16 GEMMs run at the H100's power limit, where the clocks fall by several percent
-// over a few hundred milliseconds, and swiglu_bf16's merged GEMM measured 0.731 ms after the unfused plan's two
-// GEMMs measured 0.342 ms each. Interleaved, a drift moves both plans alike. Without the flush, each timed run
-// follows an untimed run of its own plan, as back to back: what it finds in the L2 is its own operands, not
-// whatever the other plan left there.
+// Both plans, in interleaved rounds: round r times the unfused plan, then the fused plan (each whole and step by
+// step, each run after the cold-L2 flush when asked; plan_report says why both). Timed one after the other, the
+// fused plan ran on a GPU that the unfused plan's rounds had just heated: bf16 GEMMs run at the H100's power
+// limit, where the clocks fall by several percent over a few hundred milliseconds, and swiglu_bf16's merged GEMM
+// measured 0.731 ms after the unfused plan's two GEMMs measured 0.342 ms each. Interleaved, a drift moves both
+// plans alike. Without the flush, each timed run follows an untimed run of its own plan, as back to back: what
+// it finds in the L2 is its own operands, not whatever the other plan left there.
 std::array<PlanReport, 2> time_plans(Executor::Impl& im) {
   const int repeat = std::max(1, im.options.repeat);
   for (int w = 0; w < im.options.warmup; ++w) {
@@ -246,24 +253,33 @@ std::array<PlanReport, 2> time_plans(Executor::Impl& im) {
   }
   const contraction_detail::DeviceMemory flush(im.options.cold_l2 ? kColdL2Bytes : 0);
   const std::size_t k[2] = {im.plans[0].steps.size(), im.plans[1].steps.size()};
-  Events ev[2] = {Events(static_cast<std::size_t>(repeat) * (k[0] + 1)), Events(static_cast<std::size_t>(repeat) * (k[1] + 1))};
-  for (int r = 0; r < repeat; ++r) {
+  const std::size_t n = static_cast<std::size_t>(repeat);
+  Events whole[2] = {Events(n * 2), Events(n * 2)};
+  Events stepped[2] = {Events(n * (k[0] + 1)), Events(n * (k[1] + 1))};
+  auto prepare = [&](int p) {
+    if (flush.get()) {
+      FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
+    } else {
+      im.launch_all(p);
+    }
+  };
+  for (std::size_t r = 0; r < n; ++r) {
     for (int p = 0; p < 2; ++p) {
-      const std::size_t base = static_cast<std::size_t>(r) * (k[p] + 1);
-      if (flush.get()) {
-        FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
-      } else {
-        im.launch_all(p);
-      }
-      FX_CUDA_CALL(cudaEventRecord(ev[p].e[base], im.stream));
+      prepare(p);
+      FX_CUDA_CALL(cudaEventRecord(whole[p].e[2 * r], im.stream));
+      im.launch_all(p);
+      FX_CUDA_CALL(cudaEventRecord(whole[p].e[2 * r + 1], im.stream));
+      prepare(p);
+      const std::size_t base = r * (k[p] + 1);
+      FX_CUDA_CALL(cudaEventRecord(stepped[p].e[base], im.stream));
       for (std::size_t s = 0; s < k[p]; ++s) {
         im.launch(p, s);
-        FX_CUDA_CALL(cudaEventRecord(ev[p].e[base + s + 1], im.stream));
+        FX_CUDA_CALL(cudaEventRecord(stepped[p].e[base + s + 1], im.stream));
       }
     }
   }
   FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
-  return {plan_report(im, 0, ev[0]), plan_report(im, 1, ev[1])};
+  return {plan_report(im, 0, whole[0], stepped[0]), plan_report(im, 1, whole[1], stepped[1])};
 }
 
 // The plan captured once as a CUDA graph and replayed: launch overhead drops out of the timing.

@@ -39,6 +39,7 @@ nlohmann::ordered_json plan_to_json(const PlanReport& p) {
           {"total_ms", p.total_ms},
           {"min_ms", p.min_ms},
           {"max_ms", p.max_ms},
+          {"stepped_ms", p.stepped_ms},
           {"graph_ms", p.graph_ms ? nlohmann::ordered_json(*p.graph_ms) : nullptr},
           {"predicted_ms", p.predicted_ms},
           {"predicted_bytes", p.bytes}};

@@ -215,6 +215,33 @@ TEST(ExecutorGpu, BothPlansAreTimedInInterleavedRounds) {
   for (std::size_t i = 0; i < plans.size(); ++i) EXPECT_EQ(plans[i], static_cast<int>(i % 2)) << i;
 }
 
+// Each round times each plan twice, each time after the flush: whole, with an event before its first step and
+// after its last only (the plan's time, as do_bench times a PyTorch function), and step by step, with an event
+// after every step (the steps' times; the events between steps cost time of their own: stepped_ms).
+TEST(ExecutorGpu, EachRoundTimesAPlanWholeAndStepByStep) {
+  FX_REQUIRE_DEVICE();
+  bool timing = false;
+  std::map<std::pair<int, int>, int> launches;  // (plan, step) -> launches while timing
+  RunOptions opt;
+  opt.cold_l2 = true;
+  opt.progress = [&](const std::string& step, double, const std::string&) { timing = step == "time"; };
+  opt.before_launch = [&](const LaunchInfo& info) {
+    if (timing) ++launches[{info.plan, info.step}];
+  };
+  const RunReport r = run_both(shrink("sigmoid_chain.json"), 4, opt);  // warm-up 1, 4 timed rounds
+  expect_verified(r, "sigmoid_chain");
+  ASSERT_GT(r.unfused.kernels.size(), 1u);
+  for (int p = 0; p < 2; ++p) {
+    const PlanReport& plan = p == 0 ? r.unfused : r.fused;
+    for (int s = 0; s < static_cast<int>(plan.kernels.size()); ++s) {
+      EXPECT_EQ((launches[{p, s}]), 1 + 2 * 4) << plan.name << " step " << s;
+    }
+    EXPECT_GT(plan.stepped_ms, 0.0) << plan.name;
+    EXPECT_GT(plan.total_ms, 0.0) << plan.name;
+  }
+  EXPECT_EQ(launches.size(), r.unfused.kernels.size() + r.fused.kernels.size());
+}
+
 TEST(ExecutorGpu, PoisonedOutputsCatchAnUnwrittenElement) {
   FX_REQUIRE_DEVICE();
   // softmax over a row of 4096 at 2 rows: if the kernel skipped any element, NaN (poison) would reach the check.
