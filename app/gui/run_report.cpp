@@ -59,6 +59,7 @@ PlanRun parse_plan(const QString& name, const QJsonObject& p) {
   PlanRun plan;
   plan.name = name.isEmpty() ? text(p, {"name", "plan"}) : name;
   for (const QJsonValue& k : p.value(QLatin1String("kernels")).toArray()) plan.kernels.push_back(parse_kernel(k.toObject()));
+  if (auto ms = number(p, {"total_ms"}, 1e3); ms && *ms > 0) plan.measured_us = ms;
   return plan;
 }
 
@@ -76,9 +77,11 @@ QString KernelRun::how() const {
   return library + QStringLiteral(" · ") + path;
 }
 
-double PlanRun::total_us() const {
+double PlanRun::steps_us() const {
   return std::accumulate(kernels.begin(), kernels.end(), 0.0, [](double s, const KernelRun& k) { return s + k.time_us; });
 }
+
+double PlanRun::total_us() const { return measured_us.value_or(steps_us()); }
 
 std::optional<double> PlanRun::total_bytes() const {
   double total = 0;

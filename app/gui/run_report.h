@@ -31,7 +31,11 @@ struct KernelRun {
 struct PlanRun {
   QString name;                           // "unfused", "fused"
   std::vector<KernelRun> kernels;
-  double total_us() const;
+  // The plan's measured time ("total_ms"): fusion-cli times a plan whole, with no event between its steps, and
+  // each step in separate runs with an event after every step, so the steps' sum (steps_us) is a little more.
+  std::optional<double> measured_us;
+  double steps_us() const;  // the sum of the steps' times
+  double total_us() const;  // measured_us, else the steps' sum (reports that do not give the plan's time)
   std::optional<double> total_bytes() const;
 };
 

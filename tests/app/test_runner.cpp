@@ -76,7 +76,8 @@ TEST(RunReport, ParsesPlansTotalsAndSpeedup) {
   const auto report = parse_run_report(kReport, &error);
   ASSERT_TRUE(report) << error.toStdString();
   ASSERT_EQ(report->plans.size(), 2u);
-  EXPECT_DOUBLE_EQ(report->plans[0].total_us(), 481.0);
+  EXPECT_DOUBLE_EQ(report->plans[0].total_us(), 481.0);  // no "total_ms": the steps' sum
+  EXPECT_FALSE(report->plans[0].measured_us);
   EXPECT_FALSE(report->plans[0].total_bytes());  // one kernel unmeasured: no made-up total
   ASSERT_TRUE(report->speedup);
   EXPECT_NEAR(*report->speedup, 481.0 / 240.0, 1e-9);
@@ -86,6 +87,22 @@ TEST(RunReport, ParsesPlansTotalsAndSpeedup) {
   ASSERT_TRUE(p);
   EXPECT_EQ(p->total, 5);
   EXPECT_FALSE(parse_progress_line(QStringLiteral("compiling...")));
+}
+
+// fusion-cli's plan time ("total_ms", the plan run whole) is the plan's time; its steps, each timed with an
+// event after it, add up to a little more.
+TEST(RunReport, ThePlanTimedWholeIsItsTime) {
+  QString error;
+  const auto report = parse_run_report(R"json({"plans": [
+    {"name": "unfused", "total_ms": 2.0028, "stepped_ms": 2.0504, "kernels": [
+      {"name": "a", "measured_ms": 1.2}, {"name": "b", "measured_ms": 0.8504}]},
+    {"name": "fused", "total_ms": 1.2403, "kernels": [{"name": "f", "measured_ms": 1.2683}]}]})json", &error);
+  ASSERT_TRUE(report) << error.toStdString();
+  ASSERT_EQ(report->plans.size(), 2u);
+  EXPECT_NEAR(report->plans[0].total_us(), 2002.8, 1e-6);
+  EXPECT_NEAR(report->plans[0].steps_us(), 2050.4, 1e-6);
+  ASSERT_TRUE(report->speedup);  // none in the report: from the plans' own times
+  EXPECT_NEAR(*report->speedup, 2.0028 / 1.2403, 1e-9);
 }
 
 // Opens `json` as a report file in `panel`; the measured text per group it then paints on the graph.
