@@ -82,13 +82,19 @@ void KernelBarChart::paintEvent(QPaintEvent*) {
       total += value(plan.kernels[k]);
     }
     p.setPen(palette().color(QPalette::WindowText));
-    QString label = format_value(total, metric_ == Metric::bytes);
+    const QRectF label(x + 6, y, 120, bar_h);
     if (metric_ == Metric::time && plan.measured_us && std::abs(*plan.measured_us - total) > 5e-4 * total) {
-      // The plan timed whole is what it costs; its steps were timed with an event after each (run_report.h).
-      label = format_value(*plan.measured_us, false) + QLatin1Char('\n') + tr("steps %1").arg(format_value(total, false));
+      // The plan timed whole is what it costs; its steps were timed with an event after each, which adds a
+      // little (run_report.h): their sum goes under it, in grey.
+      const QRectF top = label.adjusted(0, -4, 0, -label.height() / 2), bottom = label.adjusted(0, label.height() / 2, 0, 4);
+      p.drawText(top, Qt::AlignLeft | Qt::AlignBottom, format_value(*plan.measured_us, false));
+      p.setPen(palette().color(QPalette::PlaceholderText));
+      p.drawText(bottom, Qt::AlignLeft | Qt::AlignTop, tr("steps %1").arg(format_value(total, false)));
+    } else {
+      p.drawText(label, Qt::AlignLeft | Qt::AlignVCenter, format_value(total, metric_ == Metric::bytes));
     }
-    p.drawText(QRectF(x + 6, y - 4, 120, bar_h + 8), Qt::AlignLeft | Qt::AlignVCenter, label);
   }
+  p.setPen(palette().color(QPalette::WindowText));
   if (report_->speedup && metric_ == Metric::time)
     p.drawText(rect().adjusted(8, 6, -8, 0), Qt::AlignRight | Qt::AlignTop,
                tr("speedup %1×").arg(*report_->speedup, 0, 'f', 2));
