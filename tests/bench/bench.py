@@ -117,12 +117,14 @@ def bench_sample(cli, graph, path, runs, compile_too, timeout_s):
             elif "error" not in fx[key]:
                 fx[key]["ms"] += one[key]["ms"]
                 fx[key]["kernels"] = one[key]["kernels"]
+                if "stepped_ms" in one[key]:
+                    fx[key].setdefault("stepped_ms", []).extend(one[key]["stepped_ms"])
     row.update(fx)
     return row
 
 
 def bench_fx(cli, path, runs, timeout_s):
-    """Runs fusion-cli `runs` times; per plan {"ms": [..], "kernels": n} or {"error": why}."""
+    """Runs fusion-cli `runs` times; per plan {"ms": [..], "kernels": n, "stepped_ms": [..]} or {"error": why}."""
     out = {"fx_unfused": {"ms": []}, "fx_fused": {"ms": []}}
     if not cli:
         return {k: {"error": "fusion-cli not found (pass --cli)"} for k in out}
@@ -152,6 +154,8 @@ def bench_fx(cli, path, runs, timeout_s):
             elif "error" not in out[key]:
                 out[key]["ms"].append(got["ms"])
                 out[key]["kernels"] = got["kernels"]
+                if "stepped_ms" in got:  # kept in bench.json: the plan with an event after each step
+                    out[key].setdefault("stepped_ms", []).append(got["stepped_ms"])
     return out
 
 

@@ -24,7 +24,8 @@ def _plan_table(doc):
 
 
 def read_fx_plan(doc, plan):
-    """One plan's {"ms", "kernels"} from `fusion-cli run FILE --auto --json OUT`, or {"error": why}.
+    """One plan's {"ms", "kernels"} (and "stepped_ms" where the report has it) from `fusion-cli run FILE --auto
+    --json OUT`, or {"error": why}.
     Per plan the JSON holds "kernels" (a list of {"name", "measured_ms"}) and "total_ms"; anything missing or
     malformed reads as n/a with the reason, never as zero."""
     names = {"fused": ("fused", "auto"), "unfused": ("unfused",)}[plan]
@@ -40,7 +41,11 @@ def read_fx_plan(doc, plan):
         total = sum(times) if all(t is not None for t in times) else None
     if total is None:
         return {"error": f"'{plan}' plan has no total_ms", "kernels": count}
-    return {"ms": total, "kernels": count}
+    got = {"ms": total, "kernels": count}
+    stepped = _number(entry.get("stepped_ms"))  # the plan timed with an event after each step (since 2026-11-25)
+    if stepped is not None:
+        got["stepped_ms"] = stepped
+    return got
 
 
 def bandwidth_fraction(min_bytes, ms, copy_bytes_per_s):

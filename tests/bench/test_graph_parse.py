@@ -244,6 +244,9 @@ class Report(unittest.TestCase):
         broken = {"plans": {"fused": {"kernels": [{"name": "f", "measured_ms": None}]}}}
         self.assertIn("total_ms", bench_report.read_fx_plan(broken, "fused")["error"])
         self.assertIn("error", bench_report.read_fx_plan([], "fused"))
+        timed_whole = {"plans": [{"name": "unfused", "kernels": [{}, {}], "total_ms": 2.0028, "stepped_ms": 2.0504}]}
+        self.assertEqual(bench_report.read_fx_plan(timed_whole, "unfused"),
+                         {"ms": 2.0028, "kernels": 2, "stepped_ms": 2.0504})
 
     def test_derive_and_tables(self):
         row = {"name": "relu_mul_add", "min_bytes": 4 * 256 * MIB, "has_contraction": False,
