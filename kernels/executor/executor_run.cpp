@@ -180,10 +180,10 @@ std::vector<OutputCheck> verify(Executor::Impl& im) {
   return checks;
 }
 
-// Plan p's report from its timed rounds. Each round runs the plan twice, each time after the flush (or an
-// untimed run of the plan): once whole, with an event before its first step and one after its last, for the
-// plan's time, as do_bench times a PyTorch function; once with an event after each step as well, for the
-// steps' times. The events between steps are not free: each is recorded when the kernel before it has
+// Plan p's report from its timed rounds. The plan runs in 2 x repeat rounds, each after the flush (or an
+// untimed run of the plan): repeat rounds whole, with an event before its first step and one after its last,
+// for the plan's time, as do_bench times a PyTorch function; then repeat rounds with an event after each step
+// as well, for the steps' times. The events between steps are not free: each is recorded when the kernel before it has
 // finished, and the next kernel starts after it, so one kernel's start no longer overlaps the tail of the one
 // before; gpt2_block's 16-step fused plan took 2.3% longer with them on an H100, and mlp_relu_small_bf16's three
 // small unfused steps 16% (stepped_ms keeps that total, to show the difference).
@@ -240,13 +240,17 @@ PlanReport plan_report(Executor::Impl& im, int p, const Events& whole, const Eve
   return rep;
 }
 
-// Both plans, in interleaved rounds: round r times the unfused plan, then the fused plan (each whole and step by
-// step, each run after the cold-L2 flush when asked; plan_report says why both). Timed one after the other, the
-// fused plan ran on a GPU that the unfused plan's rounds had just heated: bf16 GEMMs run at the H100's power
-// limit, where the clocks fall by several percent over a few hundred milliseconds, and swiglu_bf16's merged GEMM
-// measured 0.731 ms after the unfused plan's two GEMMs measured 0.342 ms each. Interleaved, a drift moves both
-// plans alike. Without the flush, each timed run follows an untimed run of its own plan, as back to back: what
-// it finds in the L2 is its own operands, not whatever the other plan left there.
+// Both plans, in interleaved rounds: round r times the unfused plan, then the fused plan (each run after the
+// cold-L2 flush when asked). Timed one after the other, the fused plan ran on a GPU that the unfused plan's
+// rounds had just heated: bf16 GEMMs run at the H100's power limit, where the clocks fall by several percent
+// over a few hundred milliseconds, and swiglu_bf16's merged GEMM measured 0.731 ms after the unfused plan's two
+// GEMMs measured 0.342 ms each. Interleaved, a drift moves both plans alike. Without the flush, each timed run
+// follows an untimed run of its own plan, as back to back: what it finds in the L2 is its own operands, not
+// whatever the other plan left there.
+// The rounds that time the plans whole come first, then as many rounds step by step (plan_report says why
+// both). Run in one round, whole and stepped, the plans' timing lasted twice as long, and the power-limited
+// unfused plans of mlp_gelu_bf16 and swiglu_bf16 measured 1-3% slower at --repeat 100 than at 50; in this
+// order the rounds that give the plans' times last as long as when there were no step-by-step runs.
 std::array<PlanReport, 2> time_plans(Executor::Impl& im) {
   const int repeat = std::max(1, im.options.repeat);
   for (int w = 0; w < im.options.warmup; ++w) {
@@ -270,6 +274,10 @@ std::array<PlanReport, 2> time_plans(Executor::Impl& im) {
       FX_CUDA_CALL(cudaEventRecord(whole[p].e[2 * r], im.stream));
       im.launch_all(p);
       FX_CUDA_CALL(cudaEventRecord(whole[p].e[2 * r + 1], im.stream));
+    }
+  }
+  for (std::size_t r = 0; r < n; ++r) {
+    for (int p = 0; p < 2; ++p) {
       prepare(p);
       const std::size_t base = r * (k[p] + 1);
       FX_CUDA_CALL(cudaEventRecord(stepped[p].e[base], im.stream));

@@ -199,7 +199,7 @@ TEST(ExecutorGpu, RowKernelLayoutsAreTimedAndTheFastestKept) {
 }
 
 // Round r times the unfused plan once, then the fused plan once, so a drift of the clocks over the timing
-// (power-limited GEMMs) moves both plans alike.
+// (power-limited GEMMs) moves both plans alike: the rounds that time the plans whole, then as many step by step.
 TEST(ExecutorGpu, BothPlansAreTimedInInterleavedRounds) {
   FX_REQUIRE_DEVICE();
   bool timing = false;
@@ -211,14 +211,15 @@ TEST(ExecutorGpu, BothPlansAreTimedInInterleavedRounds) {
   };
   const RunReport r = run_both(shrink("sigmoid_chain.json"), 4, opt);  // warm-up 1, 4 timed rounds
   expect_verified(r, "sigmoid_chain");
-  ASSERT_EQ(plans.size(), 10u);  // (1 + 4) rounds of two plans
+  ASSERT_EQ(plans.size(), 18u);  // (1 + 4 + 4) rounds of two plans: warm-up, whole, step by step
   for (std::size_t i = 0; i < plans.size(); ++i) EXPECT_EQ(plans[i], static_cast<int>(i % 2)) << i;
 }
 
-// Each round times each plan twice, each time after the flush: whole, with an event before its first step and
-// after its last only (the plan's time, as do_bench times a PyTorch function), and step by step, with an event
-// after every step (the steps' times; the events between steps cost time of their own: stepped_ms).
-TEST(ExecutorGpu, EachRoundTimesAPlanWholeAndStepByStep) {
+// Each plan runs in 2 x repeat timed rounds, each after the flush: first whole, with an event before its first
+// step and after its last only (the plan's time, as do_bench times a PyTorch function), then step by step, with
+// an event after every step (the steps' times; the events between steps cost time of their own: stepped_ms).
+// The whole rounds come first, so that the rounds giving the plan's time last as long as they would alone.
+TEST(ExecutorGpu, EachPlanIsTimedWholeThenStepByStep) {
   FX_REQUIRE_DEVICE();
   bool timing = false;
   std::map<std::pair<int, int>, int> launches;  // (plan, step) -> launches while timing

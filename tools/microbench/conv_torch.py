@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
 """PyTorch's side of conv_algos.cu: the conv_bn_relu sample's 3x3 conv (x[32,64,56,56] f32, TF32 allowed as
 PyTorch's default for cuDNN) eager, channels-last, and conv -> batchnorm -> relu under torch.compile, with
-triton.testing.do_bench (256 MB flush before each run) and the kernel names torch.profiler sees.
+triton.testing.do_bench (256 MB flush before each run) and the kernel names torch.profiler sees. Then the
+spread: --rounds do_bench medians of eager and torch.compile with torch.backends.cudnn.benchmark off (PyTorch's
+default: cuDNN's heuristics pick the algorithm) and on (cuDNN times its algorithms on the first call of a
+shape), each round with the kernels of 5 profiled calls and their mean device times.
 
-    python3 tools/microbench/conv_torch.py
+    python3 tools/microbench/conv_torch.py [--rounds 6]
 """
+import sys
+from collections import defaultdict
+
 import torch
 import torch.nn.functional as F
 import triton.testing
@@ -32,6 +38,27 @@ def main():
             torch.cuda.synchronize()
         names = [(e.name[:90], round(e.device_time, 1)) for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
         print(f"  {k:<26} {ms[0]:.4f} ({ms[1]:.4f}) ms  {names}")
+    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 6
+    eager = lambda: F.relu(F.batch_norm(F.conv2d(x, w, b, padding=1), mean, var, gamma, beta, False, 0.0, 1e-5))  # noqa: E731
+    for bench_mode in (False, True):
+        torch.backends.cudnn.benchmark = bench_mode
+        torch._dynamo.reset()
+        compiled = torch.compile(lambda t: F.relu(F.batch_norm(F.conv2d(t, w, b, padding=1), mean, var, gamma, beta, False, 0.0, 1e-5)))
+        for name, f in (("eager", eager), ("torch.compile", lambda: compiled(x))):
+            f()
+            torch.cuda.synchronize()
+            for r in range(rounds):
+                ms = triton.testing.do_bench(f, return_mode="median")
+                with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                    for _ in range(5):
+                        f()
+                    torch.cuda.synchronize()
+                per = defaultdict(list)
+                for e in prof.events():
+                    if e.device_type == torch.autograd.DeviceType.CUDA:
+                        per[e.name[:70]].append(e.device_time)
+                kernels = "; ".join(f"{k} {sum(v) / len(v):.1f} us x{len(v) // 5}" for k, v in per.items())
+                print(f"  cudnn.benchmark={bench_mode!s:<5} {name:<13} round {r}: {ms:.4f} ms  [{kernels}]", flush=True)
 
 
 if __name__ == "__main__":
