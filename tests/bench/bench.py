@@ -2,8 +2,9 @@
 """Side-by-side benchmark: PyTorch eager, torch.compile (default mode) and Fusion Explorer's unfused and fused
 plans on the sample graphs, on one GPU, in one run.
 
-Per sample: median time (triton.testing.do_bench) twice, to show run-to-run spread; CUDA kernels per call
-(torch.profiler); Fusion Explorer's numbers from `fusion-cli run FILE --auto --cold-l2 --no-profile --json OUT`
+Per sample: median time (triton.testing.do_bench) twice, to show run-to-run spread, and for PyTorch also the
+median with its launches queued behind a spin kernel (queued_ms: the GPU's time without the host's); CUDA
+kernels per call (torch.profiler); Fusion Explorer's numbers from `fusion-cli run FILE --auto --cold-l2 --no-profile --json OUT`
 (also run twice). The two runs are rounds: each times eager, torch.compile and fusion-cli once, in that order.
 Both sides are timed the same way: CUDA events around each run, a 256 MB buffer overwritten before each
 (do_bench's cache flush; fusion-cli's --cold-l2), the median of the runs; minimum-traffic bandwidth as a
@@ -16,6 +17,7 @@ import argparse
 import glob
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,10 +42,59 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # fusion-cli's timed runs per plan: do_bench runs each PyTorch version for about 100 ms (hundreds of runs for
 # the samples' 0.1-2 ms); 100 runs keep the median as steady without multiplying the harness's time.
 FX_REPEAT = 100
+# queued_ms's runs per round (each synchronised; about 100 ms for the samples).
+QUEUED_REPS = 100
 
 
 def measure_ms(fn, runs):
     return [float(triton.testing.do_bench(fn, return_mode="median")) for _ in range(runs)]
+
+
+# GPU cycles per second of torch.cuda._sleep, measured once (spin_cycles_per_s).
+_SPIN = {}
+
+
+def spin_cycles_per_s():
+    if "rate" not in _SPIN:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1_000_000)  # first launch outside the timing
+        start.record()
+        torch.cuda._sleep(20_000_000)
+        end.record()
+        torch.cuda.synchronize()
+        _SPIN["rate"] = 20_000_000 / (start.elapsed_time(end) * 1e-3)
+    return _SPIN["rate"]
+
+
+def queued_ms(fn, reps=QUEUED_REPS):
+    """Median GPU time of fn with its launches queued ahead: after the same 256 MB flush as do_bench, a spin
+    kernel (torch.cuda._sleep) holds the stream for twice the host's time to enqueue fn, so every kernel of fn
+    is queued before the start event and the events see the GPU's time only. do_bench's events also hold the
+    host's time when it is longer than the flush: torch.compile's conv_bn_relu launches five kernels of about
+    78 us from Python (its guards, the cuDNN call), and do_bench gave 0.089 to 0.230 ms for the same kernels
+    in rounds of one process on an H100 (tools/microbench/conv_torch.py). fusion-cli launches from C++ behind
+    its own flush; this is the PyTorch side timed the same way."""
+    cache = torch.empty(256 * 2**20 // 4, dtype=torch.int, device="cuda")
+    fn()
+    torch.cuda.synchronize()
+    host_s = 0.0
+    for _ in range(3):
+        t0 = time.perf_counter()
+        fn()
+        host_s = max(host_s, time.perf_counter() - t0)
+        torch.cuda.synchronize()
+    cycles = int(spin_cycles_per_s() * (2 * host_s + 50e-6))
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(reps):
+        cache.zero_()
+        torch.cuda._sleep(cycles)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
 
 
 def count_kernels(fn):
@@ -89,7 +140,7 @@ def prepare_torch(graph, compile_too=True):
 
 def bench_sample(cli, graph, path, runs, compile_too, timeout_s):
     """Eager, torch.compile and both fusion-cli plans, timed in interleaved rounds: round r times each version
-    once (a do_bench median, or one fusion-cli run of FX_REPEAT), so a drift of the clocks over the sample's
+    once (a do_bench median and a queued_ms median, or one fusion-cli run of FX_REPEAT), so a drift of the clocks over the sample's
     seconds (the bf16 GEMM samples run at the power limit) moves every column alike instead of favouring
     whichever was timed first."""
     row = {}
@@ -108,6 +159,7 @@ def bench_sample(cli, graph, path, runs, compile_too, timeout_s):
                 continue
             try:
                 row[key]["ms"] += measure_ms(v["fn"], 1)
+                row[key].setdefault("queued_ms", []).append(queued_ms(v["fn"]))
             except Exception as e:
                 row[key] = {"error": f"{type(e).__name__}: {e}"}
         one = bench_fx(cli, path, 1, timeout_s)
@@ -212,7 +264,9 @@ def main():
         print(f"  {graph.name}: {time.perf_counter() - t0:.1f} s", flush=True)
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
               "timing": "medians; CUDA events around each run with a 256 MB buffer overwritten before each, "
-                        "for PyTorch (triton.testing.do_bench) and Fusion Explorer (fusion-cli run --cold-l2)",
+                        "for PyTorch (triton.testing.do_bench) and Fusion Explorer (fusion-cli run --cold-l2); "
+                        "'queued': PyTorch's launches queued behind a spin kernel after the flush, so that the "
+                        "events hold the GPU's time without the host's",
               "copy_tb_s": copy_bw / 1e12, "fusion_cli": cli, "seconds": round(time.perf_counter() - start, 1),
               "samples": rows}
     print(bench_report.text_table(rows))

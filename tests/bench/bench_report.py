@@ -60,10 +60,15 @@ def first_ms(entry):
     return ms[0] if isinstance(ms, list) and ms and ms[0] is not None else None
 
 
-def round_ratios(row, num, den):
-    """num / den for each round both measured (None where either is missing): ratios only within a round."""
-    a = row.get(num, {}).get("ms") if isinstance(row.get(num), dict) else None
-    b = row.get(den, {}).get("ms") if isinstance(row.get(den), dict) else None
+def _times(row, system, key="ms"):
+    times = row.get(system, {}).get(key) if isinstance(row.get(system), dict) else None
+    return times if isinstance(times, list) else None
+
+
+def round_ratios(row, num, den, den_key="ms"):
+    """num / den for each round both measured (None where either is missing): ratios only within a round.
+    den_key "queued_ms" takes the PyTorch side timed with its launches queued (bench.queued_ms)."""
+    a, b = _times(row, num), _times(row, den, den_key)
     if not isinstance(a, list) or not isinstance(b, list):
         return []
     return [x / y if x and y else None for x, y in itertools.zip_longest(a, b)]
@@ -76,7 +81,9 @@ def derive(row, copy_bytes_per_s):
     fused, compiled = first_ms(row.get("fx_fused")), first_ms(row.get("compile"))
     row["ratio_fused_compile"] = fused / compiled if fused and compiled else None
     row["ratios"] = {"fused_compile": round_ratios(row, "fx_fused", "compile"),
-                     "unfused_eager": round_ratios(row, "fx_unfused", "eager")}
+                     "unfused_eager": round_ratios(row, "fx_unfused", "eager"),
+                     "fused_compile_queued": round_ratios(row, "fx_fused", "compile", "queued_ms"),
+                     "unfused_eager_queued": round_ratios(row, "fx_unfused", "eager", "queued_ms")}
     row["bw_fraction"] = {}
     for s in SYSTEMS:
         frac = None if row.get("has_contraction") else bandwidth_fraction(
@@ -91,10 +98,10 @@ def derive(row, copy_bytes_per_s):
     return row
 
 
-def _ms_cell(entry):
-    if not isinstance(entry, dict) or not isinstance(entry.get("ms"), list) or entry["ms"][0] is None:
+def _ms_cell(entry, key="ms"):
+    if not isinstance(entry, dict) or not isinstance(entry.get(key), list) or not entry[key] or entry[key][0] is None:
         return NA
-    ms = entry["ms"]
+    ms = entry[key]
     text = f"{ms[0]:.3f}"
     return text + (f" ({ms[1]:.3f})" if len(ms) > 1 and ms[1] is not None else "")
 
@@ -119,7 +126,8 @@ def table_rows(rows):
     header = ["sample", "min MiB"]
     for s in SYSTEMS:
         header += [f"{TITLES[s]} ms (run 2)", "k"]
-    header += ["fused/compile (run 2)", "unfused/eager (run 2)", "bw eager", "bw compile", "bw FX fused", "spread"]
+    header += ["fused/compile (run 2)", "unfused/eager (run 2)", "torch.compile queued ms (run 2)",
+               "fused/compile queued (run 2)", "bw eager", "bw compile", "bw FX fused", "spread"]
     body = []
     for r in rows:
         line = [r["name"], f"{r['min_bytes'] / 2**20:.1f}"]
@@ -128,6 +136,7 @@ def table_rows(rows):
         bw = r.get("bw_fraction", {})
         ratios = r.get("ratios", {})
         line += [_ratio_cell(ratios.get("fused_compile"), ".3f"), _ratio_cell(ratios.get("unfused_eager"), ".2f"),
+                 _ms_cell(r.get("compile"), "queued_ms"), _ratio_cell(ratios.get("fused_compile_queued"), ".3f"),
                  _f(bw.get("eager"), ".2f"), _f(bw.get("compile"), ".2f"), _f(bw.get("fx_fused"), ".2f"),
                  NA if r.get("spread") is None else f"{100 * r['spread']:.1f}%"]
         body.append(line)
@@ -146,17 +155,18 @@ def _kernels(row, system):
     return k if isinstance(k, int) else None
 
 
-def _every_round(limit, key, difference=None):
+def _every_round(limit, key, difference=None, den_key="ms"):
     """A check: the row's ratios `key` at most `limit` in every round; None when a round lacks the number.
-    With `difference` = (num, den), the numbers also give num - den in each round in microseconds, so that a
-    miss of a few tenths of a microsecond reads as the tie it is ("1.004 / 1.002 (+0.7 / +0.4 us)")."""
+    With `difference` = (num, den), the numbers also give num - den in each round in microseconds (den's times
+    under den_key), so that a miss of a few tenths of a microsecond reads as the tie it is ("1.004 / 1.002
+    (+0.7 / +0.4 us)")."""
     def check(r):
         ratios = r.get("ratios", {}).get(key) or []
         if not ratios or any(x is None for x in ratios):
             return None
         text = " / ".join(f"{x:.3f}" for x in ratios)
         if difference:
-            num, den = (r.get(k, {}).get("ms") if isinstance(r.get(k), dict) else None for k in difference)
+            num, den = _times(r, difference[0]), _times(r, difference[1], den_key)
             if isinstance(num, list) and isinstance(den, list) and len(num) == len(den) == len(ratios):
                 text += " (" + " / ".join(f"{(a - b) * 1e3:+.1f}" for a, b in zip(num, den)) + " us)"
         return all(x <= limit for x in ratios), text
@@ -181,6 +191,10 @@ def _fewer_kernels_and_faster(r):
 TARGETS = (
     ("fused / torch.compile <= 1.0", lambda r: True, _every_round(1.0, "fused_compile", ("fx_fused", "compile"))),
     ("unfused / eager <= 1.2", lambda r: True, _every_round(1.2, "unfused_eager")),
+    # The same comparisons with PyTorch's host time taken out (bench.queued_ms): what each side's kernels take.
+    ("fused / torch.compile queued <= 1.0", lambda r: True,
+     _every_round(1.0, "fused_compile_queued", ("fx_fused", "compile"), "queued_ms")),
+    ("unfused / eager queued <= 1.2", lambda r: True, _every_round(1.2, "unfused_eager_queued")),
     ("elementwise/reduction: FX fused >= 0.95 of copy bandwidth (round 1)", lambda r: not r.get("has_contraction"),
      _copy_bandwidth),
     ("contraction: FX fused <= torch.compile with fewer kernels", lambda r: r.get("has_contraction"),
@@ -215,13 +229,29 @@ def targets(rows):
     return lines
 
 
+# A PyTorch version is called host-bound when do_bench's time exceeds its queued time by this much in a round.
+HOST_BOUND = 1.15
+
+
 def notes(rows):
+    """Errors, and each PyTorch version whose do_bench time held the host's time (its kernels waiting for
+    Python): there its plain ratio flatters Fusion Explorer, and the queued ratio is the one to read."""
     out = []
     for r in rows:
         for s in SYSTEMS:
             err = r.get(s, {}).get("error") if isinstance(r.get(s), dict) else None
             if err:
                 out.append(f"{r['name']} {TITLES[s]}: {err}")
+        for s in ("eager", "compile"):
+            ms, queued = _times(r, s), _times(r, s, "queued_ms")
+            if not ms or not queued:
+                continue
+            pairs = [(a, b) for a, b in zip(ms, queued) if a and b]
+            if any(a > HOST_BOUND * b for a, b in pairs):
+                times = " / ".join(f"{a:.3f}" for a, _ in pairs)
+                queued_times = " / ".join(f"{b:.3f}" for _, b in pairs)
+                out.append(f"{r['name']} {TITLES[s]}: host-bound: {times} ms in do_bench, {queued_times} ms with "
+                           "its launches queued")
     return out
 
 
@@ -232,7 +262,9 @@ def markdown(report):
              f"{report.get('copy_tb_s', 0):.2f} TB/s (read + write). Timing: "
              f"{report.get('timing', 'medians of triton.testing.do_bench')}. The "
              "value in parentheses is a second run of the same code, `spread` the largest difference between "
-             "the two runs. `k` = CUDA kernels per call. `bw` = minimum bytes (inputs read once, outputs "
+             "the two runs. `k` = CUDA kernels per call. `queued`: PyTorch timed with its launches queued behind a "
+             "spin kernel after the flush, the GPU's time without the host's (where the two differ, the "
+             "notes name the sample). `bw` = minimum bytes (inputs read once, outputs "
              "written once) per second as a fraction of copy bandwidth, for graphs without a contraction. "
              "Ratios are taken within a round; fused/compile < 1: Fusion Explorer's fused plan is faster than "
              "torch.compile.", "",

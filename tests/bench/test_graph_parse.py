@@ -287,13 +287,39 @@ class Report(unittest.TestCase):
                                    "(-10.0 / +2.0 us)")
         self.assertEqual(lines[1], "unfused / eager <= 1.2: met on 3 of 4; not met: tie 1.300 / 1.000")
         # 256 MiB in 0.268 ms against a 1 TB/s copy: 1.002; in 0.29 ms: 0.926
-        self.assertEqual(lines[2], "elementwise/reduction: FX fused >= 0.95 of copy bandwidth (round 1): met on 1 of "
+        # no queued times in these rows: those targets are not measured, never met by default
+        self.assertEqual(lines[2], "fused / torch.compile queued <= 1.0: met on 0 of 4; not measured: fast, tie, gemm, "
+                                   "gemm_more_kernels")
+        self.assertEqual(lines[4], "elementwise/reduction: FX fused >= 0.95 of copy bandwidth (round 1): met on 1 of "
                                    "2; not met: tie 0.926")
-        self.assertEqual(lines[3], "contraction: FX fused <= torch.compile with fewer kernels: met on 1 of 2; "
+        self.assertEqual(lines[5], "contraction: FX fused <= torch.compile with fewer kernels: met on 1 of 2; "
                                    "not met: gemm_more_kernels 0.889 / 0.889 (-100.0 / -100.0 us), 2 vs 2 kernels")
         only_gemms = bench_report.targets(rows[2:])
-        self.assertEqual(only_gemms[2], "elementwise/reduction: FX fused >= 0.95 of copy bandwidth (round 1): no "
+        self.assertEqual(only_gemms[4], "elementwise/reduction: FX fused >= 0.95 of copy bandwidth (round 1): no "
                                         "sample of this run")
+
+    def test_queued_times_give_their_own_ratios_targets_and_host_bound_notes(self):
+        # conv_bn_relu as measured on an H100: torch.compile's five kernels about 0.078 ms, do_bench 0.16-0.23 ms
+        # (the host's time to launch them from Python); Fusion Explorer's plan 0.087 ms.
+        row = bench_report.derive({"name": "conv_bn_relu", "min_bytes": MIB, "has_contraction": True,
+                                   "eager": {"ms": [0.150, 0.151], "queued_ms": [0.149, 0.150], "kernels": 6},
+                                   "compile": {"ms": [0.203, 0.161], "queued_ms": [0.085, 0.088], "kernels": 5},
+                                   "fx_unfused": {"ms": [0.120, 0.121], "kernels": 5},
+                                   "fx_fused": {"ms": [0.087, 0.087], "kernels": 3}}, 1e12)
+        self.assertEqual([round(x, 3) for x in row["ratios"]["fused_compile_queued"]], [1.024, 0.989])
+        self.assertEqual([round(x, 3) for x in row["ratios"]["fused_compile"]], [0.429, 0.540])
+        lines = bench_report.targets([row])
+        self.assertEqual(lines[0], "fused / torch.compile <= 1.0: met on 1 of 1")
+        # the queued comparison is the stricter one here, and names the miss with its microseconds
+        self.assertEqual(lines[2], "fused / torch.compile queued <= 1.0: met on 0 of 1; not met: conv_bn_relu "
+                                   "1.024 / 0.989 (+2.0 / -1.0 us)")
+        self.assertEqual(lines[3], "unfused / eager queued <= 1.2: met on 1 of 1")
+        notes = bench_report.notes([row])
+        self.assertEqual(notes, ["conv_bn_relu torch.compile: host-bound: 0.203 / 0.161 ms in do_bench, "
+                                 "0.085 / 0.088 ms with its launches queued"])
+        text = bench_report.text_table([row])
+        self.assertIn("0.085 (0.088)", text)
+        self.assertIn("1.024 (0.989)", text)
 
     def test_contraction_has_no_bandwidth_fraction(self):
         row = bench_report.derive({"name": "m", "min_bytes": 1, "has_contraction": True,
