@@ -67,13 +67,15 @@ def spin_cycles_per_s():
 
 
 def queued_ms(fn, reps=QUEUED_REPS):
-    """Median GPU time of fn with its launches queued ahead: after the same 256 MB flush as do_bench, a spin
-    kernel (torch.cuda._sleep) holds the stream for twice the host's time to enqueue fn, so every kernel of fn
-    is queued before the start event and the events see the GPU's time only. do_bench's events also hold the
-    host's time when it is longer than the flush: torch.compile's conv_bn_relu launches five kernels of about
-    78 us from Python (its guards, the cuDNN call), and do_bench gave 0.089 to 0.230 ms for the same kernels
-    in rounds of one process on an H100 (tools/microbench/conv_torch.py). fusion-cli launches from C++ behind
-    its own flush; this is the PyTorch side timed the same way."""
+    """Median GPU time of fn with its launches queued ahead: a spin kernel (torch.cuda._sleep) holds the stream
+    for twice the host's time to enqueue fn, then come do_bench's 256 MB flush, the start event, fn and the end
+    event, so the GPU runs the same sequence as under do_bench but every kernel of fn is already queued when
+    the flush ends. do_bench's events also hold the host's time when it is longer than the flush's:
+    torch.compile's conv_bn_relu launches five kernels of about 78 us from Python (its guards, the cuDNN call),
+    and do_bench gave 0.089 to 0.230 ms for the same kernels in rounds of one process on an H100
+    (tools/microbench/conv_torch.py). fusion-cli launches from C++ behind its own flush; this is the PyTorch
+    side timed the same way. (With the spin between the flush and the start event instead, a single
+    relu_mul_add kernel measured 1-2 us less than under do_bench: the flush's writes drain meanwhile.)"""
     cache = torch.empty(256 * 2**20 // 4, dtype=torch.int, device="cuda")
     fn()
     torch.cuda.synchronize()
@@ -87,8 +89,8 @@ def queued_ms(fn, reps=QUEUED_REPS):
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
     for _ in range(reps):
-        cache.zero_()
         torch.cuda._sleep(cycles)
+        cache.zero_()
         start.record()
         fn()
         end.record()
