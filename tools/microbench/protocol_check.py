@@ -4,8 +4,12 @@
    flush fusion-cli uses (cudaMemsetAsync of 256 MB), each with CUDA events around one call, medians.
 2. Order: torch.compile and `fusion-cli run --cold-l2` timed in alternating rounds (A B B A ...), so a drift
    over the rounds (clocks, HBM temperature) shows up as a trend instead of a ratio.
+3. --queue: what in bench.py's queued_ms (a spin kernel, the flush, the events around fn, a synchronise per
+   run) moves a kernel's time: the runs back to back or synchronised one by one, with a spin kernel before the
+   flush, between the flush and the start event, or none.
 
     python3 tools/microbench/protocol_check.py --cli build/app/cli/fusion-cli [--samples softmax sin_cos]
+    python3 tools/microbench/protocol_check.py --queue [--samples relu_mul_add softmax]
 """
 import argparse
 import ctypes
@@ -16,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 import torch
 import triton
@@ -55,6 +60,46 @@ def timed(fn, flush, runs, warmup=50):
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
 
 
+def queue_variants(fn, flush, runs=300, warmup=50):
+    """fn's median under each arrangement of spin (S, 200 us), flush (F), events around fn (E) and a
+    synchronise after every run (sync)."""
+    for _ in range(warmup):
+        fn()
+    host = time.perf_counter()
+    fn()
+    host = time.perf_counter() - host
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    torch.cuda._sleep(20_000_000)
+    end.record()
+    torch.cuda.synchronize()
+    cycles = int(20_000_000 / start.elapsed_time(end) * max(0.2, 2 * host * 1e3))  # 200 us or twice the host
+    spin = lambda: torch.cuda._sleep(cycles)  # noqa: E731
+    variants = {  # what runs before the start event, and whether each run is synchronised
+        "F E (do_bench)": ((flush,), False),
+        "S F E": ((spin, flush), False),
+        "F E sync": ((flush,), True),
+        "S F E sync (queued_ms)": ((spin, flush), True),
+        "F S E sync": ((flush, spin), True),
+    }
+    out = {}
+    for name, (before, sync) in variants.items():
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+        for i in range(runs):
+            for step in before:
+                step()
+            starts[i].record()
+            fn()
+            ends[i].record()
+            if sync:
+                torch.cuda.synchronize()
+        torch.cuda.synchronize()
+        out[name] = statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+    return out
+
+
 def fx_fused_ms(cli, path):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "run.json")
@@ -72,7 +117,8 @@ def smi():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cli", required=True)
+    ap.add_argument("--cli")
+    ap.add_argument("--queue", action="store_true", help="only the arrangements of bench.py's queued_ms")
     ap.add_argument("--samples", nargs="*", default=["softmax", "sin_cos", "relu_mul_add", "layernorm"])
     ap.add_argument("--rounds", type=int, default=4)
     args = ap.parse_args()
@@ -86,6 +132,24 @@ def main():
         "none": lambda: None,
     }
     print("smi (temp gpu, temp mem, sm MHz, mem MHz, W):", smi(), flush=True)
+    if args.queue:
+        for sample in args.samples:
+            graph = fx_torch.load_graph(os.path.join(REPO, "sample_graphs", sample + ".json"))
+            fn = fx_torch.build_function(graph)
+            inputs = fx_torch.make_inputs(graph, "cuda")
+            torch._dynamo.reset()
+            compiled = torch.compile(fn, mode="default", dynamic=False)
+            for side, call in (("eager", lambda: fn(inputs)), ("compile", lambda: compiled(inputs))):
+                call()
+                for rep in range(2):
+                    got = queue_variants(call, cache.zero_)
+                    print(f"{sample} {side} #{rep}: " + ", ".join(f"{k} {v:.4f}" for k, v in got.items()), flush=True)
+            del inputs, compiled
+            torch._dynamo.reset()
+            torch.cuda.empty_cache()
+        return 0
+    if not args.cli:
+        raise SystemExit("--cli is needed without --queue")
 
     src = torch.randn(2**28, device="cuda")
     dst = torch.empty_like(src)
