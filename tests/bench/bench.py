@@ -42,7 +42,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # fusion-cli's timed runs per plan: do_bench runs each PyTorch version for about 100 ms (hundreds of runs for
 # the samples' 0.1-2 ms); 100 runs keep the median as steady without multiplying the harness's time.
 FX_REPEAT = 100
-# queued_ms's runs per round (each synchronised; about 100 ms for the samples).
+# queued_ms's runs per round (about 100 ms for the samples).
 QUEUED_REPS = 100
 
 
@@ -67,15 +67,17 @@ def spin_cycles_per_s():
 
 
 def queued_ms(fn, reps=QUEUED_REPS):
-    """Median GPU time of fn with its launches queued ahead: a spin kernel (torch.cuda._sleep) holds the stream
-    for twice the host's time to enqueue fn, then come do_bench's 256 MB flush, the start event, fn and the end
-    event, so the GPU runs the same sequence as under do_bench but every kernel of fn is already queued when
-    the flush ends. do_bench's events also hold the host's time when it is longer than the flush's:
-    torch.compile's conv_bn_relu launches five kernels of about 78 us from Python (its guards, the cuDNN call),
-    and do_bench gave 0.089 to 0.230 ms for the same kernels in rounds of one process on an H100
-    (tools/microbench/conv_torch.py). fusion-cli launches from C++ behind its own flush; this is the PyTorch
-    side timed the same way. (With the spin between the flush and the start event instead, a single
-    relu_mul_add kernel measured 1-2 us less than under do_bench: the flush's writes drain meanwhile.)"""
+    """Median GPU time of fn with its launches queued ahead: before each run a spin kernel (torch.cuda._sleep)
+    holds the stream for twice the host's time to enqueue fn, then come do_bench's 256 MB flush, the start
+    event, fn and the end event, run after run as do_bench's; the GPU, slower per run than the host, always
+    finds fn's kernels queued when the flush ends. do_bench's events also hold the host's time where it is
+    longer than the flush's: torch.compile's conv_bn_relu launches five kernels of about 78 us from Python (its
+    guards, the cuDNN call), and do_bench gave 0.089 to 0.230 ms for the same kernels in rounds of one process
+    on an H100 (tools/microbench/conv_torch.py). fusion-cli launches from C++ behind its own flush; this is the
+    PyTorch side timed the same way. The runs are not synchronised one by one: with the GPU idle before each
+    flush, relu_mul_add's Inductor kernel measured 0.3504 ms against 0.3516 back to back (do_bench 0.3519,
+    fusion-cli's kernel 0.3514; tools/microbench/protocol_check.py --queue), and fusion-cli's runs are back
+    to back."""
     cache = torch.empty(256 * 2**20 // 4, dtype=torch.int, device="cuda")
     fn()
     torch.cuda.synchronize()
@@ -86,16 +88,16 @@ def queued_ms(fn, reps=QUEUED_REPS):
         host_s = max(host_s, time.perf_counter() - t0)
         torch.cuda.synchronize()
     cycles = int(spin_cycles_per_s() * (2 * host_s + 50e-6))
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(reps):
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
         torch.cuda._sleep(cycles)
         cache.zero_()
-        start.record()
+        starts[i].record()
         fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
+        ends[i].record()
+    torch.cuda.synchronize()
+    times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
     return statistics.median(times)
 
 

@@ -4,9 +4,12 @@
    flush fusion-cli uses (cudaMemsetAsync of 256 MB), each with CUDA events around one call, medians.
 2. Order: torch.compile and `fusion-cli run --cold-l2` timed in alternating rounds (A B B A ...), so a drift
    over the rounds (clocks, HBM temperature) shows up as a trend instead of a ratio.
-3. --queue: what in bench.py's queued_ms (a spin kernel, the flush, the events around fn, a synchronise per
-   run) moves a kernel's time: the runs back to back or synchronised one by one, with a spin kernel before the
-   flush, between the flush and the start event, or none.
+3. --queue: what in a queued timing (a spin kernel, the flush, the events around fn, perhaps a synchronise
+   per run) moves a kernel's time: the runs back to back or synchronised one by one, with a spin kernel before
+   the flush, between the flush and the start event, or none. On an H100 (2026-11-25) the spin's place did not
+   matter and the synchronise did: relu_mul_add's Inductor kernel 0.3519 ms under do_bench, 0.3516 with the
+   spin back to back (bench.py's queued_ms), 0.3504 synchronised one by one; eager softmax, sum_of_squares and
+   cast_chain alike (0.5-1.5 us less synchronised).
 
     python3 tools/microbench/protocol_check.py --cli build/app/cli/fusion-cli [--samples softmax sin_cos]
     python3 tools/microbench/protocol_check.py --queue [--samples relu_mul_add softmax]
@@ -78,9 +81,9 @@ def queue_variants(fn, flush, runs=300, warmup=50):
     spin = lambda: torch.cuda._sleep(cycles)  # noqa: E731
     variants = {  # what runs before the start event, and whether each run is synchronised
         "F E (do_bench)": ((flush,), False),
-        "S F E": ((spin, flush), False),
+        "S F E (queued_ms)": ((spin, flush), False),
         "F E sync": ((flush,), True),
-        "S F E sync (queued_ms)": ((spin, flush), True),
+        "S F E sync": ((spin, flush), True),
         "F S E sync": ((flush, spin), True),
     }
     out = {}
