@@ -35,6 +35,7 @@ from torch.profiler import ProfilerActivity, profile  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_report  # noqa: E402
 import fx_torch  # noqa: E402
+import queue_plan  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -66,32 +67,58 @@ def spin_cycles_per_s():
     return _SPIN["rate"]
 
 
-def queued_ms(fn, reps=QUEUED_REPS):
-    """Median GPU time of fn with its launches queued ahead: before each run a spin kernel (torch.cuda._sleep)
-    holds the stream for twice the host's time to enqueue fn, then come do_bench's 256 MB flush, the start
-    event, fn and the end event, run after run as do_bench's; the GPU, slower per run than the host, always
-    finds fn's kernels queued when the flush ends. do_bench's events also hold the host's time where it is
-    longer than the flush's: torch.compile's conv_bn_relu launches five kernels of about 78 us from Python (its
-    guards, the cuDNN call), and do_bench gave 0.089 to 0.230 ms for the same kernels in rounds of one process
-    on an H100 (tools/microbench/conv_torch.py). fusion-cli launches from C++ behind its own flush; this is the
-    PyTorch side timed the same way. The runs are not synchronised one by one: with the GPU idle before each
-    flush, relu_mul_add's Inductor kernel measured 0.3504 ms against 0.3516 back to back (do_bench 0.3519,
-    fusion-cli's kernel 0.3514; tools/microbench/protocol_check.py --queue), and fusion-cli's runs are back
-    to back."""
+def spin(seconds):
+    torch.cuda._sleep(int(spin_cycles_per_s() * seconds))
+
+
+def queued_ms(fn, kernels=None, reps=QUEUED_REPS):
+    """Median GPU time of fn with its launches queued ahead. A spin kernel (torch.cuda._sleep) holds the stream
+    while the host enqueues a stretch of runs, each as do_bench's: the 256 MB flush, the start event, fn, the
+    end event; the GPU then runs the stretch back to back and finds fn's kernels queued behind each flush.
+    do_bench's events also hold the host's time where it is longer than the flush's: for torch.compile's
+    conv_bn_relu do_bench gave 0.089 to 0.230 ms for the same 78 us of kernels in rounds of one process on an
+    H100 (tools/microbench/conv_torch.py). fusion-cli launches from C++ behind its own flush; this is the
+    PyTorch side timed the same way.
+    One spin per stretch, not per run: spinning before every run rested the GPU for twice the host's time per
+    run, and the bf16 GEMMs, which run at the power limit, came out 7-10% faster than back to back (swiglu_bf16's
+    torch.compile 0.771 ms against 0.852 in do_bench, eager 0.824 against 0.879; H100, 2026-11-25), while
+    fusion-cli and do_bench run back to back. Nor are the runs synchronised one by one: with the GPU idle before
+    each flush, relu_mul_add's Inductor kernel measured 0.3504 ms against 0.3516 back to back
+    (tools/microbench/protocol_check.py --queue)."""
     cache = torch.empty(256 * 2**20 // 4, dtype=torch.int, device="cuda")
-    fn()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def one_run():
+        cache.zero_()
+        start.record()
+        fn()
+        end.record()
+
+    one_run()
     torch.cuda.synchronize()
-    host_s = 0.0
+    host_s = 0.0  # the host's time to enqueue one run, the slowest of three
     for _ in range(3):
         t0 = time.perf_counter()
-        fn()
+        one_run()
         host_s = max(host_s, time.perf_counter() - t0)
         torch.cuda.synchronize()
-    cycles = int(spin_cycles_per_s() * (2 * host_s + 50e-6))
+    # The GPU's time per run, flush and events included: five runs queued behind a spin long enough for any host.
+    pilot = 5
+    spin(2 * pilot * host_s + 50e-6)
+    start.record()
+    for _ in range(pilot):
+        cache.zero_()
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    gpu_s = start.elapsed_time(end) * 1e-3 / pilot
+    stretch = queue_plan.stretch(kernels, reps)
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     for i in range(reps):
-        torch.cuda._sleep(cycles)
+        if i % stretch == 0:
+            torch.cuda.synchronize()  # the stretch before has run: the queue is empty again
+            spin(queue_plan.spin_seconds(host_s, gpu_s, min(stretch, reps - i)))
         cache.zero_()
         starts[i].record()
         fn()
@@ -163,7 +190,7 @@ def bench_sample(cli, graph, path, runs, compile_too, timeout_s):
                 continue
             try:
                 row[key]["ms"] += measure_ms(v["fn"], 1)
-                row[key].setdefault("queued_ms", []).append(queued_ms(v["fn"]))
+                row[key].setdefault("queued_ms", []).append(queued_ms(v["fn"], v["kernels"]))
             except Exception as e:
                 row[key] = {"error": f"{type(e).__name__}: {e}"}
         one = bench_fx(cli, path, 1, timeout_s)
@@ -268,9 +295,7 @@ def main():
         print(f"  {graph.name}: {time.perf_counter() - t0:.1f} s", flush=True)
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
               "timing": "medians; CUDA events around each run with a 256 MB buffer overwritten before each, "
-                        "for PyTorch (triton.testing.do_bench) and Fusion Explorer (fusion-cli run --cold-l2); "
-                        "'queued': PyTorch's launches queued behind a spin kernel after the flush, so that the "
-                        "events hold the GPU's time without the host's",
+                        "for PyTorch (triton.testing.do_bench) and Fusion Explorer (fusion-cli run --cold-l2)",
               "copy_tb_s": copy_bw / 1e12, "fusion_cli": cli, "seconds": round(time.perf_counter() - start, 1),
               "samples": rows}
     print(bench_report.text_table(rows))

@@ -15,6 +15,7 @@ import bench_report  # noqa: E402
 import fx_codegen  # noqa: E402
 import fx_graph  # noqa: E402
 import make_samples  # noqa: E402
+import queue_plan  # noqa: E402
 
 SAMPLES = os.path.join(HERE, "..", "..", "sample_graphs")
 MIB = 2**20
@@ -325,6 +326,29 @@ class Report(unittest.TestCase):
         row = bench_report.derive({"name": "m", "min_bytes": 1, "has_contraction": True,
                                    "eager": {"ms": [1.0], "kernels": 3}}, 1e12)
         self.assertIsNone(row["bw_fraction"]["eager"])
+
+
+class QueuePlan(unittest.TestCase):
+    """bench.queued_ms: the GPU must find every run of a stretch queued, and rest no more than it must."""
+
+    def test_a_stretch_fits_the_launch_queue(self):
+        self.assertEqual(queue_plan.stretch(3, 100), 512 // 6)  # swiglu's torch.compile: 85 runs per spin
+        self.assertEqual(queue_plan.stretch(17, 100), 25)  # gpt2_block's: 20 launches a run
+        self.assertEqual(queue_plan.stretch(1, 100), 100)  # never more than the runs asked for
+        self.assertEqual(queue_plan.stretch(600, 100), 1)  # never none
+        self.assertEqual(queue_plan.stretch(None, 100), 512 // 11)  # kernels unknown: eight assumed
+
+    def test_a_gpu_bound_stretch_spins_for_one_run_of_the_host(self):
+        # 85 GEMM runs of 0.85 ms enqueued at 60 us each: the host stays ahead, one run's host time suffices.
+        self.assertAlmostEqual(queue_plan.spin_seconds(60e-6, 850e-6, 85), 2 * 60e-6 + 50e-6)
+        rest = queue_plan.spin_seconds(60e-6, 850e-6, 85) / (85 * 850e-6)
+        self.assertLess(rest, 0.01)  # the GPU rests under 1% of the stretch (a spin per run: 20%)
+
+    def test_a_host_bound_stretch_spins_until_the_host_has_enqueued_it(self):
+        host_s, gpu_s, runs = 150e-6, 80e-6, 64
+        spin = queue_plan.spin_seconds(host_s, gpu_s, runs)
+        for i in range(runs):  # the GPU reaches run i after the host has enqueued it
+            self.assertGreaterEqual(spin + i * gpu_s, (i + 1) * host_s)
 
 
 if __name__ == "__main__":
