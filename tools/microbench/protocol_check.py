@@ -8,8 +8,9 @@
    per run) moves a kernel's time: the runs back to back or synchronised one by one, with a spin kernel before
    the flush, between the flush and the start event, or none. On an H100 (2026-11-25) the spin's place did not
    matter and the synchronise did: relu_mul_add's Inductor kernel 0.3519 ms under do_bench, 0.3516 with the
-   spin back to back (bench.py's queued_ms), 0.3504 synchronised one by one; eager softmax, sum_of_squares and
-   cast_chain alike (0.5-1.5 us less synchronised).
+   spin back to back, 0.3504 synchronised one by one; eager softmax, sum_of_squares and
+   cast_chain alike (0.5-1.5 us less synchronised). bench.py's queued_ms runs back to back with one spin per
+   stretch of runs (a spin per run, as here, rests power-limited GEMMs; tests/bench/queue_plan.py).
 
     python3 tools/microbench/protocol_check.py --cli build/app/cli/fusion-cli [--samples softmax sin_cos]
     python3 tools/microbench/protocol_check.py --queue [--samples relu_mul_add softmax]
@@ -81,7 +82,7 @@ def queue_variants(fn, flush, runs=300, warmup=50):
     spin = lambda: torch.cuda._sleep(cycles)  # noqa: E731
     variants = {  # what runs before the start event, and whether each run is synchronised
         "F E (do_bench)": ((flush,), False),
-        "S F E (queued_ms)": ((spin, flush), False),
+        "S F E": ((spin, flush), False),
         "F E sync": ((flush,), True),
         "S F E sync": ((spin, flush), True),
         "F S E sync": ((flush, spin), True),
@@ -121,7 +122,7 @@ def smi():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli")
-    ap.add_argument("--queue", action="store_true", help="only the arrangements of bench.py's queued_ms")
+    ap.add_argument("--queue", action="store_true", help="only the arrangements of a queued timing (bench.py's queued_ms)")
     ap.add_argument("--samples", nargs="*", default=["softmax", "sin_cos", "relu_mul_add", "layernorm"])
     ap.add_argument("--rounds", type=int, default=4)
     args = ap.parse_args()
