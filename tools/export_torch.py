@@ -215,6 +215,21 @@ def conv2d(w, name, args, kwargs, meta, transposed=False, groups_at=6):
     return w.add_node(name, "conv2d", ins, attrs, shape, dtype)
 
 
+def max_pool2d(w, name, args, kwargs, meta):
+    """aten.max_pool2d(x, kernel_size, stride=[] (the kernel size), padding=0, dilation=1, ceil_mode=False)."""
+    if len(meta["in"][0][0]) != 4:
+        raise Unsupported("pooling that is not 2-D")
+    kernel = _pair(args[1])
+    stride = _pair(args[2]) if len(args) > 2 and list(args[2] or []) else kernel
+    padding = _pair(args[3]) if len(args) > 3 else [0, 0]
+    dilation = _pair(args[4]) if len(args) > 4 else [1, 1]
+    if (args[5] if len(args) > 5 else kwargs.get("ceil_mode", False)):
+        raise Unsupported("ceil_mode=True (the format's max_pool2d rounds down)")
+    shape, dtype = _out(meta)
+    attrs = {"kernel_size": kernel, "stride": stride, "padding": padding, "dilation": dilation}
+    return w.add_node(name, "max_pool2d", [args[0]], attrs, shape, dtype)
+
+
 def convolution(w, name, args, kwargs, meta):
     """aten.convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups)."""
     return conv2d(w, name, args, kwargs, meta, transposed=bool(args[6]), groups_at=8)
@@ -384,7 +399,7 @@ ATEN = {
         "eq": "eq"}.items()},
     "gelu": gelu, "where": where, "masked_fill": masked_fill,
     "linear": linear, "matmul": matmul, "mm": matmul, "bmm": matmul, "addmm": addmm,
-    "conv2d": conv2d, "convolution": convolution,
+    "conv2d": conv2d, "convolution": convolution, "max_pool2d": max_pool2d,
     "batch_norm": batch_norm, "_native_batch_norm_legit_no_training": batch_norm,
     "layer_norm": layer_norm, "softmax": softmax, "_softmax": softmax,
     "sum": reduce("sum"), "mean": reduce("mean"), "amax": reduce("max"), "amin": reduce("min"),

@@ -347,6 +347,12 @@ std::optional<std::vector<std::int64_t>> conv_padding(const Node& node, const Sh
   return pad;
 }
 
+// A 2-D window attribute (strides, dilations): two values, [1, 1] when absent; empty when not two.
+std::vector<std::int64_t> two_ints(const Node& node, const char* name) {
+  auto v = attr_ints(node, name).value_or(std::vector<std::int64_t>{1, 1});
+  return v.size() == 2 ? v : std::vector<std::int64_t>{};
+}
+
 Result map_conv(Importer& imp, const Node& node) {
   const TensorType* x = input_type(imp, node, 0);
   const TensorType* w = input_type(imp, node, 1);
@@ -354,11 +360,7 @@ Result map_conv(Importer& imp, const Node& node) {
   if (x->shape.size() != 4 || w->shape.size() != 4) {
     return std::to_string(static_cast<int>(x->shape.size()) - 2) + "-D convolution (the format has conv2d)";
   }
-  auto two = [&](const char* name) {
-    auto v = attr_ints(node, name).value_or(std::vector<std::int64_t>{1, 1});
-    return v.size() == 2 ? v : std::vector<std::int64_t>{};
-  };
-  const auto stride = two("strides"), dilation = two("dilations");
+  const auto stride = two_ints(node, "strides"), dilation = two_ints(node, "dilations");
   if (stride.empty() || dilation.empty()) return std::string("strides/dilations need two values");
   auto pad = conv_padding(node, x->shape, w->shape, stride, dilation);
   if (!pad) return std::string("asymmetric padding (the format's conv2d pads both sides equally)");
@@ -367,6 +369,27 @@ Result map_conv(Importer& imp, const Node& node) {
   return emit_output(imp, node, 0, "conv2d", ins,
                      attrs_of({{"stride", stride}, {"padding", *pad}, {"dilation", dilation},
                                {"groups", attr_int(node, "group", 1)}}));
+}
+
+// MaxPool over NCHW, rounding down, without its Indices output: max_pool2d.
+Result map_max_pool(Importer& imp, const Node& node) {
+  const TensorType* x = input_type(imp, node, 0);
+  if (!x) return std::string("input type unknown");
+  if (x->shape.size() != 4) {
+    return std::to_string(static_cast<int>(x->shape.size()) - 2) + "-D pooling (the format has max_pool2d)";
+  }
+  if (node.output_size() > 1 && !node.output(1).empty()) {
+    return std::string("the Indices output is used (the format's max_pool2d has none)");
+  }
+  if (attr_int(node, "ceil_mode", 0) != 0) return std::string("ceil_mode=1 (the format's max_pool2d rounds down)");
+  const auto kernel = attr_ints(node, "kernel_shape");
+  if (!kernel || kernel->size() != 2) return std::string("kernel_shape needs two values");
+  const auto stride = two_ints(node, "strides"), dilation = two_ints(node, "dilations");
+  if (stride.empty() || dilation.empty()) return std::string("strides/dilations need two values");
+  auto pad = conv_padding(node, x->shape, Shape{1, 1, (*kernel)[0], (*kernel)[1]}, stride, dilation);
+  if (!pad) return std::string("asymmetric padding (the format's max_pool2d pads both sides equally)");
+  return emit_output(imp, node, 0, "max_pool2d", {imp.tensor(node.input(0))},
+                     attrs_of({{"kernel_size", *kernel}, {"stride", stride}, {"padding", *pad}, {"dilation", dilation}}));
 }
 
 // ---- layout ----
@@ -568,6 +591,7 @@ const std::unordered_map<std::string, MapFn>& table() {
         {"Dropout", map_dropout},   {"Softmax", map_softmax},     {"LogSoftmax", map_softmax},
         {"LayerNormalization", map_layernorm}, {"BatchNormalization", map_batchnorm},
         {"MatMul", map_matmul},     {"Gemm", map_gemm},           {"Conv", map_conv},
+        {"MaxPool", map_max_pool},
         {"Transpose", map_transpose}, {"Reshape", map_reshape},   {"Flatten", map_flatten},
         {"Squeeze", map_squeeze},   {"Unsqueeze", map_squeeze},   {"Concat", map_concat},
         {"Slice", map_slice},       {"Split", map_split},         {"TopK", map_topk},

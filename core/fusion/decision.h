@@ -13,7 +13,7 @@ namespace fx {
 enum class Reason : std::uint8_t {
   fusible,                          // legal and profitable
   cycle,                            // CYCLE: fusing would create a cycle (the message names the path)
-  opaque_op,                        // OPAQUE_OP: sort, topk, custom never fuse
+  opaque_op,                        // OPAQUE_OP: sort, topk, max_pool2d, custom never fuse
   random_op,                        // RANDOM_OP: random generation cannot fuse here
   two_contractions,                 // TWO_CONTRACTIONS
   contraction_prologue,             // CONTRACTION_PROLOGUE: work before a matmul's operand

@@ -309,7 +309,7 @@ FusionDecision check_group(const Graph& g, std::span<const NodeId> nodes, const 
   for (NodeId n : nodes) {
     const OpClass c = g.node(n).op_class();
     if (c == OpClass::opaque) {
-      return FusionDecision::no(Reason::opaque_op, name_of(g, n) + " is opaque (a library call or a custom op): it "
+      return FusionDecision::no(Reason::opaque_op, name_of(g, n) + " is opaque (a library call, a window op or a custom op): it "
                                                                    "always runs as its own kernel");
     }
     if (c == OpClass::contraction) contractions.push_back(n);

@@ -283,6 +283,40 @@ std::pair<std::int64_t, std::int64_t> pair_attr(const Attrs& attrs, const char* 
   return {v[0], v[1]};
 }
 
+// stride, padding and dilation of a 2-D window (conv2d, max_pool2d): an int or [h, w]; padding >= 0, the others > 0.
+std::optional<InferResult> check_window_attrs(const Attrs& attrs) {
+  for (const char* name : {"stride", "padding", "dilation"}) {
+    auto v = attrs.get_ints(name);
+    if (v.empty() || v.size() > 2) return InferResult::fail("must be an int or [h, w]", std::string("/attrs/") + name);
+    for (auto e : v) {
+      if (e < 0 || (e == 0 && std::string(name) != "padding")) {
+        return InferResult::fail("must be positive", std::string("/attrs/") + name);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// The output height and width of a 2-D window of k_hw over in_hw: (in + 2 pad - dilation (k - 1) - 1) / stride
+// + 1, each step checked for overflow. `whole` is the operand a too-large window is blamed on.
+std::optional<InferResult> window_out(const std::int64_t in_hw[2], const std::int64_t k_hw[2], const Attrs& attrs,
+                                      const std::string& whole, std::int64_t out_hw[2]) {
+  auto [sh, sw] = pair_attr(attrs, "stride");
+  auto [ph, pw] = pair_attr(attrs, "padding");
+  auto [dh, dw] = pair_attr(attrs, "dilation");
+  const std::int64_t pad[2] = {ph, pw}, dil[2] = {dh, dw}, stride[2] = {sh, sw};
+  for (int i = 0; i < 2; ++i) {
+    auto twice = checked_mul(2, pad[i]);
+    auto padded = twice ? checked_add(in_hw[i], *twice) : std::nullopt;
+    if (!padded) return InferResult::fail("padding too large: the padded input overflows 64 bits", "/attrs/padding");
+    auto extent = checked_mul(dil[i], k_hw[i] - 1);
+    if (!extent) return InferResult::fail("dilation too large: the kernel's extent overflows 64 bits", "/attrs/dilation");
+    out_hw[i] = (*padded - *extent - 1) / stride[i] + 1;  // padded >= 1 and extent >= 0: no overflow
+  }
+  if (out_hw[0] <= 0 || out_hw[1] <= 0) return InferResult::fail("the kernel is larger than the padded input", whole);
+  return std::nullopt;
+}
+
 InferResult infer_conv2d(Inputs in, const Attrs& attrs) {
   for (std::size_t i = 0; i < 2; ++i) {
     if (!in[i].tensor || in[i].tensor->shape.size() != 4) {
@@ -293,15 +327,7 @@ InferResult infer_conv2d(Inputs in, const Attrs& attrs) {
   const TensorType& x = *in[0].tensor;
   const TensorType& w = *in[1].tensor;
   if (x.dtype != w.dtype) return InferResult::fail("dtype mismatch between input and weight", in_ptr(1));
-  for (const char* name : {"stride", "padding", "dilation"}) {
-    auto v = attrs.get_ints(name);
-    if (v.empty() || v.size() > 2) return InferResult::fail("must be an int or [h, w]", std::string("/attrs/") + name);
-    for (auto e : v) {
-      if (e < 0 || (e == 0 && std::string(name) != "padding")) {
-        return InferResult::fail("must be positive", std::string("/attrs/") + name);
-      }
-    }
-  }
+  if (auto bad = check_window_attrs(attrs)) return *bad;
   const std::int64_t groups = attrs.get_int("groups");
   if (groups < 1) return InferResult::fail("groups must be at least 1", "/attrs/groups");
   const std::int64_t c = x.shape[1], o = w.shape[0];
@@ -315,23 +341,49 @@ InferResult infer_conv2d(Inputs in, const Attrs& attrs) {
     auto b = check_vector_param(in, 2, o, x.dtype, "bias");
     if (!b.type) return b;
   }
-  auto [sh, sw] = pair_attr(attrs, "stride");
-  auto [ph, pw] = pair_attr(attrs, "padding");
-  auto [dh, dw] = pair_attr(attrs, "dilation");
-  // out = (in + 2 pad - dilation (k - 1) - 1) / stride + 1, each step checked for overflow.
   std::int64_t out_hw[2] = {0, 0};
   const std::int64_t in_hw[2] = {x.shape[2], x.shape[3]}, k_hw[2] = {w.shape[2], w.shape[3]};
-  const std::int64_t pad[2] = {ph, pw}, dil[2] = {dh, dw}, stride[2] = {sh, sw};
-  for (int i = 0; i < 2; ++i) {
-    auto twice = checked_mul(2, pad[i]);
-    auto padded = twice ? checked_add(in_hw[i], *twice) : std::nullopt;
-    if (!padded) return InferResult::fail("padding too large: the padded input overflows 64 bits", "/attrs/padding");
-    auto extent = checked_mul(dil[i], k_hw[i] - 1);
-    if (!extent) return InferResult::fail("dilation too large: the kernel's extent overflows 64 bits", "/attrs/dilation");
-    out_hw[i] = (*padded - *extent - 1) / stride[i] + 1;  // padded >= 1 and extent >= 0: no overflow
-  }
-  if (out_hw[0] <= 0 || out_hw[1] <= 0) return InferResult::fail("the kernel is larger than the padded input", in_ptr(1));
+  if (auto bad = window_out(in_hw, k_hw, attrs, in_ptr(1), out_hw)) return *bad;
   return InferResult::ok({{x.shape[0], o, out_hw[0], out_hw[1]}, x.dtype});
+}
+
+// max_pool2d over NCHW: the largest value of each window; padding counts as -infinity (PyTorch's rule), so no
+// window may lie wholly in it: padding at most half the window's extent.
+InferResult infer_max_pool2d(Inputs in, const Attrs& attrs) {
+  if (!in[0].tensor || in[0].tensor->shape.size() != 4) {
+    return InferResult::fail("max_pool2d input must be NCHW (rank 4)", in_ptr(0));
+  }
+  const TensorType& x = *in[0].tensor;
+  if (!is_floating(x.dtype)) {
+    return InferResult::fail("max_pool2d takes f32, f16 or bf16, not " + std::string(dtype_name(x.dtype)), in_ptr(0));
+  }
+  auto k = attrs.get_ints("kernel_size");
+  if (k.empty() || k.size() > 2) return InferResult::fail("must be an int or [h, w]", "/attrs/kernel_size");
+  for (auto e : k) {
+    if (e < 1) return InferResult::fail("must be positive", "/attrs/kernel_size");
+  }
+  if (auto bad = check_window_attrs(attrs)) return *bad;
+  auto [kh, kw] = pair_attr(attrs, "kernel_size");
+  auto [ph, pw] = pair_attr(attrs, "padding");
+  auto [dh, dw] = pair_attr(attrs, "dilation");
+  const std::int64_t k_hw[2] = {kh, kw}, pad[2] = {ph, pw}, dil[2] = {dh, dw};
+  for (int i = 0; i < 2; ++i) {
+    auto extent = checked_mul(dil[i], k_hw[i] - 1);
+    if (extent && pad[i] > (*extent + 1) / 2) {
+      return InferResult::fail("padding " + std::to_string(pad[i]) + " is more than half the window's extent (" +
+                                   std::to_string(*extent + 1) + "): a window would lie wholly in the padding",
+                               "/attrs/padding");
+    }
+  }
+  std::int64_t out_hw[2] = {0, 0};
+  const std::int64_t in_hw[2] = {x.shape[2], x.shape[3]};
+  if (auto bad = window_out(in_hw, k_hw, attrs, "/attrs/kernel_size", out_hw)) return *bad;
+  return InferResult::ok({{x.shape[0], x.shape[1], out_hw[0], out_hw[1]}, x.dtype});
+}
+
+double pool_flops(Inputs, const TensorType& out, const Attrs& attrs) {
+  auto [kh, kw] = pair_attr(attrs, "kernel_size");
+  return static_cast<double>(out.numel()) * static_cast<double>(kh * kw);
 }
 
 InferResult infer_transpose(Inputs in, const Attrs& attrs) {
@@ -570,6 +622,13 @@ OpRegistry::OpRegistry() {
                        attr("padding", T::integer_or_list, std::int64_t{0}),
                        attr("dilation", T::integer_or_list, std::int64_t{1}), attr("groups", T::integer, std::int64_t{1})},
                       infer_conv2d, conv_flops, "conv2d(x NCHW, w OIHW, bias?)"));
+  // A window op: never fused (the engine's kernels index outputs one to one or reduce whole axes), one
+  // generated kernel of its own. stride defaults to 1 as in ONNX; PyTorch's default is the kernel size.
+  ops_.push_back(make("max_pool2d", OpClass::opaque, 1, 1,
+                      {attr("kernel_size", T::integer_or_list), attr("stride", T::integer_or_list, std::int64_t{1}),
+                       attr("padding", T::integer_or_list, std::int64_t{0}),
+                       attr("dilation", T::integer_or_list, std::int64_t{1})},
+                      infer_max_pool2d, pool_flops, "max_pool2d(x NCHW) over kernel_size windows; padding is -inf"));
   ops_.push_back(make("transpose", OpClass::layout, 1, 1, {attr("perm", T::integer_list)}, infer_transpose,
                       per_output_element(0), "transpose by attrs.perm"));
   ops_.push_back(make("reshape", OpClass::layout, 1, 1, {attr("shape", T::integer_list)}, infer_reshape,

@@ -1,5 +1,5 @@
 // The reference evaluator's non-elementwise ops: reductions and normalisations, matmul and conv2d, layout ops,
-// sort and topk. Plain loops in double precision.
+// sort, topk and max_pool2d. Plain loops in double precision.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -233,6 +233,32 @@ HostTensor sort_along(const Node& node, const HostTensor& x) {
   return out;
 }
 
+// max_pool2d over NCHW: padding is -infinity; a NaN in a window makes its maximum NaN (as PyTorch's).
+HostTensor max_pool2d(const Node& node, const HostTensor& x) {
+  const Shape &xs = x.type.shape, &ys = node.type.shape;
+  const auto [kh, kw] = pair_attr(node, "kernel_size");
+  const auto [sh, sw] = pair_attr(node, "stride");
+  const auto [ph, pw] = pair_attr(node, "padding");
+  const auto [dh, dw] = pair_attr(node, "dilation");
+  const std::int64_t H = xs[2], W = xs[3], P = ys[2], Q = ys[3];
+  HostTensor out = make(node);
+  for (std::int64_t nc = 0; nc < xs[0] * xs[1]; ++nc)
+    for (std::int64_t p = 0; p < P; ++p)
+      for (std::int64_t q = 0; q < Q; ++q) {
+        double m = -std::numeric_limits<double>::infinity();
+        for (std::int64_t r = 0; r < kh; ++r)
+          for (std::int64_t s = 0; s < kw; ++s) {
+            const std::int64_t h = p * sh - ph + r * dh, w = q * sw - pw + s * dw;
+            if (h < 0 || h >= H || w < 0 || w >= W) continue;
+            const double v = x.values[at((nc * H + h) * W + w)];
+            if (v > m || std::isnan(v)) m = v;
+            if (std::isnan(m)) break;
+          }
+        out.values[at((nc * P + p) * Q + q)] = m;
+      }
+  return out;
+}
+
 }  // namespace
 
 HostTensor evaluate_reduction(const Node& node, const std::vector<const HostTensor*>& in) {
@@ -255,6 +281,7 @@ HostTensor evaluate_layout(const Node& node, const std::vector<const HostTensor*
 
 HostTensor evaluate_opaque(const Node& node, const std::vector<const HostTensor*>& in) {
   if (node.op == "sort" || node.op == "topk") return sort_along(node, *in[0]);
+  if (node.op == "max_pool2d") return max_pool2d(node, *in[0]);
   throw std::invalid_argument("a custom op (" + node.attrs.get_string("label") +
                               ") has no semantics the reference could evaluate");
 }

@@ -26,6 +26,7 @@ std::string_view kernel_kind_name(KernelKind k) {
     case KernelKind::generic_reduction: return "generic_reduction";
     case KernelKind::transpose_tiled: return "transpose_tiled";
     case KernelKind::cub_sort: return "cub_sort";
+    case KernelKind::window_pool: return "window_pool";
   }
   return "?";
 }
@@ -171,6 +172,7 @@ GroupCode elementwise_group(const Graph& g, const std::vector<NodeId>& nodes, co
 GroupCode single_node(const Graph& g, NodeId n, int group_id, const CodegenOptions& options,
                       const std::string& suffix = {}) {
   const std::vector<NodeId> one = {n};
+  if (g.node(n).op == "max_pool2d") return {{codegen::generate_max_pool2d(g, n, kernel_name(g, group_id, n) + suffix)}, {}};
   if (g.node(n).op_class() != OpClass::reduction) return elementwise_group(g, one, {g.value_of(n)}, group_id, suffix);
   std::string why;
   const std::string name = kernel_name(g, group_id, n) + suffix;

@@ -18,6 +18,7 @@ enum class KernelKind : std::uint8_t {
   generic_reduction,  // any reduction axis, one thread per reduced fibre (slow, always correct)
   transpose_tiled,    // a 2-D transpose staged through a shared-memory tile (coalesced reads and writes)
   cub_sort,           // not generated: sort/topk through CUB's segmented sort (kernels/sort)
+  window_pool,        // max_pool2d: one thread per output element, a loop over its window
 };
 
 std::string_view kernel_kind_name(KernelKind k);

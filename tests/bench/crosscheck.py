@@ -170,7 +170,7 @@ def check(graph, inputs, results, report):
 def run_cli_and_check(cli, graph_path, work_dir, cli_args, report, keep=False):
     name = os.path.splitext(os.path.basename(graph_path))[0]
     custom = [n for n in fx_graph.Graph.load(graph_path).nodes if n.op == "custom"]
-    if custom:  # an imported op the format only carries (resnet18's max_pool2d): neither side can run it
+    if custom:  # an imported op the format only carries (a `custom` node): neither side can run it
         report.add("SKIP", f"{name}: not run: node {custom[0].name} is a custom op ({custom[0].attrs.get('label', '?')}) "
                    "that neither fusion-cli nor PyTorch can execute")
         return

@@ -115,6 +115,10 @@ def _structural(node, args, rank):
         opts = ", ".join(f"{k}={a.get(k, d)!r}" for k, d in (("stride", 1), ("padding", 0), ("dilation", 1),
                                                                ("groups", 1)))
         return f"F.conv2d({args[0]}, {args[1]}, {bias}, {opts})"
+    if op == "max_pool2d":
+        opts = ", ".join(f"{k}={a.get(k, d)!r}" for k, d in (("kernel_size", None), ("stride", 1), ("padding", 0),
+                                                               ("dilation", 1)))
+        return f"F.max_pool2d({args[0]}, {opts})"
     if op == "transpose":
         return f"{args[0]}.permute({tuple(a.get('perm', list(range(rank))[::-1]))!r})"
     if op == "reshape":

@@ -21,7 +21,7 @@ BINARY = ("add", "sub", "mul", "div", "maximum", "minimum", "pow")
 COMPARE = ("gt", "ge", "lt", "le", "eq")
 REDUCE = ("sum", "mean", "max", "min")
 CONTRACTION = ("matmul", "conv2d")
-OPAQUE = ("sort", "topk", "custom")
+OPAQUE = ("sort", "topk", "max_pool2d", "custom")
 ALL_OPS = set(UNARY + BINARY + COMPARE + REDUCE + CONTRACTION + OPAQUE) | {
     "where", "cast", "dropout", "batchnorm", "softmax", "layernorm", "rmsnorm",
     "transpose", "reshape", "concat", "slice"}
@@ -187,6 +187,28 @@ def _conv2d(where, ins, attrs):
     return TensorType((n, o, oh, ow), x.dtype)
 
 
+def _max_pool2d(where, ins, attrs):
+    x = ins[0]
+    if len(x.shape) != 4:
+        _fail(where, "max_pool2d needs x NCHW (rank 4)")
+    if x.dtype not in ("f32", "f16", "bf16"):
+        _fail(where, f"max_pool2d takes f32, f16 or bf16, not {x.dtype}")
+    if "kernel_size" not in attrs:
+        _fail(where, "max_pool2d needs attrs.kernel_size")
+    n, c, h, wd = x.shape
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = (pair(attrs.get(k), d) for k, d in
+                                              (("kernel_size", 1), ("stride", 1), ("padding", 0), ("dilation", 1)))
+    if min(kh, kw, sh, sw, dh, dw) < 1 or min(ph, pw) < 0:
+        _fail(where, "kernel_size, stride and dilation must be positive, padding not negative")
+    if 2 * ph > dh * (kh - 1) + 1 or 2 * pw > dw * (kw - 1) + 1:
+        _fail(where, "padding is more than half the window's extent")
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    if oh <= 0 or ow <= 0:
+        _fail(where, "output would be empty")
+    return TensorType((n, c, oh, ow), x.dtype)
+
+
 def _layout(where, op, ins, attrs):
     x = ins[0]
     rank = len(x.shape)
@@ -245,7 +267,7 @@ def _opaque(where, op, ins, attrs, declared):
 
 
 ARITY = {**{op: (1, 1) for op in UNARY + REDUCE + ("cast", "dropout", "softmax", "transpose", "reshape",
-                                                    "slice", "sort", "topk")},
+                                                    "slice", "sort", "topk", "max_pool2d")},
          **{op: (2, 2) for op in BINARY + COMPARE + ("matmul",)},
          "where": (3, 3), "batchnorm": (5, 5), "layernorm": (3, 3), "rmsnorm": (2, 2), "conv2d": (2, 3),
          "concat": (2, None), "custom": (0, None)}
@@ -269,6 +291,8 @@ def infer(where, op, ins, attrs, declared=None):
         return _matmul(where, ins, attrs)
     if op == "conv2d":
         return _conv2d(where, ins, attrs)
+    if op == "max_pool2d":
+        return _max_pool2d(where, ins, attrs)
     if op in ("transpose", "reshape", "concat", "slice"):
         return _layout(where, op, ins, attrs)
     return _opaque(where, op, ins, attrs, declared)

@@ -172,12 +172,35 @@ class ComparisonRules(unittest.TestCase):
         self.assertIn("y mixes dropout", why)
 
 
+class MaxPool2d(unittest.TestCase):
+    """max_pool2d's window arithmetic and refusals, as core/graph's (stride defaults to 1, as ONNX's)."""
+
+    def pool(self, attrs, shape=(2, 3, 112, 112), dtype="f32"):
+        return fx_graph.Graph.from_dict(tiny([{"name": "y", "op": "max_pool2d", "inputs": ["x"], "attrs": attrs}],
+                                             [{"name": "x", "shape": list(shape), "dtype": dtype}]))
+
+    def test_shapes(self):
+        self.assertEqual(self.pool({"kernel_size": 3, "stride": 2, "padding": 1}).types["y"].shape, (2, 3, 56, 56))
+        self.assertEqual(self.pool({"kernel_size": [2, 4], "stride": [2, 4]}).types["y"].shape, (2, 3, 56, 28))
+        self.assertEqual(self.pool({"kernel_size": 2, "dilation": 2}).types["y"].shape, (2, 3, 110, 110))
+
+    def test_refusals(self):
+        for attrs, shape, dtype, message in (({"kernel_size": 3, "padding": 2}, None, "f32", "half the window"),
+                                             ({"stride": 2}, None, "f32", "kernel_size"),
+                                             ({"kernel_size": 0}, None, "f32", "positive"),
+                                             ({"kernel_size": 200}, None, "f32", "empty"),
+                                             ({"kernel_size": 2}, (4, 8), "f32", "NCHW"),
+                                             ({"kernel_size": 2}, None, "i32", "f32, f16 or bf16")):
+            with self.assertRaisesRegex(fx_graph.GraphError, message):
+                self.pool(attrs, shape or (2, 3, 112, 112), dtype)
+
+
 class Codegen(unittest.TestCase):
     def test_every_sample_generates_valid_python_in_both_modes(self):
         for path in glob.glob(os.path.join(SAMPLES, "*.json")):
             g = fx_graph.Graph.load(path)
             for mode in ("native", "reference"):
-                if any(n.op == "custom" for n in g.nodes):  # e.g. resnet18's max_pool2d: no PyTorch meaning
+                if any(n.op == "custom" for n in g.nodes):  # an imported op with no PyTorch meaning
                     with self.assertRaises(Exception):
                         fx_codegen.function_source(g, mode)
                     continue
@@ -211,7 +234,9 @@ class Codegen(unittest.TestCase):
         nodes += [{"name": "n_maxt", "op": "maximum", "inputs": ["x", "x"]},
                   {"name": "n_bn", "op": "batchnorm", "inputs": ["x", "v", "v", "v", "v"]},
                   {"name": "n_rms", "op": "rmsnorm", "inputs": ["x", "w4"]},
-                  {"name": "n_conv", "op": "conv2d", "inputs": ["x", "cw"], "attrs": {"padding": [1, 1]}}]
+                  {"name": "n_conv", "op": "conv2d", "inputs": ["x", "cw"], "attrs": {"padding": [1, 1]}},
+                  {"name": "n_pool", "op": "max_pool2d", "inputs": ["x"],
+                   "attrs": {"kernel_size": 3, "stride": 2, "padding": 1}}]
         g = fx_graph.Graph.from_dict(tiny(nodes, [x, v, {"name": "w4", "shape": [4], "dtype": "f32"},
                                                   {"name": "cw", "shape": [5, 3, 3, 3], "dtype": "f32"}],
                                           ["n_conv"]))
@@ -219,6 +244,8 @@ class Codegen(unittest.TestCase):
         self.assertIn("torch.clamp(x, min=2.0)", src)
         self.assertIn("torch.maximum(x, x)", src)
         self.assertIn("F.rms_norm(x, (4,), weight=w4, eps=1e-06)", src)
+        self.assertIn("F.max_pool2d(x, kernel_size=3, stride=2, padding=1, dilation=1)", src)
+        self.assertEqual(g.types["n_pool"].shape, (2, 3, 2, 2))
         compile(src, "every_op", "exec")
         custom = fx_graph.Graph.from_dict(tiny([{"name": "y", "op": "custom", "inputs": ["x"], "shape": [4, 6],
                                                  "dtype": "f32", "attrs": {"label": "myop"}}]))

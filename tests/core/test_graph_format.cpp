@@ -280,6 +280,35 @@ TEST(GraphFormat, OpsInferTheirShapes) {
   EXPECT_DOUBLE_EQ(g->flops(1), 2.0 * 5 * 2 * 7 * 9 * 4);
 }
 
+TEST(GraphFormat, MaxPool2dInfersItsWindowAndRefusesBadOnes) {
+  const std::string x = R"({"name": "x", "shape": [2, 3, 112, 112], "dtype": "f32"})";
+  auto g = load_graph(doc(x, R"({"name": "p", "op": "max_pool2d", "inputs": ["x"],
+                                 "attrs": {"kernel_size": 3, "stride": 2, "padding": 1}},
+                                {"name": "r", "op": "max_pool2d", "inputs": ["x"], "attrs": {"kernel_size": [2, 4], "stride": [2, 4]}})",
+                          R"("p", "r")"));
+  ASSERT_TRUE(g.ok()) << format_diagnostics(g.errors());
+  EXPECT_EQ(g->value_type(*g->find_value("p")).shape, (Shape{2, 3, 56, 56}));  // ResNet's stem pool
+  EXPECT_EQ(g->value_type(*g->find_value("r")).shape, (Shape{2, 3, 56, 28}));
+  EXPECT_DOUBLE_EQ(g->flops(0), 2.0 * 3 * 56 * 56 * 9);
+  EXPECT_EQ(g->node(0).op_class(), OpClass::opaque);
+  auto pool = [&](const std::string& attrs) {
+    return doc(x, R"({"name": "p", "op": "max_pool2d", "inputs": ["x"], "attrs": )" + attrs + "}", R"("p")");
+  };
+  EXPECT_EQ(expect_error(pool(R"({"kernel_size": 3, "padding": 2})"), "more than half the window").pointer,
+            "/nodes/0/attrs/padding");
+  EXPECT_EQ(expect_error(pool(R"({"kernel_size": 0})"), "must be positive").pointer, "/nodes/0/attrs/kernel_size");
+  EXPECT_EQ(expect_error(pool(R"({"kernel_size": 200})"), "larger than the padded input").pointer,
+            "/nodes/0/attrs/kernel_size");
+  EXPECT_EQ(expect_error(pool(R"({"kernel_size": 2, "stride": 0})"), "must be positive").pointer,
+            "/nodes/0/attrs/stride");
+  expect_error(pool(R"({"stride": 2})"), "kernel_size");
+  EXPECT_EQ(expect_error(doc(kX, R"({"name": "p", "op": "max_pool2d", "inputs": ["x"], "attrs": {"kernel_size": 2}})",
+                             R"("p")"),
+                         "must be NCHW")
+                .pointer,
+            "/nodes/0/inputs/0");
+}
+
 TEST(GraphFormat, EverySampleGraphValidatesAndRoundTrips) {
   const std::filesystem::path dir = std::filesystem::path(FX_SOURCE_DIR) / "sample_graphs";
   int count = 0;

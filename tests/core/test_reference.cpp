@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "core/graph/graph_io.h"
 #include "core/reference/numerics.h"
@@ -191,6 +192,26 @@ TEST(Reference, SortAndTopkAlongAnAxis) {
   expect_near(eval(g, x, "s"), {1, 2, 3, -1, 0, 5});
   expect_near(eval(g, x, "d"), {3, 5, 2, -1, 1, 0});
   expect_near(eval(g, x, "k"), {3, 2, 5, 0});
+}
+
+TEST(Reference, MaxPool2dTreatsPaddingAsMinusInfinityAndKeepsNaN) {
+  const Graph g = graph(in("x", "[1, 2, 3, 3]"),
+                        R"({"name": "y", "op": "max_pool2d", "inputs": ["x"], "attrs": {"kernel_size": 3, "stride": 2, "padding": 1}},
+                           {"name": "d", "op": "max_pool2d", "inputs": ["x"], "attrs": {"kernel_size": 2, "dilation": 2}})",
+                        "y");
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Channel 0: all negative (padding must not turn into zeros); channel 1 holds a NaN at (1, 1).
+  const std::vector<std::vector<double>> v = {{-9, -8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, nan, 5, 6, 7, 8}};
+  const auto y = eval(g, v, "y");  // 2x2 windows per channel, each centred on an even coordinate
+  ASSERT_EQ(y.size(), 8u);
+  const std::vector<double> ch0 = {-5, -4, -2, -1};
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(y[i], ch0[i]) << i;
+  for (std::size_t i = 4; i < 8; ++i) EXPECT_TRUE(std::isnan(y[i])) << i << ": every window of channel 1 covers (1, 1)";
+  // Dilation 2 on 3x3 with a 2x2 window: one output per channel, the max of the four corners.
+  const auto d = eval(g, v, "d");
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0], -1);
+  EXPECT_EQ(d[1], 8);
 }
 
 TEST(Reference, DropoutUsesThePhiloxMaskOfTheKernels) {

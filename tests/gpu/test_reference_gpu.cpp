@@ -1,6 +1,6 @@
 // Both plans against the float64 CPU reference (core/reference), on the inputs the run generated: every
 // elementwise/reduction sample at small shapes in its own dtype and rewritten to f16 and bf16, tiled
-// transposes of several ranks, and sort/topk through CUB. Skips with a message where no CUDA device exists.
+// transposes of several ranks, max_pool2d's window kernel, and sort/topk through CUB. Skips with a message where no CUDA device exists.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -140,6 +140,25 @@ TEST(ReferenceGpu, SortAndTopkRunThroughCubAndMatchTheReference) {
   int cub = 0;
   for (const auto& k : r.fused.kernels) cub += k.library == "CUB";
   EXPECT_EQ(cub, 4);
+}
+
+// max_pool2d: its generated window kernel in both plans (never fused), odd sizes, padding on both sides, a
+// stride and a dilation, f32 and bf16, after a relu that the fused plan keeps in its own kernel.
+TEST(ReferenceGpu, MaxPool2dWindowsMatchTheReference) {
+  FX_REQUIRE_DEVICE();
+  const Graph g = inline_graph(
+      R"({"name": "x", "shape": [3, 5, 37, 29], "dtype": "f32"})",
+      R"({"name": "r", "op": "relu", "inputs": ["x"]},
+         {"name": "stem", "op": "max_pool2d", "inputs": ["r"], "attrs": {"kernel_size": 3, "stride": 2, "padding": 1}},
+         {"name": "wide", "op": "max_pool2d", "inputs": ["x"], "attrs": {"kernel_size": [2, 3], "dilation": [2, 1]}},
+         {"name": "h", "op": "cast", "inputs": ["x"], "attrs": {"dtype": "bf16"}},
+         {"name": "hp", "op": "max_pool2d", "inputs": ["h"], "attrs": {"kernel_size": 2, "stride": 2}})",
+      R"("stem", "wide", "hp")");
+  const RunReport r = run_with_reference(g);
+  expect_matches_reference(r, "max_pool2d");
+  int windows = 0;
+  for (const auto& k : r.fused.kernels) windows += k.kind == "window_pool";
+  EXPECT_EQ(windows, 3);
 }
 
 TEST(ReferenceGpu, SortAlongAnOuterAxisIsRefusedWithTheReason) {

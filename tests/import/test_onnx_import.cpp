@@ -195,17 +195,27 @@ TEST(OnnxImport, ShapeArithmeticFoldsIntoAReshapeAndIsDropped) {
   EXPECT_EQ(g->inputs().size(), 1u);  // the folded integer constants are not graph inputs
 }
 
+// An ONNX node's 2-D kernel_shape attribute, for the pooling tests.
+onnx::AttributeProto ints_attr(const char* name, std::vector<std::int64_t> values) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INTS);
+  for (auto v : values) a.add_ints(v);
+  return a;
+}
+
+onnx::AttributeProto int_attr(const char* name, std::int64_t value) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(value);
+  return a;
+}
+
 TEST(OnnxImport, UnknownOpsBecomeCustomWithTheirInferredShapeAndAWarning) {
   auto bytes = serialize([](onnx::GraphProto& g) {
     add_value(g.mutable_input(), "x", {2, 3, 8, 8});
-    add_node(g, "MaxPool", {"x"}, {"pooled"})->add_attribute()->CopyFrom([] {
-      onnx::AttributeProto a;
-      a.set_name("kernel_shape");
-      a.set_type(onnx::AttributeProto::INTS);
-      a.add_ints(2);
-      a.add_ints(2);
-      return a;
-    }());
+    add_node(g, "AveragePool", {"x"}, {"pooled"})->add_attribute()->CopyFrom(ints_attr("kernel_shape", {2, 2}));
     add_node(g, "Relu", {"pooled"}, {"y"});
     add_value(g.mutable_output(), "y", {});
     g.mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
@@ -217,9 +227,40 @@ TEST(OnnxImport, UnknownOpsBecomeCustomWithTheirInferredShapeAndAWarning) {
   ASSERT_TRUE(g.ok());
   const Node& pool = node_named(*g, "pooled");
   EXPECT_EQ(pool.op, "custom");
-  EXPECT_EQ(pool.label, "MaxPool");
+  EXPECT_EQ(pool.label, "AveragePool");
   EXPECT_EQ(pool.type.shape, (Shape{2, 3, 7, 7}));
-  EXPECT_TRUE(any_contains(warnings, "imported as opaque custom nodes (never fused): MaxPool x1"));
+  EXPECT_TRUE(any_contains(warnings, "imported as opaque custom nodes (never fused): AveragePool x1"));
+}
+
+TEST(OnnxImport, MaxPoolBecomesMaxPool2dUnlessItRoundsUp) {
+  auto bytes = serialize([](onnx::GraphProto& g) {
+    add_value(g.mutable_input(), "x", {2, 3, 112, 112});
+    auto* stem = add_node(g, "MaxPool", {"x"}, {"pooled"});
+    stem->add_attribute()->CopyFrom(ints_attr("kernel_shape", {3, 3}));
+    stem->add_attribute()->CopyFrom(ints_attr("strides", {2, 2}));
+    stem->add_attribute()->CopyFrom(ints_attr("pads", {1, 1, 1, 1}));
+    auto* up = add_node(g, "MaxPool", {"pooled"}, {"rounded_up"});
+    up->add_attribute()->CopyFrom(ints_attr("kernel_shape", {2, 2}));
+    up->add_attribute()->CopyFrom(ints_attr("strides", {2, 2}));
+    up->add_attribute()->CopyFrom(int_attr("ceil_mode", 1));
+    add_value(g.mutable_output(), "rounded_up", {});
+    g.mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  });
+  std::vector<std::string> warnings;
+  auto spec = import_bytes(bytes, warnings);
+  ASSERT_TRUE(spec.ok()) << format_diagnostics(spec.errors());
+  auto g = build_graph(*spec);
+  ASSERT_TRUE(g.ok()) << format_diagnostics(g.errors());
+  const Node& pool = node_named(*g, "pooled");
+  EXPECT_EQ(pool.op, "max_pool2d");
+  EXPECT_EQ(pool.attrs.get_ints("kernel_size"), (std::vector<std::int64_t>{3, 3}));
+  EXPECT_EQ(pool.attrs.get_ints("stride"), (std::vector<std::int64_t>{2, 2}));
+  EXPECT_EQ(pool.attrs.get_ints("padding"), (std::vector<std::int64_t>{1, 1}));
+  EXPECT_EQ(pool.type.shape, (Shape{2, 3, 56, 56}));
+  const Node& up = node_named(*g, "rounded_up");
+  EXPECT_EQ(up.op, "custom") << "ceil_mode=1 has no equivalent in the format";
+  EXPECT_EQ(up.type.shape, (Shape{2, 3, 28, 28}));
+  EXPECT_TRUE(any_contains(warnings, "MaxPool: ceil_mode=1 (the format's max_pool2d rounds down)"));
 }
 
 TEST(OnnxImport, ACustomOpWithoutAnyShapeIsAnErrorThatNamesTheNode) {
@@ -396,7 +437,8 @@ TEST(OnnxImportNetwork, TorchvisionResNet18) {
   EXPECT_EQ(ops["batchnorm"], 20);
   EXPECT_EQ(ops["relu"], 17);
   EXPECT_EQ(ops["add"], 8 + 1);  // residual adds, and the classifier's bias
-  EXPECT_EQ(ops["custom:MaxPool"], 1);
+  EXPECT_EQ(ops["max_pool2d"], 1);
+  EXPECT_EQ(ops.count("custom:MaxPool"), 0u);
   EXPECT_EQ(ops["mean"], 1);  // GlobalAveragePool
   ASSERT_EQ(g.outputs().size(), 1u);
   EXPECT_EQ(g.value_type(g.outputs()[0]).shape, (Shape{32, 1000}));

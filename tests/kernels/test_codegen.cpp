@@ -416,6 +416,34 @@ TEST(CodegenNvrtc, LayoutConversionIsATiledTransposeThatCompiles) {
   EXPECT_THROW(generate_layout_transpose(DType::f32, 0, 4, 4, 0, "bad"), std::invalid_argument);
 }
 
+// max_pool2d: its own kernel (a window op is never fused), one thread per output element over its window,
+// padding as -inf; f32 and bf16 compile for sm_90.
+TEST(CodegenNvrtc, MaxPool2dIsAWindowKernelThatCompiles) {
+  NvrtcCompiler compiler{std::filesystem::path{}};
+  for (const char* dtype : {"f32", "bf16"}) {
+    auto g = load_graph(std::string(R"({"format": "fusion-explorer/graph", "version": 1, "name": "pool",
+        "inputs": [{"name": "x", "shape": [32, 64, 112, 112], "dtype": ")") + dtype + R"("}],
+        "nodes": [{"name": "p", "op": "max_pool2d", "inputs": ["x"], "attrs": {"kernel_size": 3, "stride": 2, "padding": 1}}],
+        "outputs": ["p"]})");
+    ASSERT_TRUE(g.ok()) << format_diagnostics(g.errors());
+    const std::vector<NodeId> one = {0};
+    EXPECT_TRUE(unsupported_reason(*g, one).empty());
+    const GroupCode code = generate_group(*g, one, 2);
+    ASSERT_EQ(code.kernels.size(), 1u);
+    const GeneratedKernel& k = code.kernels[0];
+    EXPECT_EQ(k.kind, KernelKind::window_pool);
+    EXPECT_EQ(kernel_kind_name(k.kind), "window_pool");
+    EXPECT_EQ(k.name, "fx_g2_p");
+    EXPECT_EQ(k.grid, (32 * 64 * 56 * 56 + 255) / 256);
+    const std::int64_t size = std::string(dtype) == "f32" ? 4 : 2;
+    EXPECT_EQ(k.bytes_moved, 32 * 64 * (112 * 112 + 56 * 56) * size);
+    EXPECT_NE(k.source.find("p * 2 - 1 + r * 1"), std::string::npos) << k.source;
+    EXPECT_NE(k.source.find("-__int_as_float(0x7f800000)"), std::string::npos) << "padding is -inf";
+    EXPECT_NE(k.source.find("fx_max(m, "), std::string::npos) << "fx_max keeps a NaN";
+    EXPECT_GT(compiler.compile(k.source, k.name, "sm_90")->size(), 1000u) << k.source;
+  }
+}
+
 // Counts the lines of `ptx` holding `what`.
 int ptx_count(const std::string& ptx, const std::string& what) {
   int n = 0;

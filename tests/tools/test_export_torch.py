@@ -66,11 +66,25 @@ class MappingTest(unittest.TestCase):
 
     def test_unmapped_ops_become_custom_with_the_torch_shape(self):
         x = self.w.add_input("x", [2, 3, 32, 32], "f32")
-        out, reason = et.map_call(self.w, "pool", "max_pool2d", [x, [2, 2]], {},
+        out, reason = et.map_call(self.w, "pool", "avg_pool2d", [x, [2, 2]], {},
                                   meta([([2, 3, 32, 32], "f32")], ([2, 3, 16, 16], "f32")))
         self.assertEqual(reason, "no mapping")
         self.assertEqual(self.w.nodes[-1], {"name": "pool", "op": "custom", "inputs": ["x"],
-                                            "attrs": {"label": "max_pool2d"}, "shape": [2, 3, 16, 16], "dtype": "f32"})
+                                            "attrs": {"label": "avg_pool2d"}, "shape": [2, 3, 16, 16], "dtype": "f32"})
+
+    def test_max_pool2d_maps_with_the_kernel_as_default_stride(self):
+        x = self.w.add_input("x", [2, 3, 32, 32], "f32")
+        m = meta([([2, 3, 32, 32], "f32")], ([2, 3, 16, 16], "f32"))
+        _, reason = et.map_call(self.w, "pool", "max_pool2d", [x, [2, 2]], {}, m)
+        self.assertIsNone(reason)
+        self.assertEqual(self.w.nodes[-1]["attrs"], {"kernel_size": [2, 2], "stride": [2, 2], "padding": [0, 0],
+                                                     "dilation": [1, 1]})
+        _, reason = et.map_call(self.w, "stem", "max_pool2d", [x, [3, 3], [2, 2], [1, 1]], {}, m)
+        self.assertIsNone(reason)
+        self.assertEqual(self.w.nodes[-1]["attrs"]["padding"], [1, 1])
+        _, reason = et.map_call(self.w, "up", "max_pool2d", [x, [2, 2], [2, 2], [0, 0], [1, 1], True], {}, m)
+        self.assertIn("ceil_mode", reason)
+        self.assertEqual(self.w.nodes[-1]["op"], "custom")
 
     def test_split_becomes_slices_and_scalar_full_a_literal(self):
         qkv = self.w.add_input("qkv", [8, 1024, 2304], "f32")
