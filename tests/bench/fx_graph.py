@@ -93,9 +93,13 @@ def reduce_axes(where, attrs, rank):
 
 
 def pair(value, default):
+    """An int or [h, w] attribute as (h, w); one value in a list serves both, as in core/graph."""
     if value is None:
         value = default
-    return (value, value) if isinstance(value, int) else tuple(value)
+    if isinstance(value, int):
+        return value, value
+    value = tuple(value)
+    return (value[0], value[0]) if len(value) == 1 else value
 
 
 # --- inference per op kind: each takes (where, operand types (TensorType or float), attrs) ---

@@ -183,6 +183,8 @@ class MaxPool2d(unittest.TestCase):
         self.assertEqual(self.pool({"kernel_size": 3, "stride": 2, "padding": 1}).types["y"].shape, (2, 3, 56, 56))
         self.assertEqual(self.pool({"kernel_size": [2, 4], "stride": [2, 4]}).types["y"].shape, (2, 3, 56, 28))
         self.assertEqual(self.pool({"kernel_size": 2, "dilation": 2}).types["y"].shape, (2, 3, 110, 110))
+        self.assertEqual(self.pool({"kernel_size": [3], "stride": [2], "padding": [1]}).types["y"].shape,
+                         (2, 3, 56, 56))  # one value in a list serves both dimensions
 
     def test_refusals(self):
         for attrs, shape, dtype, message in (({"kernel_size": 3, "padding": 2}, None, "f32", "half the window"),
