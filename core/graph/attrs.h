@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -22,6 +23,8 @@ class Attrs {
   std::int64_t get_int(const std::string& name) const;
   double get_number(const std::string& name) const;
   std::vector<std::int64_t> get_ints(const std::string& name) const;  // a single int reads as a list of one
+  // An int or [h, w] attribute (conv2d's and max_pool2d's windows) as (h, w); one value serves both.
+  std::pair<std::int64_t, std::int64_t> get_int_pair(const std::string& name) const;
   const std::string& get_string(const std::string& name) const;
   bool get_bool(const std::string& name) const;
 

@@ -127,6 +127,12 @@ std::vector<std::int64_t> Attrs::get_ints(const std::string& name) const {
   return {};
 }
 
+std::pair<std::int64_t, std::int64_t> Attrs::get_int_pair(const std::string& name) const {
+  const std::vector<std::int64_t> v = get_ints(name);
+  assert(!v.empty());
+  return {v[0], v.size() > 1 ? v[1] : v[0]};
+}
+
 const std::string& Attrs::get_string(const std::string& name) const {
   const AttrValue* v = find(name);
   assert(v && std::holds_alternative<std::string>(*v));

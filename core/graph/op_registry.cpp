@@ -277,12 +277,6 @@ InferResult infer_matmul(Inputs in, const Attrs& attrs) {
   return InferResult::ok({out, a.dtype});
 }
 
-std::pair<std::int64_t, std::int64_t> pair_attr(const Attrs& attrs, const char* name) {
-  auto v = attrs.get_ints(name);
-  if (v.size() == 1) return {v[0], v[0]};
-  return {v[0], v[1]};
-}
-
 // stride, padding and dilation of a 2-D window (conv2d, max_pool2d): an int or [h, w]; padding >= 0, the others > 0.
 std::optional<InferResult> check_window_attrs(const Attrs& attrs) {
   for (const char* name : {"stride", "padding", "dilation"}) {
@@ -301,9 +295,9 @@ std::optional<InferResult> check_window_attrs(const Attrs& attrs) {
 // + 1, each step checked for overflow. `whole` is the operand a too-large window is blamed on.
 std::optional<InferResult> window_out(const std::int64_t in_hw[2], const std::int64_t k_hw[2], const Attrs& attrs,
                                       const std::string& whole, std::int64_t out_hw[2]) {
-  auto [sh, sw] = pair_attr(attrs, "stride");
-  auto [ph, pw] = pair_attr(attrs, "padding");
-  auto [dh, dw] = pair_attr(attrs, "dilation");
+  auto [sh, sw] = attrs.get_int_pair("stride");
+  auto [ph, pw] = attrs.get_int_pair("padding");
+  auto [dh, dw] = attrs.get_int_pair("dilation");
   const std::int64_t pad[2] = {ph, pw}, dil[2] = {dh, dw}, stride[2] = {sh, sw};
   for (int i = 0; i < 2; ++i) {
     auto twice = checked_mul(2, pad[i]);
@@ -363,9 +357,9 @@ InferResult infer_max_pool2d(Inputs in, const Attrs& attrs) {
     if (e < 1) return InferResult::fail("must be positive", "/attrs/kernel_size");
   }
   if (auto bad = check_window_attrs(attrs)) return *bad;
-  auto [kh, kw] = pair_attr(attrs, "kernel_size");
-  auto [ph, pw] = pair_attr(attrs, "padding");
-  auto [dh, dw] = pair_attr(attrs, "dilation");
+  auto [kh, kw] = attrs.get_int_pair("kernel_size");
+  auto [ph, pw] = attrs.get_int_pair("padding");
+  auto [dh, dw] = attrs.get_int_pair("dilation");
   const std::int64_t k_hw[2] = {kh, kw}, pad[2] = {ph, pw}, dil[2] = {dh, dw};
   for (int i = 0; i < 2; ++i) {
     auto extent = checked_mul(dil[i], k_hw[i] - 1);
@@ -382,7 +376,7 @@ InferResult infer_max_pool2d(Inputs in, const Attrs& attrs) {
 }
 
 double pool_flops(Inputs, const TensorType& out, const Attrs& attrs) {
-  auto [kh, kw] = pair_attr(attrs, "kernel_size");
+  auto [kh, kw] = attrs.get_int_pair("kernel_size");
   return static_cast<double>(out.numel()) * static_cast<double>(kh * kw);
 }
 

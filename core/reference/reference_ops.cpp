@@ -133,17 +133,12 @@ HostTensor matmul(const Node& node, const HostTensor& a, const HostTensor& b) {
   return out;
 }
 
-std::pair<std::int64_t, std::int64_t> pair_attr(const Node& node, const char* name) {
-  auto v = node.attrs.get_ints(name);
-  return v.size() == 1 ? std::make_pair(v[0], v[0]) : std::make_pair(v[0], v[1]);
-}
-
 // Cross-correlation, NCHW input, OIHW weight [O, C/groups, R, S], optional bias [O].
 HostTensor conv2d(const Node& node, const std::vector<const HostTensor*>& in) {
   const Shape &xs = in[0]->type.shape, &ws = in[1]->type.shape, &ys = node.type.shape;
-  const auto [sh, sw] = pair_attr(node, "stride");
-  const auto [ph, pw] = pair_attr(node, "padding");
-  const auto [dh, dw] = pair_attr(node, "dilation");
+  const auto [sh, sw] = node.attrs.get_int_pair("stride");
+  const auto [ph, pw] = node.attrs.get_int_pair("padding");
+  const auto [dh, dw] = node.attrs.get_int_pair("dilation");
   const std::int64_t groups = node.attrs.get_int("groups"), C = xs[1], H = xs[2], W = xs[3];
   const std::int64_t O = ws[0], cg = ws[1], R = ws[2], S = ws[3], P = ys[2], Q = ys[3], og = O / groups;
   HostTensor out = make(node);
@@ -236,10 +231,10 @@ HostTensor sort_along(const Node& node, const HostTensor& x) {
 // max_pool2d over NCHW: padding is -infinity; a NaN in a window makes its maximum NaN (as PyTorch's).
 HostTensor max_pool2d(const Node& node, const HostTensor& x) {
   const Shape &xs = x.type.shape, &ys = node.type.shape;
-  const auto [kh, kw] = pair_attr(node, "kernel_size");
-  const auto [sh, sw] = pair_attr(node, "stride");
-  const auto [ph, pw] = pair_attr(node, "padding");
-  const auto [dh, dw] = pair_attr(node, "dilation");
+  const auto [kh, kw] = node.attrs.get_int_pair("kernel_size");
+  const auto [sh, sw] = node.attrs.get_int_pair("stride");
+  const auto [ph, pw] = node.attrs.get_int_pair("padding");
+  const auto [dh, dw] = node.attrs.get_int_pair("dilation");
   const std::int64_t H = xs[2], W = xs[3], P = ys[2], Q = ys[3];
   HostTensor out = make(node);
   for (std::int64_t nc = 0; nc < xs[0] * xs[1]; ++nc)

@@ -7,25 +7,16 @@
 #include "kernels/codegen/codegen_internal.h"
 
 namespace fx::gpu::codegen {
-namespace {
-
-std::pair<std::int64_t, std::int64_t> pair_of(const Node& node, const char* name) {
-  const auto v = node.attrs.get_ints(name);
-  return v.size() == 1 ? std::pair{v[0], v[0]} : std::pair{v[0], v[1]};
-}
-
-}  // namespace
-
 GeneratedKernel generate_max_pool2d(const Graph& g, NodeId n, const std::string& name) {
   const Node& node = g.node(n);
   const ValueId x = node.inputs[0].value;
   const Shape& xs = g.value_type(x).shape;
   const Shape& ys = node.type.shape;
   const DType t = node.type.dtype;
-  const auto [kh, kw] = pair_of(node, "kernel_size");
-  const auto [sh, sw] = pair_of(node, "stride");
-  const auto [ph, pw] = pair_of(node, "padding");
-  const auto [dh, dw] = pair_of(node, "dilation");
+  const auto [kh, kw] = node.attrs.get_int_pair("kernel_size");
+  const auto [sh, sw] = node.attrs.get_int_pair("stride");
+  const auto [ph, pw] = node.attrs.get_int_pair("padding");
+  const auto [dh, dw] = node.attrs.get_int_pair("dilation");
   GeneratedKernel k;
   k.name = name;
   k.kind = KernelKind::window_pool;

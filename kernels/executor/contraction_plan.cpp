@@ -198,16 +198,12 @@ LibraryCall matmul_call(const GroupView& gv, NodeId mm, int group_index, std::ve
 Conv2dProblem conv_problem(const Graph& g, const Node& node) {
   const Shape& xs = g.value_type(node.inputs[0].value).shape;
   const Shape& ws = g.value_type(node.inputs[1].value).shape;
-  auto pair = [&](const char* name) {
-    auto v = node.attrs.get_ints(name);
-    return std::pair{v[0], v.size() > 1 ? v[1] : v[0]};
-  };
   Conv2dProblem p;
   p.n = xs[0], p.c = xs[1], p.h = xs[2], p.w = xs[3];
   p.k = ws[0], p.r = ws[2], p.s = ws[3];
-  std::tie(p.stride_h, p.stride_w) = pair("stride");
-  std::tie(p.pad_h, p.pad_w) = pair("padding");
-  std::tie(p.dilation_h, p.dilation_w) = pair("dilation");
+  std::tie(p.stride_h, p.stride_w) = node.attrs.get_int_pair("stride");
+  std::tie(p.pad_h, p.pad_w) = node.attrs.get_int_pair("padding");
+  std::tie(p.dilation_h, p.dilation_w) = node.attrs.get_int_pair("dilation");
   p.groups = node.attrs.get_int("groups");
   p.type = node.type.dtype;
   p.allow_tf32 = p.type == DType::f32;
