@@ -2,6 +2,7 @@
 // whose last one takes the ONNX output's name, or returns why it cannot; the node then imports as `custom`
 // (the driver rolls back anything the mapper emitted). Semantics follow the ONNX operator docs per opset.
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <unordered_map>
 
@@ -325,10 +326,12 @@ Result map_gemm(Importer& imp, const Node& node) {
   return emit_output(imp, node, 0, "add", {acc, c});
 }
 
-// Symmetric padding per spatial dimension, from explicit pads or auto_pad; nullopt when asymmetric.
-std::optional<std::vector<std::int64_t>> conv_padding(const Node& node, const Shape& x, const Shape& w,
-                                                      const std::vector<std::int64_t>& stride,
-                                                      const std::vector<std::int64_t>& dilation) {
+// Symmetric padding per spatial dimension of a 2-D window of `kernel` (Conv, MaxPool), from explicit pads or
+// auto_pad; nullopt when asymmetric.
+std::optional<std::vector<std::int64_t>> window_padding(const Node& node, const Shape& x,
+                                                        const std::array<std::int64_t, 2>& kernel,
+                                                        const std::vector<std::int64_t>& stride,
+                                                        const std::vector<std::int64_t>& dilation) {
   const std::string auto_pad = attr_string(node, "auto_pad", "NOTSET");
   std::vector<std::int64_t> pad(2, 0);
   if (auto_pad == "NOTSET") {
@@ -338,7 +341,7 @@ std::optional<std::vector<std::int64_t>> conv_padding(const Node& node, const Sh
   }
   if (auto_pad == "VALID") return pad;
   for (std::size_t d = 0; d < 2; ++d) {  // SAME_UPPER / SAME_LOWER: output = ceil(input / stride)
-    const std::int64_t in = x[d + 2], k = (w[d + 2] - 1) * dilation[d] + 1;
+    const std::int64_t in = x[d + 2], k = (kernel[d] - 1) * dilation[d] + 1;
     const std::int64_t out = (in + stride[d] - 1) / stride[d];
     const std::int64_t total = std::max<std::int64_t>((out - 1) * stride[d] + k - in, 0);
     if (total % 2 != 0) return std::nullopt;
@@ -362,7 +365,7 @@ Result map_conv(Importer& imp, const Node& node) {
   }
   const auto stride = two_ints(node, "strides"), dilation = two_ints(node, "dilations");
   if (stride.empty() || dilation.empty()) return std::string("strides/dilations need two values");
-  auto pad = conv_padding(node, x->shape, w->shape, stride, dilation);
+  auto pad = window_padding(node, x->shape, {w->shape[2], w->shape[3]}, stride, dilation);
   if (!pad) return std::string("asymmetric padding (the format's conv2d pads both sides equally)");
   std::vector<Operand> ins = {imp.tensor(node.input(0)), imp.tensor(node.input(1))};
   if (has_input(node, 2)) ins.emplace_back(imp.tensor(node.input(2)));
@@ -386,7 +389,7 @@ Result map_max_pool(Importer& imp, const Node& node) {
   if (!kernel || kernel->size() != 2) return std::string("kernel_shape needs two values");
   const auto stride = two_ints(node, "strides"), dilation = two_ints(node, "dilations");
   if (stride.empty() || dilation.empty()) return std::string("strides/dilations need two values");
-  auto pad = conv_padding(node, x->shape, Shape{1, 1, (*kernel)[0], (*kernel)[1]}, stride, dilation);
+  auto pad = window_padding(node, x->shape, {(*kernel)[0], (*kernel)[1]}, stride, dilation);
   if (!pad) return std::string("asymmetric padding (the format's max_pool2d pads both sides equally)");
   return emit_output(imp, node, 0, "max_pool2d", {imp.tensor(node.input(0))},
                      attrs_of({{"kernel_size", *kernel}, {"stride", stride}, {"padding", *pad}, {"dilation", dilation}}));

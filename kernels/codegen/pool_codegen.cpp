@@ -7,6 +7,7 @@
 #include "kernels/codegen/codegen_internal.h"
 
 namespace fx::gpu::codegen {
+
 GeneratedKernel generate_max_pool2d(const Graph& g, NodeId n, const std::string& name) {
   const Node& node = g.node(n);
   const ValueId x = node.inputs[0].value;

@@ -69,7 +69,7 @@ def round_ratios(row, num, den, den_key="ms"):
     """num / den for each round both measured (None where either is missing): ratios only within a round.
     den_key "queued_ms" takes the PyTorch side timed with its launches queued (bench.queued_ms)."""
     a, b = _times(row, num), _times(row, den, den_key)
-    if not isinstance(a, list) or not isinstance(b, list):
+    if a is None or b is None:
         return []
     return [x / y if x and y else None for x, y in itertools.zip_longest(a, b)]
 
@@ -167,7 +167,7 @@ def _every_round(limit, key, difference=None, den_key="ms"):
         text = " / ".join(f"{x:.3f}" for x in ratios)
         if difference:
             num, den = _times(r, difference[0]), _times(r, difference[1], den_key)
-            if isinstance(num, list) and isinstance(den, list) and len(num) == len(den) == len(ratios):
+            if num is not None and den is not None and len(num) == len(den) == len(ratios):
                 text += " (" + " / ".join(f"{(a - b) * 1e3:+.1f}" for a, b in zip(num, den)) + " us)"
         return all(x <= limit for x in ratios), text
     return check

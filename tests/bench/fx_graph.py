@@ -182,13 +182,19 @@ def _conv2d(where, ins, attrs):
         _fail(where, f"channels: x has {c}, w expects {i} x {groups} groups")
     if len(ins) == 3 and ins[2].shape != (o,):
         _fail(where, f"bias must have shape [{o}]")
+    oh, ow = _window_out(where, h, wd, kh, kw, attrs)
+    return TensorType((n, o, oh, ow), x.dtype)
+
+
+def _window_out(where, h, w, kh, kw, attrs):
+    """Output height and width of a 2-D window (conv2d, max_pool2d), as core/graph's window_out."""
     (sh, sw), (ph, pw), (dh, dw) = (pair(attrs.get(k), d) for k, d in
                                     (("stride", 1), ("padding", 0), ("dilation", 1)))
     oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
-    ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     if oh <= 0 or ow <= 0:
         _fail(where, "output would be empty")
-    return TensorType((n, o, oh, ow), x.dtype)
+    return oh, ow
 
 
 def _max_pool2d(where, ins, attrs):
@@ -206,10 +212,7 @@ def _max_pool2d(where, ins, attrs):
         _fail(where, "kernel_size, stride and dilation must be positive, padding not negative")
     if 2 * ph > dh * (kh - 1) + 1 or 2 * pw > dw * (kw - 1) + 1:
         _fail(where, "padding is more than half the window's extent")
-    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
-    ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    if oh <= 0 or ow <= 0:
-        _fail(where, "output would be empty")
+    oh, ow = _window_out(where, h, wd, kh, kw, attrs)
     return TensorType((n, c, oh, ow), x.dtype)
 
 

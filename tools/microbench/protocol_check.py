@@ -32,6 +32,7 @@ import triton.testing
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "tests", "bench"))
+import bench  # noqa: E402
 import bench_report  # noqa: E402
 import fx_torch  # noqa: E402
 
@@ -73,13 +74,7 @@ def queue_variants(fn, flush, runs=300, warmup=50):
     fn()
     host = time.perf_counter() - host
     torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    torch.cuda._sleep(20_000_000)
-    end.record()
-    torch.cuda.synchronize()
-    cycles = int(20_000_000 / start.elapsed_time(end) * max(0.2, 2 * host * 1e3))  # 200 us or twice the host
-    spin = lambda: torch.cuda._sleep(cycles)  # noqa: E731
+    spin = lambda: bench.spin(max(200e-6, 2 * host))  # noqa: E731  200 us or twice the host
     variants = {  # what runs before the start event, and whether each run is synchronised
         "F E (do_bench)": ((flush,), False),
         "S F E": ((spin, flush), False),
