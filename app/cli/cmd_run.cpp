@@ -26,7 +26,7 @@ const char* kHelp =
     "usage: fusion-cli run FILE [--plan PLAN | --auto] [--repeat N] [--warmup N] [--cold-l2] [--cuda-graph]\n"
     "                          [--json OUT] [--progress] [--dump DIR] [--seed S] [--device NAME|FILE]\n"
     "                          [--reference | --no-reference] [--no-profile] [--csv OUT] [--trace OUT]\n"
-    "                          [--no-autotune | --layout K]\n\n"
+    "                          [--no-autotune | --layout K] [--no-keep-nhwc]\n\n"
     "Runs the unfused plan (one kernel per node) and the fused plan (one kernel per group) on the same seeded\n"
     "inputs, compares every graph output (relative error; f32 1e-5, f16/bf16 1e-2; NaN never passes) and times\n"
     "both with CUDA events (median of --repeat runs, default 20, after --warmup runs, default 3): a plan's time\n"
@@ -48,6 +48,9 @@ const char* kHelp =
     "                converted around cuDNN's NHWC call, the conversions in each of their layouts); its line\n"
     "                then gives the times. --layout K runs layout K untimed (1: the default; for a\n"
     "                convolution 2: NHWC, 3 and 4: NHWC with the conversions' other layouts)\n"
+    "  --no-keep-nhwc convert x and y around each convolution run NHWC; by default values stay NHWC between\n"
+    "                such convolutions and through elementwise kernels whose values share one shape, and a\n"
+    "                value is converted once, for a reader that needs NCHW (pooling, a reduction, an output)\n"
     "  --json OUT    the full report as JSON; --progress prints one JSON line per step on stdout\n"
     "  --dump DIR    DIR/inputs/*.npy, DIR/unfused/*.npy, DIR/fused/*.npy and DIR/manifest.json\n"
     "  --reference   also check both plans against the float64 CPU reference (default: only for graphs with\n"
@@ -90,7 +93,8 @@ std::string default_device_for(const std::string& gpu_name) {
   return "h100";
 }
 
-// --repeat, --warmup, --seed, --cold-l2, --cuda-graph, --dump, --reference, --progress, --no-autotune and --layout
+// --repeat, --warmup, --seed, --cold-l2, --cuda-graph, --dump, --reference, --progress, --no-autotune, --layout
+// and --no-keep-nhwc
 // into the executor's options; false after a message on err.
 bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out, std::ostream& err) {
   try {
@@ -107,6 +111,7 @@ bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out,
     return false;
   }
   opt.autotune = !args.has("--no-autotune") && opt.force_layout < 0;
+  opt.keep_nhwc = !args.has("--no-keep-nhwc");
   opt.cuda_graph = args.has("--cuda-graph");
   opt.cold_l2 = args.has("--cold-l2");
   opt.dump_dir = args.value("--dump").value_or("");
@@ -188,7 +193,7 @@ int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo
 int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   Args args(argv,
             {"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference", "--no-reference", "--no-profile",
-             "--no-autotune"},
+             "--no-autotune", "--no-keep-nhwc"},
             {"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed", "--device", "--csv", "--trace", "--layout"});
   if (!args.ok() || args.positionals().size() != 1) {
     err << "fusion-cli run: " << (args.ok() ? "name one graph file" : args.error()) << "\n";

@@ -66,8 +66,9 @@ std::string LibraryStep::describe(const Executor::Impl& im, int plan, CallPart p
   }
   if (call_.kind != LibraryCallKind::conv2d || !im.contraction || !im.contraction->conv) return call_.description;
   const bool nhwc = part == CallPart::conv_nhwc;
-  const std::string text = nhwc ? call_.description + "; NHWC (x and y converted by the steps around it)"
-                                : call_.description;
+  const std::string text = !nhwc          ? call_.description
+                           : plan_buffers_ ? call_.description + "; NHWC (x and y kept channels-last in the plan)"
+                                           : call_.description + "; NHWC (x and y converted by the steps around it)";
   const std::string algo = im.contraction->conv->algorithm(nhwc ? nhwc_problem_ : call_.conv);
   return algo.empty() ? text : text + "; algorithm " + algo;
 }
@@ -137,6 +138,12 @@ void LibraryStep::drop_nhwc() {
   free_nhwc();
 }
 
+void LibraryStep::use_plan_nhwc_buffers() {
+  plan_buffers_ = true;
+  x_nhwc_ = contraction_detail::DeviceMemory();
+  y_nhwc_ = contraction_detail::DeviceMemory();
+}
+
 void LibraryStep::free_nhwc() {
   weights_nhwc_ = contraction_detail::DeviceMemory();
   x_nhwc_ = contraction_detail::DeviceMemory();
@@ -146,6 +153,13 @@ void LibraryStep::free_nhwc() {
 const GeneratedKernel& LibraryStep::conversion(CallPart part) const {
   if (part != CallPart::to_nhwc && part != CallPart::to_nchw) throw std::logic_error("not a conversion part");
   return nhwc_kernels_[part == CallPart::to_nhwc ? 0 : 1];
+}
+
+cudaKernel_t LibraryStep::conversion_function(CallPart part) const {
+  conversion(part);  // throws for a part that is not a conversion
+  const auto& fns = nhwc_fn_[part == CallPart::to_nhwc ? 0 : 1];
+  if (fns.empty()) throw std::logic_error(call_.name + ": conversions not compiled");
+  return fns[0];
 }
 
 std::int64_t LibraryStep::prepared_bytes(const Graph& g) const {
@@ -160,7 +174,7 @@ std::int64_t LibraryStep::prepared_bytes(const Graph& g) const {
   if (call_.folded_batchnorm) bytes += weight_bytes;
   if (!nhwc_fn_[0].empty() && !nhwc_dropped_) {
     const auto [x, y] = nhwc_scratch_bytes(p);
-    bytes += weight_bytes + static_cast<std::int64_t>(x + y);
+    bytes += weight_bytes + (plan_buffers_ ? 0 : static_cast<std::int64_t>(x + y));
   }
   return bytes;
 }
@@ -227,6 +241,7 @@ void LibraryStep::prepare_nhwc(Executor::Impl& im) {
   }
   weights_nhwc_ = contraction_detail::DeviceMemory(ohwi.size());
   FX_CUDA_CALL(cudaMemcpy(weights_nhwc_.get(), ohwi.data(), ohwi.size(), cudaMemcpyHostToDevice));
+  if (plan_buffers_) return;
   const auto [x_bytes, y_bytes] = nhwc_scratch_bytes(p);
   x_nhwc_ = contraction_detail::DeviceMemory(x_bytes);
   y_nhwc_ = contraction_detail::DeviceMemory(y_bytes);
@@ -237,8 +252,11 @@ void LibraryStep::launch(Executor::Impl& im, int plan, CallPart part, std::size_
   if (part != CallPart::whole && !nhwc_ready()) throw std::logic_error(call_.name + ": NHWC launched before preparation");
   if (part == CallPart::to_nhwc || part == CallPart::to_nchw) {
     const int i = part == CallPart::to_nhwc ? 0 : 1;
-    void* src = i == 0 ? im.pointer(plan, call_.x) : y_nhwc_.get();
-    void* dst = i == 0 ? x_nhwc_.get() : im.pointer(plan, call_.outputs[0]);
+    void* x = plan_buffers_ ? im.nhwc_pointer(plan, call_.x) : x_nhwc_.get();
+    void* y = plan_buffers_ ? im.nhwc_pointer(plan, call_.outputs[0]) : y_nhwc_.get();
+    void* src = i == 0 ? im.pointer(plan, call_.x) : y;
+    void* dst = i == 0 ? x : im.pointer(plan, call_.outputs[0]);
+    if (!src || !dst) throw std::logic_error(call_.name + ": a conversion launched without its NHWC buffer");
     void* args[] = {&src, &dst};
     const GeneratedKernel& k = nhwc_kernels_[i];
     const std::size_t j = std::min(layout, k.alternatives.size());
@@ -258,7 +276,10 @@ void LibraryStep::launch(Executor::Impl& im, int plan, CallPart part, std::size_
     }
     if (!w || (call_.prepared_bias() && !bias)) throw std::logic_error(call_.name + " launched before preparation");
     if (nhwc) {
-      rt.conv->run(nhwc_problem_, x_nhwc_.get(), w, bias, y_nhwc_.get(), im.stream);
+      void* x = plan_buffers_ ? im.nhwc_pointer(plan, call_.x) : x_nhwc_.get();
+      void* y = plan_buffers_ ? im.nhwc_pointer(plan, call_.outputs[0]) : y_nhwc_.get();
+      if (!x || !y) throw std::logic_error(call_.name + ": NHWC launched without its NHWC buffers");
+      rt.conv->run(nhwc_problem_, x, w, bias, y, im.stream);
     } else {
       rt.conv->run(call_.conv, im.pointer(plan, call_.x), w, bias, im.pointer(plan, call_.outputs[0]), im.stream);
     }

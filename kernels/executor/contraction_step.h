@@ -27,6 +27,8 @@ struct ContractionRuntime {
 //
 // A convolution may also run channels-last: x converted to NHWC by a generated tiled transpose, cuDNN's NHWC
 // kernels (for some shapes twice as fast as its NCHW ones: docs/benchmarks.md, conv_bn_relu), y converted back.
+// Once tuning is done, a plan keeps values channels-last between such steps (channels_last.h), converting a
+// value only for a reader that needs NCHW; the call then works on the plan's NHWC buffers.
 // Layout tuning times the two ways (tune_layouts) and, when NHWC wins, the plan's step becomes three steps
 // sharing this object (Step::call_part). Offered for ungrouped convolutions whose weight is a graph input,
 // permuted to [K, R, S, C] once at preparation as the batchnorm is folded; the scratch NHWC copies of x and y
@@ -51,12 +53,17 @@ class LibraryStep {
   bool nhwc_ready() const { return !nhwc_fn_[0].empty() && weights_nhwc_.get() != nullptr; }
   // Once tuning kept the NCHW call: frees the NHWC scratch and weights, and preparation makes them no more.
   void drop_nhwc();
+  // Once the plan keeps values channels-last across steps (channels_last.h): the NHWC call reads x from and
+  // writes y to the plan's NHWC buffers of those values, so the call's own scratch is freed and made no more.
+  void use_plan_nhwc_buffers();
   // The generated conversion kernel of a part (to_nhwc, to_nchw), in its installed layout, for the step that
   // launches it.
   const GeneratedKernel& conversion(CallPart part) const;
   // The conversions' layouts (GeneratedKernel::alternatives; layout 0 the installed one): how many there are
   // (of the conversion with more; the other runs its last where it has fewer), what layout j is, and making j
   // the installed one, which launch() then runs.
+  // The compiled function of a part's installed layout (the step that launches the conversion holds it).
+  cudaKernel_t conversion_function(CallPart part) const;
   std::size_t conversion_layouts() const;
   std::string conversion_layout_name(std::size_t j) const;
   void install_conversion_layout(std::size_t j);
@@ -89,6 +96,7 @@ class LibraryStep {
   std::vector<cudaKernel_t> nhwc_fn_[2];
   contraction_detail::DeviceMemory weights_nhwc_, x_nhwc_, y_nhwc_;
   bool nhwc_dropped_ = false;
+  bool plan_buffers_ = false;  // use_plan_nhwc_buffers
 };
 
 // Adds a contraction group's steps to plan p: its library calls, then generated kernels for the elementwise

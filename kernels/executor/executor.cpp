@@ -232,12 +232,28 @@ void Executor::Impl::release() {
   if (arena) cudaFree(arena);
   arena = nullptr;
   release_library_steps(*this);
+  for (auto& ps : plans) {
+    for (auto& [v, buffer] : ps.nhwc_buffers) buffer = contraction_detail::DeviceMemory();
+  }
 }
 
 void* Executor::Impl::pointer(int p, ValueId v) const {
   if (auto it = input_offsets.find(v); it != input_offsets.end()) return arena + it->second;
   if (auto it = plans[p].offsets.find(v); it != plans[p].offsets.end()) return arena + it->second;
   throw std::logic_error("value " + graph.value_name(v) + " has no buffer in the " + plans[p].name + " plan");
+}
+
+void* Executor::Impl::nhwc_pointer(int p, ValueId v) const {
+  const auto it = plans[p].nhwc_buffers.find(v);
+  return it == plans[p].nhwc_buffers.end() ? nullptr : it->second.get();
+}
+
+void Executor::Impl::allocate_nhwc_buffers() {
+  for (auto& ps : plans) {
+    for (auto& [v, buffer] : ps.nhwc_buffers) {
+      if (!buffer.get()) buffer = contraction_detail::DeviceMemory(static_cast<std::size_t>(graph.value_type(v).bytes()));
+    }
+  }
 }
 
 void Executor::Impl::fill_inputs() {
@@ -258,6 +274,7 @@ void Executor::Impl::fill_inputs() {
                                   dim3(static_cast<unsigned>(blocks)), dim3(256), args, 0, stream));
   }
   prepare_library_steps(*this);  // stacked and folded weights are made from the inputs just written
+  allocate_nhwc_buffers();
 }
 
 void Executor::Impl::poison_outputs() {
@@ -265,6 +282,9 @@ void Executor::Impl::poison_outputs() {
   for (auto& ps : plans) {
     for (const auto& [v, off] : ps.offsets) {
       FX_CUDA_CALL(cudaMemsetAsync(arena + off, 0xFF, static_cast<std::size_t>(graph.value_type(v).bytes()), stream));
+    }
+    for (const auto& [v, buffer] : ps.nhwc_buffers) {
+      if (buffer.get()) FX_CUDA_CALL(cudaMemsetAsync(buffer.get(), 0xFF, buffer.bytes(), stream));
     }
   }
 }
@@ -292,8 +312,20 @@ void Executor::Impl::launch_generated(int p, const Step& step) {
 // while they are timed).
 void Executor::Impl::launch_layout(int p, const Step& step, cudaKernel_t function, int block, std::int64_t grid) {
   std::vector<void*> ptrs;
-  for (ValueId v : step.kernel.inputs) ptrs.push_back(pointer(p, v));
-  for (ValueId v : step.kernel.outputs) ptrs.push_back(pointer(p, v));
+  if (step.conversion) {  // the source, then the destination
+    void* nchw = pointer(p, step.conversion->value);
+    void* nhwc = nhwc_pointer(p, step.conversion->value);
+    if (!nhwc) throw std::logic_error(step.kernel.name + ": the value has no NHWC buffer");
+    ptrs = step.conversion->to_nhwc ? std::vector<void*>{nchw, nhwc} : std::vector<void*>{nhwc, nchw};
+  } else {
+    // A step run channels-last reads and writes the NHWC buffers (its scalars have only the one).
+    auto at = [&](ValueId v) {
+      void* nhwc = step.channels_last ? nhwc_pointer(p, v) : nullptr;
+      return nhwc ? nhwc : pointer(p, v);
+    };
+    for (ValueId v : step.kernel.inputs) ptrs.push_back(at(v));
+    for (ValueId v : step.kernel.outputs) ptrs.push_back(at(v));
+  }
   std::vector<void*> args;
   for (void*& ptr : ptrs) args.push_back(&ptr);
   FX_CUDA_CALL(cudaLaunchKernel(reinterpret_cast<const void*>(function), dim3(static_cast<unsigned>(grid)),
@@ -339,7 +371,11 @@ Executor::Executor(Executor&&) noexcept = default;
 Executor& Executor::operator=(Executor&&) noexcept = default;
 
 std::int64_t Executor::Impl::required_bytes() const {
-  return static_cast<std::int64_t>(arena_bytes) + library_step_bytes(*this) +
+  std::int64_t nhwc = 0;
+  for (const auto& ps : plans) {
+    for (const auto& [v, buffer] : ps.nhwc_buffers) nhwc += graph.value_type(v).bytes();
+  }
+  return static_cast<std::int64_t>(arena_bytes) + library_step_bytes(*this) + nhwc +
          (options.cold_l2 ? static_cast<std::int64_t>(kColdL2Bytes) : 0);
 }
 

@@ -56,6 +56,10 @@ struct RunOptions {
   // for tests and for comparing layouts by hand.
   bool autotune = true;
   int force_layout = -1;
+  // Once convolutions run channels-last (tuned or forced), keep their values NHWC between steps, converting a
+  // value once for a reader that needs NCHW (kernels/executor/channels_last_plan.h). Off: x and y are converted
+  // around each such convolution, as tuning timed it.
+  bool keep_nhwc = true;
   std::uint64_t seed = 20261122;
   std::string dump_dir;         // when set: inputs and both plans' outputs as .npy, and manifest.json
   // Both plans' outputs against the float64 CPU reference (core/reference): `automatic` checks graphs small

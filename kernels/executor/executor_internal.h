@@ -6,11 +6,14 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kernels/codegen/codegen.h"
 #include "kernels/common/sticky_error.h"
+#include "kernels/contraction/device_memory.h"
+#include "kernels/executor/channels_last_plan.h"
 #include "kernels/executor/executor.h"
 #include "kernels/executor/gpu_fault.h"
 #include "kernels/nvrtc/nvrtc_compiler.h"
@@ -49,6 +52,11 @@ struct Step {
   std::shared_ptr<LibraryStep> call;
   CallPart call_part = CallPart::whole;  // with `call`: which of its launches this step is
   std::shared_ptr<SortStep> sort;  // set for a sort/topk node (then `kernel` has no source either)
+  // Set by keep_channels_last (channels_last.h): a conversion of a value between its NCHW buffer and its NHWC
+  // one (`function` launched with the source and destination; `library` null when the function is a
+  // convolution's own conversion), or a generated elementwise kernel that reads and writes NHWC buffers.
+  std::optional<LayoutConversion> conversion;
+  bool channels_last = false;
 };
 
 struct PlanSteps {
@@ -58,6 +66,10 @@ struct PlanSteps {
   double predicted_ms = 0;
   std::int64_t bytes = 0;
   std::map<ValueId, std::size_t> offsets;  // values this plan writes -> offset in the arena
+  // Values kept channels-last across steps (channels_last.h) -> their NHWC buffers, allocated and freed with
+  // the arena; empty until keep_channels_last planned the plan (channels_last_planned).
+  std::map<ValueId, contraction_detail::DeviceMemory> nhwc_buffers;
+  bool channels_last_planned = false;
 };
 
 struct Executor::Impl {
@@ -108,6 +120,10 @@ struct Executor::Impl {
   }
   void launch_all(int p);
   void* pointer(int p, ValueId v) const;
+  // A value's NHWC buffer in plan p (channels_last.h), or null where it has none.
+  void* nhwc_pointer(int p, ValueId v) const;
+  // Allocates the plans' NHWC buffers not allocated yet (after the arena, at each preparation).
+  void allocate_nhwc_buffers();
   std::pair<cudaLibrary_t, cudaKernel_t> load(const std::string& source, const std::string& name);
   void progress(const std::string& step, double fraction, const std::string& message) const {
     if (options.progress) options.progress(step, fraction, message);

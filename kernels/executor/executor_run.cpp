@@ -13,6 +13,7 @@
 #include "kernels/contraction/device_memory.h"
 #include "kernels/executor/contraction_step.h"
 #include "kernels/executor/executor_internal.h"
+#include "kernels/executor/channels_last.h"
 #include "kernels/executor/layout_tuning.h"
 #include "kernels/executor/reference_check.h"
 #include "kernels/executor/sort_step.h"
@@ -341,6 +342,7 @@ RunReport run_phases(Executor::Impl& im) {
     im.progress("tune", 0.17, "timing the layouts of generated kernels");
     im.begin_phase("layout tuning", false);
     tune_layouts(im);
+    if (im.options.keep_nhwc) keep_channels_last(im);
     im.begin_phase("inputs", false);
   }
   im.poison_outputs();

@@ -50,7 +50,9 @@ def load_npy(path, dtype, device):
     want = fx_torch.TORCH_DTYPES[dtype]
     if dtype == "bf16" and arr.dtype == np.uint16:
         return torch.from_numpy(arr.view(np.int16).copy()).to(device).view(torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(arr)).to(device).to(want)
+    # not np.ascontiguousarray: it returns at least one dimension, so a 0-d input (a BN's num_batches_tracked)
+    # would come back with shape (1,)
+    return torch.from_numpy(np.array(arr, order="C", copy=True)).to(device).to(want)
 
 
 def load_dump(dump_dir, graph_path=None, device="cuda"):

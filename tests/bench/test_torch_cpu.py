@@ -20,7 +20,7 @@ except ImportError:  # the build machine's python3 has neither
 
 SAMPLES = os.path.join(HERE, "..", "..", "sample_graphs")
 # Big dimensions of the samples -> small ones that keep every relation (768 = 12 heads x 64 -> 12 x 8).
-SHRINK = {8192: 64, 16384: 48, 4096: 32, 1024: 16, 512: 8, 56: 6, 3072: 48, 768: 96, 64: 8}
+SHRINK = {8192: 64, 16384: 48, 4096: 32, 1024: 16, 512: 8, 56: 6, 3072: 48, 768: 96, 64: 8, 224: 32}
 
 
 def shrunk(name):
@@ -135,6 +135,15 @@ class TorchOnCpu(unittest.TestCase):
             nan = {k: v.clone() for k, v in good.items()}
             nan[first].view(-1)[0] = float("nan")
             self.assertEqual(self.check_dump(g, inputs, nan, good).failures, 1, name)
+
+    def test_zero_dim_inputs_keep_their_shape(self):
+        # resnet18's BN counters (num_batches_tracked) are i64 scalars of shape []
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "n.npy")
+            np.save(path, np.array(7, dtype=np.int64))
+            t = self.crosscheck.load_npy(path, "i64", "cpu")
+            self.assertEqual(tuple(t.shape), ())
+            self.assertEqual(t.item(), 7)
 
     def test_dropout_checked_per_element(self):
         g = shrunk("dropout_chain")

@@ -310,6 +310,49 @@ TEST(ExecutorContractionGpu, ConvLayoutIsTimed) {
   EXPECT_EQ(has_path(r.fused, "NCHW: the fastest"), !has_path(r.fused, "NHWC: the fastest")) << fused_paths(r);
 }
 
+// A residual block as resnet18 has them, convolutions forced NHWC: with values kept channels-last between steps
+// (the default) the convolutions read and write NHWC buffers, the residual add + ReLU runs on NHWC data, and only
+// what a reader needs NCHW is converted (the graph output r, the pool's input); with --no-keep-nhwc each
+// convolution converts its own x and y. Both verified against each other's unfused plan and the reference.
+TEST(ExecutorContractionGpu, ResidualBlockKeepsValuesChannelsLast) {
+  FX_REQUIRE_DEVICE();
+  const Graph g = inline_graph(
+      R"({"name": "x", "shape": [2, 8, 10, 10], "dtype": "f32"}, {"name": "w1", "shape": [8, 8, 3, 3], "dtype": "f32"},
+         {"name": "w2", "shape": [8, 8, 3, 3], "dtype": "f32"}, {"name": "w3", "shape": [16, 8, 3, 3], "dtype": "f32"})",
+      R"({"name": "c1", "op": "conv2d", "inputs": ["x", "w1"], "attrs": {"padding": 1}},
+         {"name": "a", "op": "relu", "inputs": ["c1"]},
+         {"name": "c2", "op": "conv2d", "inputs": ["a", "w2"], "attrs": {"padding": 1}},
+         {"name": "s", "op": "add", "inputs": ["c2", "x"]}, {"name": "r", "op": "relu", "inputs": ["s"]},
+         {"name": "c3", "op": "conv2d", "inputs": ["r", "w3"], "attrs": {"padding": 1}},
+         {"name": "y", "op": "relu", "inputs": ["c3"]},
+         {"name": "m", "op": "max_pool2d", "inputs": ["y"], "attrs": {"kernel_size": 2, "stride": 2}})",
+      R"("r", "m")");
+  RunOptions opt;
+  opt.force_layout = 1;
+  const RunReport kept = run_plans(g, nullptr, 3, opt);
+  opt.keep_nhwc = false;
+  const RunReport around = run_plans(g, nullptr, 3, opt);
+  expect_verified(kept, "residual block, values kept NHWC");
+  expect_verified(around, "residual block, conversions around each convolution");
+  EXPECT_FALSE(kept.reference_checks.empty()) << kept.reference_note;
+  EXPECT_LT(kept.fused.kernels.size(), around.fused.kernels.size()) << fused_paths(kept) << "---\n" << fused_paths(around);
+  EXPECT_TRUE(has_path(kept.fused, "on channels-last (NHWC) data")) << fused_paths(kept);
+  EXPECT_TRUE(has_path(kept.fused, "r converted NHWC -> NCHW for the graph output")) << fused_paths(kept);
+  EXPECT_TRUE(has_path(kept.fused, "NHWC (x and y kept channels-last in the plan)")) << fused_paths(kept);
+  EXPECT_FALSE(has_path(around.fused, "kept channels-last")) << fused_paths(around);
+  EXPECT_TRUE(std::any_of(kept.fused.notes.begin(), kept.fused.notes.end(), [](const std::string& n) {
+    return n.find("channels-last across steps: 3 convolutions run NHWC") != std::string::npos;
+  })) << fused_paths(kept);
+  // Each conversion is a kernel of its own; the kept plan launches fewer of them.
+  auto conversions = [](const PlanReport& p) {
+    return std::count_if(p.kernels.begin(), p.kernels.end(), [](const KernelReport& k) {
+      return k.name.find("_to_nhwc") != std::string::npos || k.name.find("_to_nchw") != std::string::npos;
+    });
+  };
+  EXPECT_EQ(conversions(around.fused), 6) << fused_paths(around);
+  EXPECT_LT(conversions(kept.fused), 6) << fused_paths(kept);
+}
+
 TEST(ExecutorContractionGpu, SmallTransformerBlockRunsEndToEnd) {
   FX_REQUIRE_DEVICE();
   TransformerShape shape;

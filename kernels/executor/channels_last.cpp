@@ -1,0 +1,192 @@
+#include "kernels/executor/channels_last.h"
+
+#include <algorithm>
+#include <cctype>
+#include <stdexcept>
+#include <utility>
+
+#include "kernels/codegen/codegen.h"
+#include "kernels/executor/contraction_step.h"
+
+namespace fx::gpu {
+namespace {
+
+bool is_tuning_conversion(const Step& st) {
+  return st.call && (st.call_part == CallPart::to_nhwc || st.call_part == CallPart::to_nchw);
+}
+
+bool is_nhwc_conv(const Step& st) { return st.call && st.call_part == CallPart::conv_nhwc; }
+
+LayoutStep view_of(const Graph& g, const Step& st) {
+  LayoutStep v;
+  v.inputs = st.kernel.inputs;
+  v.outputs = st.kernel.outputs;
+  if (is_nhwc_conv(st)) {
+    v.role = LayoutStep::Role::nhwc_conv;
+    v.conv_x = st.call->call().x;
+  } else if (!st.call && !st.sort && !st.conversion &&
+             is_layout_free(g, st.kernel.kind, st.kernel.nodes, st.kernel.inputs, st.kernel.outputs)) {
+    v.role = LayoutStep::Role::layout_free;
+  }
+  return v;
+}
+
+// "fx_g12_relu" -> 12: a generated conversion is named after the group of the step it serves.
+int group_index_of(const std::string& kernel_name) {
+  int n = 0;
+  std::size_t i = 4;
+  if (kernel_name.rfind("fx_g", 0) != 0) return 0;
+  for (; i < kernel_name.size() && std::isdigit(static_cast<unsigned char>(kernel_name[i])); ++i) {
+    n = n * 10 + (kernel_name[i] - '0');
+  }
+  return n;
+}
+
+// "a, b and 3 more": the steps a conversion is for.
+std::string name_list(const std::vector<std::string>& names) {
+  std::string s;
+  const std::size_t shown = std::min<std::size_t>(names.size(), 3);
+  for (std::size_t i = 0; i < shown; ++i) s += (i ? ", " : "") + names[i];
+  if (names.size() > shown) s += " and " + std::to_string(names.size() - shown) + " more";
+  return s;
+}
+
+struct Planned {
+  std::vector<std::size_t> kept;  // indices in the tuned plan of the steps the layout plan sees
+  std::vector<LayoutStep> view;
+  ChannelsLastPlan layout;
+};
+
+// The step that converts `c.value`, reported in the group of `neighbour` (the step that wrote the value, for a
+// conversion back; the first reader, for one to NHWC). A channels-last convolution's own conversion (its x's to
+// NHWC, its y's back) is launched in the layout tuning chose for it; a value an elementwise step wrote NHWC
+// gets a tiled transpose generated for it, in its default layout.
+Step conversion_step(Executor::Impl& im, int p, const Planned& pl, const LayoutConversion& c, const Step& neighbour) {
+  const Graph& g = im.graph;
+  const PlanSteps& ps = im.plans[p];
+  const ValueId v = c.value;
+  const CallPart part = c.to_nhwc ? CallPart::to_nhwc : CallPart::to_nchw;
+  Step s;
+  s.group = neighbour.group;
+  s.group_predicted_ms = neighbour.group_predicted_ms;
+  s.group_predicted_bytes = neighbour.group_predicted_bytes;
+  s.conversion = c;
+  const auto owner = std::find_if(ps.steps.begin(), ps.steps.end(), [&](const Step& st) {
+    return is_nhwc_conv(st) && (c.to_nhwc ? st.call->call().x == v : st.call->call().outputs.front() == v);
+  });
+  if (owner != ps.steps.end()) {
+    const GeneratedKernel& k = owner->call->conversion(part);
+    s.kernel.name = k.name;
+    s.kernel.kind = k.kind;
+    s.kernel.layout = k.layout;
+    s.kernel.block = k.block;
+    s.kernel.grid = k.grid;
+    s.function = owner->call->conversion_function(part);
+    s.layout_choice = k.layout + ": chosen with the convolution's layout (its line gives the times)";
+  } else {
+    if (c.to_nhwc) throw std::logic_error(g.value_name(v) + " is read NHWC by no convolution");
+    const Shape& shape = g.value_type(v).shape;
+    if (shape.size() != 4) throw std::logic_error(g.value_name(v) + " is kept NHWC but is not [N, C, H, W]");
+    GeneratedKernel k = generate_layout_transpose(g.value_type(v).dtype, shape[0], shape[2] * shape[3], shape[1],
+                                                  group_index_of(neighbour.kernel.name), g.value_name(v) + "_to_nchw");
+    auto [lib, fn] = im.load(k.source, k.name);
+    s.library = lib;
+    s.function = fn;
+    k.alternatives.clear();
+    s.layout_choice = k.layout + ": the default layout (not timed)";
+    s.kernel = std::move(k);
+  }
+  s.kernel.nodes = neighbour.kernel.nodes;
+  s.kernel.inputs = c.to_nhwc ? std::vector<ValueId>{v} : std::vector<ValueId>{};
+  s.kernel.outputs = c.to_nhwc ? std::vector<ValueId>{} : std::vector<ValueId>{v};
+  s.kernel.bytes_moved = 2 * g.value_type(v).bytes();
+  // Which steps it is for: those reading the value in the layout it converts to.
+  std::vector<std::string> readers;
+  for (std::size_t i = 0; i < pl.view.size(); ++i) {
+    const LayoutStep& r = pl.view[i];
+    if (std::find(r.inputs.begin(), r.inputs.end(), v) == r.inputs.end()) continue;
+    const bool nhwc = (r.role == LayoutStep::Role::nhwc_conv && r.conv_x == v) || pl.layout.channels_last[i];
+    if (nhwc == c.to_nhwc) readers.push_back(ps.steps[pl.kept[i]].kernel.name);
+  }
+  if (!c.to_nhwc && g.is_output(v)) readers.push_back("the graph output");
+  s.layout_choice = g.value_name(v) + (c.to_nhwc ? " converted NCHW -> NHWC" : " converted NHWC -> NCHW") + " for " +
+                    name_list(readers) + "; " + s.layout_choice;
+  return s;
+}
+
+void keep_plan_channels_last(Executor::Impl& im, int p) {
+  const Graph& g = im.graph;
+  PlanSteps& ps = im.plans[p];
+  if (ps.channels_last_planned) return;
+  Planned pl;
+  std::size_t convs = 0;
+  for (std::size_t s = 0; s < ps.steps.size(); ++s) {
+    if (is_tuning_conversion(ps.steps[s])) continue;
+    pl.kept.push_back(s);
+    pl.view.push_back(view_of(g, ps.steps[s]));
+    convs += is_nhwc_conv(ps.steps[s]) ? 1 : 0;
+  }
+  if (convs == 0) return;
+  pl.layout = plan_channels_last(g, pl.view);
+  const std::size_t stepped = static_cast<std::size_t>(std::count(pl.layout.channels_last.begin(), pl.layout.channels_last.end(), true));
+  // Each convolution converting its own x and y, as tuning left it: nothing to gain.
+  if (stepped == 0 && pl.layout.conversions.size() == 2 * convs) return;
+
+  // Everything that can throw (generating and loading conversions, allocating) before the plan changes.
+  std::vector<Step> conversions;
+  for (const LayoutConversion& c : pl.layout.conversions) {
+    const std::size_t neighbour = c.to_nhwc ? c.position : c.position - 1;
+    conversions.push_back(conversion_step(im, p, pl, c, ps.steps[pl.kept[neighbour]]));
+  }
+  std::map<ValueId, contraction_detail::DeviceMemory> buffers;
+  for (ValueId v : pl.layout.nhwc_values) {
+    buffers.emplace(v, contraction_detail::DeviceMemory(static_cast<std::size_t>(g.value_type(v).bytes())));
+  }
+
+  std::vector<Step> steps;
+  steps.reserve(pl.kept.size() + conversions.size());
+  std::size_t next = 0;
+  std::vector<std::string> stepped_names;
+  auto emit_conversions_before = [&](std::size_t position) {
+    for (; next < conversions.size() && pl.layout.conversions[next].position == position; ++next) {
+      steps.push_back(std::move(conversions[next]));
+    }
+  };
+  for (std::size_t i = 0; i < pl.kept.size(); ++i) {
+    emit_conversions_before(i);
+    Step& st = ps.steps[pl.kept[i]];
+    if (is_nhwc_conv(st)) st.call->use_plan_nhwc_buffers();
+    if (pl.layout.channels_last[i]) {
+      st.channels_last = true;
+      st.layout_choice = (st.layout_choice.empty() ? st.kernel.layout : st.layout_choice) +
+                         "; on channels-last (NHWC) data: its values all have one shape, so the layout changes nothing";
+      stepped_names.push_back(st.kernel.name);
+    }
+    steps.push_back(std::move(st));
+  }
+  emit_conversions_before(pl.kept.size());
+  ps.steps = std::move(steps);
+  ps.nhwc_buffers = std::move(buffers);
+  ps.channels_last_planned = true;
+
+  // The per-convolution notes of tuning ("runs channels-last, as 3 launches") no longer hold: one note instead.
+  std::erase_if(ps.notes, [](const std::string& n) { return n.find(" runs channels-last, as 3 launches: ") != std::string::npos; });
+  std::string note = "channels-last across steps: " + std::to_string(convs) + " convolution" + (convs == 1 ? "" : "s") +
+                     " run NHWC and their values stay NHWC between them";
+  if (!stepped_names.empty()) {
+    note += " and through " + std::to_string(stepped_names.size()) + " elementwise kernel" +
+            (stepped_names.size() == 1 ? "" : "s") + " run on NHWC data (" + name_list(stepped_names) + ")";
+  }
+  note += ", so the plan converts " + std::to_string(pl.layout.conversions.size()) + " time" +
+          (pl.layout.conversions.size() == 1 ? "" : "s") + " instead of " + std::to_string(2 * convs) +
+          " (x and y around each convolution)";
+  ps.notes.push_back(note);
+}
+
+}  // namespace
+
+void keep_channels_last(Executor::Impl& im) {
+  for (int p = 0; p < 2; ++p) keep_plan_channels_last(im, p);
+}
+
+}  // namespace fx::gpu

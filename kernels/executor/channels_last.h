@@ -1,0 +1,18 @@
+// Internal to kernels/executor: keeping a plan's values channels-last between its steps once layout tuning has
+// chosen which convolutions run NHWC. The rules (which value lives in which layout, where it is converted) are
+// channels_last_plan.h; this applies them to the steps.
+#pragma once
+
+#include "kernels/executor/executor_internal.h"
+
+namespace fx::gpu {
+
+// For each plan whose convolutions run channels-last (CallPart::conv_nhwc) in a way that gains from it: drops
+// the conversions tuning put around each such convolution, marks the elementwise steps that run on NHWC data
+// (Step::channels_last), inserts one conversion step per value still needing one (Step::conversion, each saying
+// which value for which reader), gives those values NHWC buffers (PlanSteps::nhwc_buffers, allocated here) and
+// says what changed in the plan's notes. A plan where every convolution would keep its own two conversions is
+// left as tuning made it; a plan already done is not done again. Call after tune_layouts, before verification.
+void keep_channels_last(Executor::Impl& im);
+
+}  // namespace fx::gpu

@@ -1,0 +1,90 @@
+#include "kernels/executor/channels_last_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace fx::gpu {
+namespace {
+
+bool is_scalar(const Graph& g, ValueId v) { return g.value_type(v).numel() == 1; }
+
+}  // namespace
+
+bool is_layout_free(const Graph& g, KernelKind kind, std::span<const NodeId> nodes, std::span<const ValueId> inputs,
+                    std::span<const ValueId> outputs) {
+  if (kind != KernelKind::elementwise || nodes.empty() || outputs.empty()) return false;
+  for (NodeId n : nodes) {
+    const Node& node = g.node(n);
+    if (node.op_class() != OpClass::elementwise || node.def->random) return false;
+  }
+  const Shape& shape = g.value_type(outputs.front()).shape;
+  auto same = [&](ValueId v) { return is_scalar(g, v) || g.value_type(v).shape == shape; };
+  return std::all_of(inputs.begin(), inputs.end(), same) && std::all_of(outputs.begin(), outputs.end(), same);
+}
+
+ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> steps) {
+  using Role = LayoutStep::Role;
+  ChannelsLastPlan plan;
+  plan.channels_last.assign(steps.size(), false);
+  std::set<ValueId> conv_x;  // read NHWC by a convolution: converted anyway if not written NHWC
+  for (const LayoutStep& s : steps) {
+    if (s.role == Role::nhwc_conv) conv_x.insert(s.conv_x);
+  }
+  std::set<ValueId> written_nhwc;
+  std::map<ValueId, std::size_t> producer, first_nhwc_reader;
+  auto read_nhwc = [&](ValueId v, std::size_t i) { first_nhwc_reader.emplace(v, i); };
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const LayoutStep& s = steps[i];
+    for (ValueId v : s.outputs) producer.emplace(v, i);
+    if (s.role == Role::nhwc_conv) {
+      read_nhwc(s.conv_x, i);
+      written_nhwc.insert(s.outputs.begin(), s.outputs.end());
+    } else if (s.role == Role::layout_free) {
+      bool any = false, all = true;
+      for (ValueId v : s.inputs) {
+        if (is_scalar(g, v)) continue;
+        if (written_nhwc.count(v)) {
+          any = true;
+        } else if (!conv_x.count(v)) {
+          all = false;
+        }
+      }
+      if (!any || !all) continue;
+      plan.channels_last[i] = true;
+      for (ValueId v : s.inputs) {
+        if (!is_scalar(g, v)) read_nhwc(v, i);
+      }
+      for (ValueId v : s.outputs) {
+        if (!is_scalar(g, v)) written_nhwc.insert(v);
+      }
+    }
+  }
+  // Values read in NCHW: graph outputs, what nchw steps read, a convolution's weights and biases, and the scalars
+  // of a step run NHWC (they have one layout).
+  std::set<ValueId> read_nchw(g.outputs().begin(), g.outputs().end());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const LayoutStep& s = steps[i];
+    for (ValueId v : s.inputs) {
+      const bool nhwc = (s.role == Role::nhwc_conv && v == s.conv_x) || (plan.channels_last[i] && !is_scalar(g, v));
+      if (!nhwc) read_nchw.insert(v);
+    }
+  }
+  for (ValueId v : written_nhwc) {
+    if (read_nchw.count(v)) plan.conversions.push_back({v, false, producer.at(v) + 1});
+  }
+  for (const auto& [v, reader] : first_nhwc_reader) {
+    if (!written_nhwc.count(v)) plan.conversions.push_back({v, true, reader});
+  }
+  // Launch order: by position; at one position a conversion back (of the step just before) first.
+  std::stable_sort(plan.conversions.begin(), plan.conversions.end(), [](const LayoutConversion& a, const LayoutConversion& b) {
+    return std::tie(a.position, a.to_nhwc) < std::tie(b.position, b.to_nhwc);
+  });
+  std::set<ValueId> nhwc(written_nhwc);
+  for (const auto& [v, reader] : first_nhwc_reader) nhwc.insert(v);
+  plan.nhwc_values.assign(nhwc.begin(), nhwc.end());
+  return plan;
+}
+
+}  // namespace fx::gpu

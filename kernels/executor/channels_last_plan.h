@@ -1,0 +1,65 @@
+// Internal to kernels/executor: where a plan's values live channels-last (NHWC) and where they are converted,
+// once layout tuning has chosen which convolutions run on cuDNN's NHWC kernels. No CUDA: the rules are tested
+// on the CPU (tests/kernels/test_channels_last_plan.cpp); channels_last.h applies them to a plan's steps.
+//
+// Converted around each convolution (x to NHWC before it, y back after it), resnet18's fused plan spent a third
+// of its time in 38 conversions (0.468 of 1.414 ms on an H100), most of them undoing the one before: a block's
+// conv2 read back in NHWC what conv1 had just converted to NCHW. Inductor converts such graphs to channels-last
+// once and keeps them so (its layout optimisation). Here a value a channels-last convolution writes stays NHWC
+// for every reader that can take it: another channels-last convolution, or an elementwise kernel whose values
+// all have one shape (a residual add and ReLU), which then computes on NHWC data and writes NHWC itself. A
+// value is converted once, only for a reader that needs the other layout (a pooling kernel, a reduction, a graph
+// output, a convolution run NCHW).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "core/graph/graph.h"
+#include "kernels/codegen/codegen.h"
+
+namespace fx::gpu {
+
+// A plan step as the layout rules see it.
+struct LayoutStep {
+  enum class Role : std::uint8_t {
+    nchw,         // reads and writes row-major (NCHW) values: any kernel or library call not below
+    nhwc_conv,    // a convolution run on cuDNN's NHWC kernels: reads `conv_x` and writes its output in NHWC
+    layout_free,  // an elementwise kernel that computes the same on NHWC data (is_layout_free)
+  };
+  Role role = Role::nchw;
+  std::vector<ValueId> inputs, outputs;
+  ValueId conv_x = -1;  // nhwc_conv: its activation (its other inputs, weights and biases, are read as they are)
+};
+
+// Whether a generated kernel computes the same whatever the layout of its values, so it can run on NHWC data:
+// an elementwise kernel of elementwise ops (no layout op, no random op: dropout keys its mask by the element's
+// index), whose inputs and outputs all have one shape or are scalars (a broadcast, a per-channel bias, indexes
+// by position).
+bool is_layout_free(const Graph& g, KernelKind kind, std::span<const NodeId> nodes, std::span<const ValueId> inputs,
+                    std::span<const ValueId> outputs);
+
+// One conversion the plan launches: `value` copied from its NCHW buffer to its NHWC one (to_nhwc) or back,
+// launched before step `position` (steps.size(): after the last step).
+struct LayoutConversion {
+  ValueId value = -1;
+  bool to_nhwc = true;
+  std::size_t position = 0;
+};
+
+struct ChannelsLastPlan {
+  std::vector<bool> channels_last;             // per step: a layout_free step that runs on NHWC data
+  std::vector<LayoutConversion> conversions;   // in launch order
+  std::vector<ValueId> nhwc_values;            // the values with an NHWC buffer, ascending
+};
+
+// The layouts of a plan's values. A value is NHWC where a channels-last convolution writes it, or a layout_free
+// step that runs NHWC; such a step runs NHWC when one of its inputs is written NHWC and every other is either
+// that or read NHWC by a convolution anyway (so running it NHWC adds no conversion of its inputs). Then:
+// a value written NHWC that is read NCHW (by an nchw step, a convolution's weights or bias, or as a graph output)
+// is converted right after the step that writes it, while it is in the L2; a value written NCHW that is read NHWC
+// is converted once, before its first such reader.
+ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> steps);
+
+}  // namespace fx::gpu

@@ -1,0 +1,133 @@
+// Where a plan keeps values channels-last and where it converts them (kernels/executor/channels_last_plan.h),
+// without a GPU: a residual block as resnet18 has them, an output read NCHW, an elementwise kernel that cannot
+// run NHWC, and which kernels count as layout-free.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/graph/graph_io.h"
+#include "kernels/executor/channels_last_plan.h"
+
+namespace fx::gpu {
+namespace {
+
+using Role = LayoutStep::Role;
+
+// x -> conv c0 -> max pool p -> conv c1 -> conv c2 -> s = c2 + p -> r = relu(s) -> conv c3 -> mean m, and values
+// for the layout-free checks: z (an input of r's shape), bias [8, 1, 1], k (a scalar).
+Graph block(const std::string& outputs) {
+  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "block", "inputs": [
+      {"name": "x", "shape": [2, 8, 6, 6], "dtype": "f32"}, {"name": "w", "shape": [8, 8, 3, 3], "dtype": "f32"},
+      {"name": "w3", "shape": [8, 8, 1, 1], "dtype": "f32"}, {"name": "z", "shape": [2, 8, 6, 6], "dtype": "f32"},
+      {"name": "bias", "shape": [8, 1, 1], "dtype": "f32"}, {"name": "k", "shape": [], "dtype": "f32"}],
+    "nodes": [
+      {"name": "c0", "op": "conv2d", "inputs": ["x", "w"], "attrs": {"padding": 1}},
+      {"name": "p", "op": "max_pool2d", "inputs": ["c0"], "attrs": {"kernel_size": 3, "padding": 1}},
+      {"name": "c1", "op": "conv2d", "inputs": ["p", "w"], "attrs": {"padding": 1}},
+      {"name": "c2", "op": "conv2d", "inputs": ["c1", "w"], "attrs": {"padding": 1}},
+      {"name": "s", "op": "add", "inputs": ["c2", "p"]},
+      {"name": "r", "op": "relu", "inputs": ["s"]},
+      {"name": "c3", "op": "conv2d", "inputs": ["r", "w3"]},
+      {"name": "m", "op": "mean", "inputs": ["c3"], "attrs": {"axis": [2, 3]}},
+      {"name": "sz", "op": "add", "inputs": ["c2", "z"]},
+      {"name": "sb", "op": "add", "inputs": ["c2", "bias"]},
+      {"name": "sk", "op": "mul", "inputs": ["c2", "k"]},
+      {"name": "dr", "op": "dropout", "inputs": ["c2"], "attrs": {"p": 0.1}}],
+    "outputs": [)" + outputs + "]}");
+  EXPECT_TRUE(g.ok()) << format_diagnostics(g.errors());
+  return std::move(g).value();
+}
+
+struct Block {
+  Graph g;
+  ValueId v(const std::string& name) const { return *g.find_value(name); }
+  NodeId n(const std::string& name) const { return *g.find_node(name); }
+  LayoutStep conv(const std::string& x, const std::string& w, const std::string& y) const {
+    return {Role::nhwc_conv, {v(x), v(w)}, {v(y)}, v(x)};
+  }
+  LayoutStep other(const std::vector<std::string>& in, const std::string& out) const {
+    LayoutStep s{Role::nchw, {}, {v(out)}, -1};
+    for (const auto& i : in) s.inputs.push_back(v(i));
+    return s;
+  }
+  // The fused plan: conv, pool, conv, conv, add + relu as one kernel, conv, mean.
+  std::vector<LayoutStep> steps() const {
+    LayoutStep add_relu = other({"c2", "p"}, "r");
+    add_relu.role = Role::layout_free;
+    return {conv("x", "w", "c0"), other({"c0"}, "p"),        conv("p", "w", "c1"), conv("c1", "w", "c2"),
+            add_relu,             conv("r", "w3", "c3"),     other({"c3"}, "m")};
+  }
+};
+
+std::string describe(const Block& b, const ChannelsLastPlan& plan) {
+  std::string s;
+  for (const auto& c : plan.conversions) {
+    s += b.g.value_name(c.value) + (c.to_nhwc ? " to NHWC" : " to NCHW") + " before " + std::to_string(c.position) + "; ";
+  }
+  return s;
+}
+
+TEST(ChannelsLastPlan, AResidualBlockStaysNhwcAndConvertsOnlyForThePoolAndTheMean) {
+  const Block b{block(R"("m")")};
+  const ChannelsLastPlan plan = plan_channels_last(b.g, b.steps());
+  // 4 conversions where each convolution converting its own x and y would launch 8.
+  EXPECT_EQ(describe(b, plan), "x to NHWC before 0; c0 to NCHW before 1; p to NHWC before 2; c3 to NCHW before 6; ");
+  EXPECT_EQ(plan.channels_last, (std::vector<bool>{false, false, false, false, true, false, false}));
+  // p is kept in both layouts: the pool writes it NCHW, the add reads it NHWC (converted for c1 anyway).
+  EXPECT_EQ(plan.nhwc_values, (std::vector<ValueId>{b.v("x"), b.v("c0"), b.v("p"), b.v("c1"), b.v("c2"), b.v("r"), b.v("c3")}));
+}
+
+TEST(ChannelsLastPlan, AGraphOutputIsConvertedBackRightAfterItsWriter) {
+  const Block b{block(R"("m", "r")")};
+  const ChannelsLastPlan plan = plan_channels_last(b.g, b.steps());
+  EXPECT_EQ(describe(b, plan),
+            "x to NHWC before 0; c0 to NCHW before 1; p to NHWC before 2; r to NCHW before 5; c3 to NCHW before 6; ");
+  EXPECT_TRUE(plan.channels_last[4]);
+}
+
+// An elementwise kernel with an input no convolution reads NHWC runs NCHW: its NHWC input is converted back,
+// and its output converted for the convolution after it.
+TEST(ChannelsLastPlan, AnElementwiseKernelWithAnNchwOnlyInputStaysNchw) {
+  const Block b{block(R"("m")")};
+  std::vector<LayoutStep> steps = b.steps();
+  steps[4].inputs = {b.v("c2"), b.v("z")};
+  const ChannelsLastPlan plan = plan_channels_last(b.g, steps);
+  EXPECT_FALSE(plan.channels_last[4]);
+  EXPECT_EQ(describe(b, plan), "x to NHWC before 0; c0 to NCHW before 1; p to NHWC before 2; c2 to NCHW before 4; "
+                               "r to NHWC before 5; c3 to NCHW before 6; ");
+}
+
+// Without an input written NHWC there is nothing to keep: an elementwise kernel between NCHW values stays so.
+TEST(ChannelsLastPlan, NoConvolutionNoChange) {
+  const Block b{block(R"("m")")};
+  LayoutStep add = b.other({"c2", "p"}, "r");
+  add.role = Role::layout_free;
+  const ChannelsLastPlan plan = plan_channels_last(b.g, std::vector<LayoutStep>{add});
+  EXPECT_TRUE(plan.conversions.empty());
+  EXPECT_EQ(plan.channels_last, std::vector<bool>{false});
+  EXPECT_TRUE(plan.nhwc_values.empty());
+}
+
+TEST(ChannelsLastPlan, LayoutFreeKernelsAreElementwiseOverOneShape) {
+  const Block b{block(R"("m")")};
+  auto free = [&](KernelKind kind, const std::vector<std::string>& nodes, const std::vector<std::string>& in,
+                  const std::string& out) {
+    std::vector<NodeId> ns;
+    std::vector<ValueId> is;
+    for (const auto& n : nodes) ns.push_back(b.n(n));
+    for (const auto& i : in) is.push_back(b.v(i));
+    const std::vector<ValueId> os = {b.v(out)};
+    return is_layout_free(b.g, kind, ns, is, os);
+  };
+  EXPECT_TRUE(free(KernelKind::elementwise, {"s", "r"}, {"c2", "p"}, "r"));
+  EXPECT_TRUE(free(KernelKind::elementwise, {"sz"}, {"c2", "z"}, "sz"));
+  EXPECT_TRUE(free(KernelKind::elementwise, {"sk"}, {"c2", "k"}, "sk")) << "a scalar has one layout";
+  EXPECT_FALSE(free(KernelKind::elementwise, {"sb"}, {"c2", "bias"}, "sb")) << "a per-channel broadcast";
+  EXPECT_FALSE(free(KernelKind::elementwise, {"dr"}, {"c2"}, "dr")) << "dropout's mask follows the element index";
+  EXPECT_FALSE(free(KernelKind::row_reduction, {"s", "r"}, {"c2", "p"}, "r"));
+  EXPECT_FALSE(free(KernelKind::window_pool, {"p"}, {"c0"}, "p"));
+}
+
+}  // namespace
+}  // namespace fx::gpu
