@@ -30,6 +30,8 @@ def shrunk(name):
     for i in doc["inputs"]:
         i["shape"] = [SHRINK.get(d, d) for d in i["shape"]]
     for n in doc["nodes"]:
+        for stated in ("shape", "dtype"):  # resnet18 states its nodes' types: inferred again at the small size
+            n.pop(stated, None)
         if n["op"] == "reshape":
             n["attrs"]["shape"] = [SHRINK.get(d, d) for d in n["attrs"]["shape"]]
     return fx_graph.Graph.from_dict(doc)
