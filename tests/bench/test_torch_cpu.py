@@ -19,8 +19,9 @@ except ImportError:  # the build machine's python3 has neither
     torch = None
 
 SAMPLES = os.path.join(HERE, "..", "..", "sample_graphs")
-# Big dimensions of the samples -> small ones that keep every relation (768 = 12 heads x 64 -> 12 x 8).
-SHRINK = {8192: 64, 16384: 48, 4096: 32, 1024: 16, 512: 8, 56: 6, 3072: 48, 768: 96, 64: 8, 224: 32}
+# Big dimensions of the samples -> small ones that keep every relation (768 = 12 heads x 64 -> 12 x 8, 2304 =
+# 3 x 768 -> 3 x 96, 8192 = 8 x 1024 -> 8 x 16).
+SHRINK = {8192: 128, 16384: 48, 4096: 32, 1024: 16, 512: 8, 56: 6, 3072: 48, 768: 96, 64: 8, 224: 32, 2304: 288, 1536: 192}
 
 
 def shrunk(name):
@@ -34,6 +35,9 @@ def shrunk(name):
             n.pop(stated, None)
         if n["op"] == "reshape":
             n["attrs"]["shape"] = [SHRINK.get(d, d) for d in n["attrs"]["shape"]]
+        if n["op"] == "slice":  # gpt2_block_hf splits q, k and v at 768 and 1536
+            for end in ("start", "end"):
+                n["attrs"][end] = SHRINK.get(n["attrs"][end], n["attrs"][end])
     return fx_graph.Graph.from_dict(doc)
 
 
