@@ -37,7 +37,8 @@ def shrunk(name):
             n["attrs"]["shape"] = [SHRINK.get(d, d) for d in n["attrs"]["shape"]]
         if n["op"] == "slice":  # gpt2_block_hf splits q, k and v at 768 and 1536
             for end in ("start", "end"):
-                n["attrs"][end] = SHRINK.get(n["attrs"][end], n["attrs"][end])
+                if end in n["attrs"]:
+                    n["attrs"][end] = SHRINK.get(n["attrs"][end], n["attrs"][end])
     return fx_graph.Graph.from_dict(doc)
 
 
