@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "kernels/codegen/codegen.h"
+#include "kernels/common/cuda_call.h"
 #include "kernels/executor/contraction_step.h"
 
 namespace fx::gpu {
@@ -114,6 +115,45 @@ Step conversion_step(Executor::Impl& im, int p, const Planned& pl, const LayoutC
   return s;
 }
 
+// Bytes the layout plan's conversions move (each reads and writes its value), and what converting x and y around
+// each channels-last convolution moves, as tuning left the plan.
+std::pair<std::int64_t, std::int64_t> conversion_bytes(const Graph& g, const PlanSteps& ps, const Planned& pl) {
+  std::int64_t planned = 0, around = 0;
+  for (const LayoutConversion& c : pl.layout.conversions) planned += 2 * g.value_type(c.value).bytes();
+  for (std::size_t i : pl.kept) {
+    const Step& st = ps.steps[i];
+    if (!is_nhwc_conv(st)) continue;
+    around += 2 * (g.value_type(st.call->call().x).bytes() + g.value_type(st.call->call().outputs.front()).bytes());
+  }
+  return {planned, around};
+}
+
+void unload_libraries(std::vector<Step>& steps) {
+  for (Step& s : steps) {
+    if (s.library) cudaLibraryUnload(s.library);
+    s.library = nullptr;
+  }
+}
+
+// The conversion steps in launch order, generated ones compiled and loaded; nothing stays loaded if one fails.
+std::vector<Step> make_conversions(Executor::Impl& im, int p, const Planned& pl) {
+  std::vector<Step> out;
+  try {
+    for (const LayoutConversion& c : pl.layout.conversions) {
+      const std::size_t neighbour = c.to_nhwc ? c.position : c.position - 1;
+      out.push_back(conversion_step(im, p, pl, c, im.plans[p].steps[pl.kept[neighbour]]));
+    }
+  } catch (...) {
+    unload_libraries(out);
+    throw;
+  }
+  return out;
+}
+
+std::string plural(std::size_t n, const std::string& word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
 void keep_plan_channels_last(Executor::Impl& im, int p) {
   const Graph& g = im.graph;
   PlanSteps& ps = im.plans[p];
@@ -128,25 +168,59 @@ void keep_plan_channels_last(Executor::Impl& im, int p) {
   }
   if (convs == 0) return;
   pl.layout = plan_channels_last(g, pl.view);
-  const std::size_t stepped = static_cast<std::size_t>(std::count(pl.layout.channels_last.begin(), pl.layout.channels_last.end(), true));
-  // Each convolution converting its own x and y, as tuning left it: nothing to gain.
-  if (stepped == 0 && pl.layout.conversions.size() == 2 * convs) return;
-
-  // Everything that can throw (generating and loading conversions, allocating) before the plan changes.
-  std::vector<Step> conversions;
-  for (const LayoutConversion& c : pl.layout.conversions) {
-    const std::size_t neighbour = c.to_nhwc ? c.position : c.position - 1;
-    conversions.push_back(conversion_step(im, p, pl, c, ps.steps[pl.kept[neighbour]]));
+  const auto [planned, around] = conversion_bytes(g, ps, pl);
+  // One convolution between NCHW neighbours converts its own x and y either way: nothing to say.
+  if (planned == around && pl.layout.conversions.size() == 2 * convs) return;
+  const std::string head = "values kept channels-last across steps: ";
+  if (planned >= around) {
+    ps.notes.push_back(head + "no: it would convert " + format_bytes(static_cast<double>(planned)) + ", no less than the " +
+                       format_bytes(static_cast<double>(around)) + " of converting x and y around each convolution");
+    return;
   }
+  // The NHWC buffers are allocated here, after the run's memory check: they must fit beside everything else.
+  std::int64_t needed = 0;
+  for (ValueId v : pl.layout.nhwc_values) needed += g.value_type(v).bytes();
+  std::size_t free_b = 0, total_b = 0;
+  FX_CUDA_CALL(cudaMemGetInfo(&free_b, &total_b));
+  if (static_cast<std::size_t>(needed) + kMemoryHeadroomBytes > free_b) {
+    ps.notes.push_back(head + "no: its NHWC copies of " + plural(pl.layout.nhwc_values.size(), "value") + " need " +
+                       format_bytes(static_cast<double>(needed)) + " and " + format_bytes(static_cast<double>(free_b)) +
+                       " is free");
+    return;
+  }
+
+  // Everything that can throw (generating, loading, allocating, the texts) before the plan changes.
+  std::vector<Step> conversions = make_conversions(im, p, pl);
   std::map<ValueId, contraction_detail::DeviceMemory> buffers;
-  for (ValueId v : pl.layout.nhwc_values) {
-    buffers.emplace(v, contraction_detail::DeviceMemory(static_cast<std::size_t>(g.value_type(v).bytes())));
-  }
-
+  std::vector<std::string> choices(pl.kept.size()), stepped;
   std::vector<Step> steps;
-  steps.reserve(pl.kept.size() + conversions.size());
+  try {
+    for (ValueId v : pl.layout.nhwc_values) {
+      buffers.emplace(v, contraction_detail::DeviceMemory(static_cast<std::size_t>(g.value_type(v).bytes())));
+    }
+    for (std::size_t i = 0; i < pl.kept.size(); ++i) {
+      if (!pl.layout.channels_last[i]) continue;
+      const Step& st = ps.steps[pl.kept[i]];
+      choices[i] = (st.layout_choice.empty() ? st.kernel.layout : st.layout_choice) +
+                   "; on channels-last (NHWC) data: its values all have one shape, so the layout changes nothing";
+      stepped.push_back(st.kernel.name);
+    }
+    steps.reserve(pl.kept.size() + conversions.size());
+    ps.notes.reserve(ps.notes.size() + 1);
+  } catch (...) {
+    unload_libraries(conversions);
+    throw;
+  }
+  std::string note = head + plural(convs, "convolution") + " run NHWC and their values stay NHWC between them";
+  if (!stepped.empty()) {
+    note += " and through " + plural(stepped.size(), "elementwise kernel") + " run on NHWC data (" + name_list(stepped) + ")";
+  }
+  note += ", so the plan converts " + plural(pl.layout.conversions.size(), "value") + " (" +
+          format_bytes(static_cast<double>(planned)) + " moved) where converting x and y around each convolution took " +
+          std::to_string(2 * convs) + " (" + format_bytes(static_cast<double>(around)) + "); --no-keep-nhwc does that";
+
+  // From here on nothing throws: moves, and the release of the convolutions' own scratch.
   std::size_t next = 0;
-  std::vector<std::string> stepped_names;
   auto emit_conversions_before = [&](std::size_t position) {
     for (; next < conversions.size() && pl.layout.conversions[next].position == position; ++next) {
       steps.push_back(std::move(conversions[next]));
@@ -155,12 +229,9 @@ void keep_plan_channels_last(Executor::Impl& im, int p) {
   for (std::size_t i = 0; i < pl.kept.size(); ++i) {
     emit_conversions_before(i);
     Step& st = ps.steps[pl.kept[i]];
-    if (is_nhwc_conv(st)) st.call->use_plan_nhwc_buffers();
     if (pl.layout.channels_last[i]) {
       st.channels_last = true;
-      st.layout_choice = (st.layout_choice.empty() ? st.kernel.layout : st.layout_choice) +
-                         "; on channels-last (NHWC) data: its values all have one shape, so the layout changes nothing";
-      stepped_names.push_back(st.kernel.name);
+      st.layout_choice = std::move(choices[i]);
     }
     steps.push_back(std::move(st));
   }
@@ -168,19 +239,12 @@ void keep_plan_channels_last(Executor::Impl& im, int p) {
   ps.steps = std::move(steps);
   ps.nhwc_buffers = std::move(buffers);
   ps.channels_last_planned = true;
-
-  // The per-convolution notes of tuning ("runs channels-last, as 3 launches") no longer hold: one note instead.
-  std::erase_if(ps.notes, [](const std::string& n) { return n.find(" runs channels-last, as 3 launches: ") != std::string::npos; });
-  std::string note = "channels-last across steps: " + std::to_string(convs) + " convolution" + (convs == 1 ? "" : "s") +
-                     " run NHWC and their values stay NHWC between them";
-  if (!stepped_names.empty()) {
-    note += " and through " + std::to_string(stepped_names.size()) + " elementwise kernel" +
-            (stepped_names.size() == 1 ? "" : "s") + " run on NHWC data (" + name_list(stepped_names) + ")";
+  for (Step& st : ps.steps) {
+    if (is_nhwc_conv(st)) st.call->use_plan_nhwc_buffers();
   }
-  note += ", so the plan converts " + std::to_string(pl.layout.conversions.size()) + " time" +
-          (pl.layout.conversions.size() == 1 ? "" : "s") + " instead of " + std::to_string(2 * convs) +
-          " (x and y around each convolution)";
-  ps.notes.push_back(note);
+  // The per-convolution notes of tuning ("runs channels-last, as 3 launches") no longer hold.
+  std::erase_if(ps.notes, [](const std::string& n) { return n.find(" runs channels-last, as 3 launches: ") != std::string::npos; });
+  ps.notes.push_back(std::move(note));
 }
 
 }  // namespace

@@ -67,7 +67,7 @@ std::string LibraryStep::describe(const Executor::Impl& im, int plan, CallPart p
   if (call_.kind != LibraryCallKind::conv2d || !im.contraction || !im.contraction->conv) return call_.description;
   const bool nhwc = part == CallPart::conv_nhwc;
   const std::string text = !nhwc          ? call_.description
-                           : plan_buffers_ ? call_.description + "; NHWC (x and y kept channels-last in the plan)"
+                           : plan_buffers_ ? call_.description + "; NHWC (x and y in the plan's NHWC buffers, converted only for readers that need NCHW)"
                                            : call_.description + "; NHWC (x and y converted by the steps around it)";
   const std::string algo = im.contraction->conv->algorithm(nhwc ? nhwc_problem_ : call_.conv);
   return algo.empty() ? text : text + "; algorithm " + algo;

@@ -208,16 +208,15 @@ void Executor::Impl::allocate() {
   if (arena) return;
   std::size_t free_b = 0, total_b = 0;
   FX_CUDA_CALL(cudaMemGetInfo(&free_b, &total_b));
-  // Keep room for CUDA graphs, a cuDNN workspace grown past cudnnFind's and the context's own growth. The
-  // library calls' buffers and workspaces and the cache-flush buffer are allocated after the arena: counted in
-  // required_bytes().
-  const std::size_t headroom = std::size_t{256} << 20;
+  // Keep room (kMemoryHeadroomBytes). The library calls' buffers and workspaces, the values' NHWC copies and the
+  // cache-flush buffer are allocated after the arena: counted in required_bytes().
+  const std::size_t headroom = kMemoryHeadroomBytes;
   const auto needed = static_cast<std::size_t>(required_bytes());
   if (needed + headroom > free_b) {
     const std::size_t library = needed - arena_bytes;
     throw std::runtime_error("the run needs " + format_bytes(static_cast<double>(needed)) + " of device memory" +
                              (library ? " (" + format_bytes(static_cast<double>(library)) +
-                                            " of it cuBLASLt/cuDNN workspaces, prepared weights and scratch" +
+                                            " of it cuBLASLt/cuDNN workspaces, prepared weights and scratch, NHWC copies of values" +
                                             (options.cold_l2 ? ", and the cache-flush buffer" : "") + ")"
                                       : std::string()) +
                              " (+" +
@@ -320,8 +319,10 @@ void Executor::Impl::launch_layout(int p, const Step& step, cudaKernel_t functio
   } else {
     // A step run channels-last reads and writes the NHWC buffers (its scalars have only the one).
     auto at = [&](ValueId v) {
-      void* nhwc = step.channels_last ? nhwc_pointer(p, v) : nullptr;
-      return nhwc ? nhwc : pointer(p, v);
+      if (!step.channels_last || graph.value_type(v).numel() == 1) return pointer(p, v);
+      void* nhwc = nhwc_pointer(p, v);
+      if (!nhwc) throw std::logic_error(step.kernel.name + ": " + graph.value_name(v) + " has no NHWC buffer");
+      return nhwc;
     };
     for (ValueId v : step.kernel.inputs) ptrs.push_back(at(v));
     for (ValueId v : step.kernel.outputs) ptrs.push_back(at(v));

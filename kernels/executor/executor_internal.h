@@ -22,6 +22,9 @@ namespace fx::gpu {
 
 // triton.testing.do_bench's cache flush: 256 MB of zeros written before each timed run (RunOptions::cold_l2).
 constexpr std::size_t kColdL2Bytes = std::size_t{256} << 20;
+// Device memory kept free beyond what a run allocates: CUDA graphs, a cuDNN workspace grown past cudnnFind's, the
+// context's own growth.
+constexpr std::size_t kMemoryHeadroomBytes = std::size_t{256} << 20;
 
 class LibraryStep;          // contraction_step.h: a cuBLASLt/cuDNN call
 struct ContractionRuntime;  // contraction_step.h: the library handles

@@ -342,7 +342,11 @@ RunReport run_phases(Executor::Impl& im) {
     im.progress("tune", 0.17, "timing the layouts of generated kernels");
     im.begin_phase("layout tuning", false);
     tune_layouts(im);
-    if (im.options.keep_nhwc) keep_channels_last(im);
+    if (im.options.keep_nhwc) {
+      keep_channels_last(im);
+      // Its NHWC copies of values replace the convolutions' own scratch, and may need more (an unfused plan's).
+      rep.device_bytes = std::max(rep.device_bytes, im.required_bytes());
+    }
     im.begin_phase("inputs", false);
   }
   im.poison_outputs();
