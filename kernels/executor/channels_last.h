@@ -11,8 +11,10 @@ namespace fx::gpu {
 // the conversions tuning put around each such convolution, marks the elementwise steps that run on NHWC data
 // (Step::channels_last), inserts one conversion step per value still needing one (Step::conversion, each saying
 // which value for which reader), gives those values NHWC buffers (PlanSteps::nhwc_buffers, allocated here) and
-// says what changed in the plan's notes. A plan where every convolution would keep its own two conversions is
-// left as tuning made it; a plan already done is not done again. Call after tune_layouts, before verification.
+// says what changed in the plan's notes. A plan is left as tuning made it where keeping values NHWC would not
+// move fewer bytes in conversions than converting x and y around each convolution (one convolution between NCHW
+// neighbours: silently; otherwise a note says so), or where the NHWC copies would not fit in free device memory
+// (a note); a plan already done is not done again. Call after tune_layouts, before verification.
 void keep_channels_last(Executor::Impl& im);
 
 }  // namespace fx::gpu
