@@ -115,19 +115,6 @@ Step conversion_step(Executor::Impl& im, int p, const Planned& pl, const LayoutC
   return s;
 }
 
-// Bytes the layout plan's conversions move (each reads and writes its value), and what converting x and y around
-// each channels-last convolution moves, as tuning left the plan.
-std::pair<std::int64_t, std::int64_t> conversion_bytes(const Graph& g, const PlanSteps& ps, const Planned& pl) {
-  std::int64_t planned = 0, around = 0;
-  for (const LayoutConversion& c : pl.layout.conversions) planned += 2 * g.value_type(c.value).bytes();
-  for (std::size_t i : pl.kept) {
-    const Step& st = ps.steps[i];
-    if (!is_nhwc_conv(st)) continue;
-    around += 2 * (g.value_type(st.call->call().x).bytes() + g.value_type(st.call->call().outputs.front()).bytes());
-  }
-  return {planned, around};
-}
-
 void unload_libraries(std::vector<Step>& steps) {
   for (Step& s : steps) {
     if (s.library) cudaLibraryUnload(s.library);
@@ -168,11 +155,11 @@ void keep_plan_channels_last(Executor::Impl& im, int p) {
   }
   if (convs == 0) return;
   pl.layout = plan_channels_last(g, pl.view);
-  const auto [planned, around] = conversion_bytes(g, ps, pl);
+  const std::int64_t planned = pl.layout.bytes, around = pl.layout.bytes_around;
   // One convolution between NCHW neighbours converts its own x and y either way: nothing to say.
   if (planned == around && pl.layout.conversions.size() == 2 * convs) return;
   const std::string head = "values kept channels-last across steps: ";
-  if (planned >= around) {
+  if (!pl.layout.gains()) {
     ps.notes.push_back(head + "no: it would convert " + format_bytes(static_cast<double>(planned)) + ", no less than the " +
                        format_bytes(static_cast<double>(around)) + " of converting x and y around each convolution");
     return;

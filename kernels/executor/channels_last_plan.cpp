@@ -81,6 +81,12 @@ ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> 
   std::stable_sort(plan.conversions.begin(), plan.conversions.end(), [](const LayoutConversion& a, const LayoutConversion& b) {
     return std::tie(a.position, a.to_nhwc) < std::tie(b.position, b.to_nhwc);
   });
+  for (const LayoutConversion& c : plan.conversions) plan.bytes += 2 * g.value_type(c.value).bytes();
+  for (const LayoutStep& s : steps) {
+    if (s.role != Role::nhwc_conv) continue;
+    plan.bytes_around += 2 * g.value_type(s.conv_x).bytes();
+    for (ValueId v : s.outputs) plan.bytes_around += 2 * g.value_type(v).bytes();
+  }
   std::set<ValueId> nhwc(written_nhwc);
   for (const auto& [v, reader] : first_nhwc_reader) nhwc.insert(v);
   plan.nhwc_values.assign(nhwc.begin(), nhwc.end());

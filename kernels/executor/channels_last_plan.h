@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -52,6 +53,10 @@ struct ChannelsLastPlan {
   std::vector<bool> channels_last;             // per step: a layout_free step that runs on NHWC data
   std::vector<LayoutConversion> conversions;   // in launch order
   std::vector<ValueId> nhwc_values;            // the values with an NHWC buffer, ascending
+  // Bytes its conversions move (each reads and writes its value), and what converting x and y around each
+  // nhwc_conv step moves (as layout tuning timed them). Worth applying only when it moves fewer.
+  std::int64_t bytes = 0, bytes_around = 0;
+  bool gains() const { return bytes < bytes_around; }
 };
 
 // The layouts of a plan's values. A value is NHWC where a channels-last convolution writes it, or a layout_free

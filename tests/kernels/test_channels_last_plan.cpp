@@ -76,6 +76,28 @@ TEST(ChannelsLastPlan, AResidualBlockStaysNhwcAndConvertsOnlyForThePoolAndTheMea
   EXPECT_EQ(plan.channels_last, (std::vector<bool>{false, false, false, false, true, false, false}));
   // p is kept in both layouts: the pool writes it NCHW, the add reads it NHWC (converted for c1 anyway).
   EXPECT_EQ(plan.nhwc_values, (std::vector<ValueId>{b.v("x"), b.v("c0"), b.v("p"), b.v("c1"), b.v("c2"), b.v("r"), b.v("c3")}));
+  const std::int64_t value = 2 * 8 * 6 * 6 * 4;  // every value here is f32 [2, 8, 6, 6]
+  EXPECT_EQ(plan.bytes, 4 * 2 * value);
+  EXPECT_EQ(plan.bytes_around, 8 * 2 * value);
+  EXPECT_TRUE(plan.gains());
+}
+
+// One convolution between NCHW neighbours converts its x and y either way; an elementwise kernel run NHWC whose
+// two outputs are read NCHW converts more than the convolution's own pair would: neither is worth applying.
+TEST(ChannelsLastPlan, APlanThatConvertsNoFewerBytesDoesNotGain) {
+  const Block b{block(R"("m")")};
+  const ChannelsLastPlan one = plan_channels_last(b.g, std::vector<LayoutStep>{b.conv("x", "w", "c0"), b.other({"c0"}, "p")});
+  EXPECT_EQ(one.conversions.size(), 2u);
+  EXPECT_EQ(one.bytes, one.bytes_around);
+  EXPECT_FALSE(one.gains());
+
+  LayoutStep two_outputs{Role::layout_free, {b.v("c0")}, {b.v("sz"), b.v("sk")}, -1};
+  const ChannelsLastPlan more = plan_channels_last(
+      b.g, std::vector<LayoutStep>{b.conv("x", "w", "c0"), two_outputs, b.other({"sz"}, "m"), b.other({"sk"}, "dr")});
+  EXPECT_TRUE(more.channels_last[1]);
+  EXPECT_EQ(more.conversions.size(), 3u);  // x in; sz and sk out, where the convolution's own pair was x in, c0 out
+  EXPECT_GT(more.bytes, more.bytes_around);
+  EXPECT_FALSE(more.gains());
 }
 
 TEST(ChannelsLastPlan, AGraphOutputIsConvertedBackRightAfterItsWriter) {
