@@ -76,14 +76,8 @@ Step conversion_step(Executor::Impl& im, int p, const Planned& pl, const LayoutC
     return is_nhwc_conv(st) && (c.to_nhwc ? st.call->call().x == v : st.call->call().outputs.front() == v);
   });
   if (owner != ps.steps.end()) {
-    const GeneratedKernel& k = owner->call->conversion(part);
-    s.kernel.name = k.name;
-    s.kernel.kind = k.kind;
-    s.kernel.layout = k.layout;
-    s.kernel.block = k.block;
-    s.kernel.grid = k.grid;
+    owner->call->describe_conversion(part, s);
     s.function = owner->call->conversion_function(part);
-    s.layout_choice = k.layout + ": chosen with the convolution's layout (its line gives the times)";
   } else {
     if (c.to_nhwc) throw std::logic_error(g.value_name(v) + " is read NHWC by no convolution");
     const Shape& shape = g.value_type(v).shape;
@@ -106,8 +100,7 @@ Step conversion_step(Executor::Impl& im, int p, const Planned& pl, const LayoutC
   for (std::size_t i = 0; i < pl.view.size(); ++i) {
     const LayoutStep& r = pl.view[i];
     if (std::find(r.inputs.begin(), r.inputs.end(), v) == r.inputs.end()) continue;
-    const bool nhwc = (r.role == LayoutStep::Role::nhwc_conv && r.conv_x == v) || pl.layout.channels_last[i];
-    if (nhwc == c.to_nhwc) readers.push_back(ps.steps[pl.kept[i]].kernel.name);
+    if (reads_nhwc(g, r, pl.layout.channels_last[i], v) == c.to_nhwc) readers.push_back(ps.steps[pl.kept[i]].kernel.name);
   }
   if (!c.to_nhwc && g.is_output(v)) readers.push_back("the graph output");
   s.layout_choice = g.value_name(v) + (c.to_nhwc ? " converted NCHW -> NHWC" : " converted NHWC -> NCHW") + " for " +

@@ -6,11 +6,11 @@
 #include <tuple>
 
 namespace fx::gpu {
-namespace {
+bool has_one_layout(const Graph& g, ValueId v) { return g.value_type(v).numel() == 1; }
 
-bool is_scalar(const Graph& g, ValueId v) { return g.value_type(v).numel() == 1; }
-
-}  // namespace
+bool reads_nhwc(const Graph& g, const LayoutStep& s, bool channels_last, ValueId v) {
+  return (s.role == LayoutStep::Role::nhwc_conv && v == s.conv_x) || (channels_last && !has_one_layout(g, v));
+}
 
 bool is_layout_free(const Graph& g, KernelKind kind, std::span<const NodeId> nodes, std::span<const ValueId> inputs,
                     std::span<const ValueId> outputs) {
@@ -20,7 +20,7 @@ bool is_layout_free(const Graph& g, KernelKind kind, std::span<const NodeId> nod
     if (node.op_class() != OpClass::elementwise || node.def->random) return false;
   }
   const Shape& shape = g.value_type(outputs.front()).shape;
-  auto same = [&](ValueId v) { return is_scalar(g, v) || g.value_type(v).shape == shape; };
+  auto same = [&](ValueId v) { return has_one_layout(g, v) || g.value_type(v).shape == shape; };
   return std::all_of(inputs.begin(), inputs.end(), same) && std::all_of(outputs.begin(), outputs.end(), same);
 }
 
@@ -44,7 +44,7 @@ ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> 
     } else if (s.role == Role::layout_free) {
       bool any = false, all = true;
       for (ValueId v : s.inputs) {
-        if (is_scalar(g, v)) continue;
+        if (has_one_layout(g, v)) continue;
         if (written_nhwc.count(v)) {
           any = true;
         } else if (!conv_x.count(v)) {
@@ -54,10 +54,10 @@ ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> 
       if (!any || !all) continue;
       plan.channels_last[i] = true;
       for (ValueId v : s.inputs) {
-        if (!is_scalar(g, v)) read_nhwc(v, i);
+        if (!has_one_layout(g, v)) read_nhwc(v, i);
       }
       for (ValueId v : s.outputs) {
-        if (!is_scalar(g, v)) written_nhwc.insert(v);
+        if (!has_one_layout(g, v)) written_nhwc.insert(v);
       }
     }
   }
@@ -67,8 +67,7 @@ ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> 
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const LayoutStep& s = steps[i];
     for (ValueId v : s.inputs) {
-      const bool nhwc = (s.role == Role::nhwc_conv && v == s.conv_x) || (plan.channels_last[i] && !is_scalar(g, v));
-      if (!nhwc) read_nchw.insert(v);
+      if (!reads_nhwc(g, s, plan.channels_last[i], v)) read_nchw.insert(v);
     }
   }
   for (ValueId v : written_nhwc) {

@@ -41,6 +41,11 @@ struct LayoutStep {
 bool is_layout_free(const Graph& g, KernelKind kind, std::span<const NodeId> nodes, std::span<const ValueId> inputs,
                     std::span<const ValueId> outputs);
 
+// A value of one element (a scalar) has one layout: it has no NHWC buffer, and steps run NHWC read it as it is.
+bool has_one_layout(const Graph& g, ValueId v);
+// Whether step `s`, run channels-last or not (ChannelsLastPlan::channels_last), reads `v` from its NHWC buffer.
+bool reads_nhwc(const Graph& g, const LayoutStep& s, bool channels_last, ValueId v);
+
 // One conversion the plan launches: `value` copied from its NCHW buffer to its NHWC one (to_nhwc) or back,
 // launched before step `position` (steps.size(): after the last step).
 struct LayoutConversion {

@@ -162,6 +162,21 @@ cudaKernel_t LibraryStep::conversion_function(CallPart part) const {
   return fns[0];
 }
 
+void LibraryStep::describe_conversion(CallPart part, Step& step) const {
+  const GeneratedKernel& k = conversion(part);
+  step.kernel.name = k.name;
+  step.kernel.kind = k.kind;
+  step.kernel.layout = k.layout;
+  step.kernel.block = k.block;
+  step.kernel.grid = k.grid;
+  step.layout_choice = k.layout + ": chosen with the convolution's layout (its line gives the times)";
+}
+
+std::pair<void*, void*> LibraryStep::nhwc_x_y(const Executor::Impl& im, int plan) const {
+  if (!plan_buffers_) return {x_nhwc_.get(), y_nhwc_.get()};
+  return {im.nhwc_pointer(plan, call_.x), im.nhwc_pointer(plan, call_.outputs[0])};
+}
+
 std::int64_t LibraryStep::prepared_bytes(const Graph& g) const {
   if (call_.kind == LibraryCallKind::horizontal_matmul) {
     return g.value_type(call_.b[0]).bytes() * static_cast<std::int64_t>(call_.b.size());
@@ -252,8 +267,7 @@ void LibraryStep::launch(Executor::Impl& im, int plan, CallPart part, std::size_
   if (part != CallPart::whole && !nhwc_ready()) throw std::logic_error(call_.name + ": NHWC launched before preparation");
   if (part == CallPart::to_nhwc || part == CallPart::to_nchw) {
     const int i = part == CallPart::to_nhwc ? 0 : 1;
-    void* x = plan_buffers_ ? im.nhwc_pointer(plan, call_.x) : x_nhwc_.get();
-    void* y = plan_buffers_ ? im.nhwc_pointer(plan, call_.outputs[0]) : y_nhwc_.get();
+    const auto [x, y] = nhwc_x_y(im, plan);
     void* src = i == 0 ? im.pointer(plan, call_.x) : y;
     void* dst = i == 0 ? x : im.pointer(plan, call_.outputs[0]);
     if (!src || !dst) throw std::logic_error(call_.name + ": a conversion launched without its NHWC buffer");
@@ -276,8 +290,7 @@ void LibraryStep::launch(Executor::Impl& im, int plan, CallPart part, std::size_
     }
     if (!w || (call_.prepared_bias() && !bias)) throw std::logic_error(call_.name + " launched before preparation");
     if (nhwc) {
-      void* x = plan_buffers_ ? im.nhwc_pointer(plan, call_.x) : x_nhwc_.get();
-      void* y = plan_buffers_ ? im.nhwc_pointer(plan, call_.outputs[0]) : y_nhwc_.get();
+      const auto [x, y] = nhwc_x_y(im, plan);
       if (!x || !y) throw std::logic_error(call_.name + ": NHWC launched without its NHWC buffers");
       rt.conv->run(nhwc_problem_, x, w, bias, y, im.stream);
     } else {

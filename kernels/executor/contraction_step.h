@@ -64,6 +64,9 @@ class LibraryStep {
   // the installed one, which launch() then runs.
   // The compiled function of a part's installed layout (the step that launches the conversion holds it).
   cudaKernel_t conversion_function(CallPart part) const;
+  // Names a plan step after a part's conversion: its kernel's name, kind, layout and launch shape, and why that
+  // layout (chosen with the convolution's).
+  void describe_conversion(CallPart part, Step& step) const;
   std::size_t conversion_layouts() const;
   std::string conversion_layout_name(std::size_t j) const;
   void install_conversion_layout(std::size_t j);
@@ -85,6 +88,8 @@ class LibraryStep {
   MatmulProblem horizontal_problem(const Executor::Impl& im, int plan) const;
   void prepare_nhwc(Executor::Impl& im);
   void free_nhwc();  // the permuted weights and the NHWC scratch
+  // Where the NHWC x and y are: the plan's buffers of those values (use_plan_nhwc_buffers), else the scratch.
+  std::pair<void*, void*> nhwc_x_y(const Executor::Impl& im, int plan) const;
 
   LibraryCall call_;
   contraction_detail::DeviceMemory weights_, bias_;

@@ -319,7 +319,7 @@ void Executor::Impl::launch_layout(int p, const Step& step, cudaKernel_t functio
   } else {
     // A step run channels-last reads and writes the NHWC buffers (its scalars have only the one).
     auto at = [&](ValueId v) {
-      if (!step.channels_last || graph.value_type(v).numel() == 1) return pointer(p, v);
+      if (!step.channels_last || has_one_layout(graph, v)) return pointer(p, v);
       void* nhwc = nhwc_pointer(p, v);
       if (!nhwc) throw std::logic_error(step.kernel.name + ": " + graph.value_name(v) + " has no NHWC buffer");
       return nhwc;

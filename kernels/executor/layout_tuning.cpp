@@ -161,15 +161,7 @@ std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int force
   Step to_nhwc = ps.steps[s], to_nchw = ps.steps[s];
   to_nhwc.call_part = CallPart::to_nhwc;
   to_nchw.call_part = CallPart::to_nchw;
-  for (Step* conversion : {&to_nhwc, &to_nchw}) {
-    const GeneratedKernel& k = call->conversion(conversion->call_part);
-    conversion->kernel.name = k.name;
-    conversion->kernel.kind = k.kind;
-    conversion->kernel.layout = k.layout;
-    conversion->kernel.block = k.block;
-    conversion->kernel.grid = k.grid;
-    conversion->layout_choice = k.layout + ": chosen with the convolution's layout (its line gives the times)";
-  }
+  for (Step* conversion : {&to_nhwc, &to_nchw}) call->describe_conversion(conversion->call_part, *conversion);
   to_nhwc.kernel.inputs = {lc.x};
   to_nhwc.kernel.outputs = {};
   to_nhwc.kernel.bytes_moved = 2 * g.value_type(lc.x).bytes();
