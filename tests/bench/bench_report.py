@@ -127,7 +127,7 @@ def table_rows(rows):
     for s in SYSTEMS:
         header += [f"{TITLES[s]} ms (run 2)", "k"]
     header += ["fused/compile (run 2)", "unfused/eager (run 2)", "torch.compile queued ms (run 2)",
-               "fused/compile queued (run 2)", "bw eager", "bw compile", "bw FX fused", "spread"]
+               "fused/compile queued (run 2)", "bw eager", "bw compile", "bw FX unfused", "bw FX fused", "spread"]
     body = []
     for r in rows:
         line = [r["name"], f"{r['min_bytes'] / 2**20:.1f}"]
@@ -137,7 +137,8 @@ def table_rows(rows):
         ratios = r.get("ratios", {})
         line += [_ratio_cell(ratios.get("fused_compile"), ".3f"), _ratio_cell(ratios.get("unfused_eager"), ".2f"),
                  _ms_cell(r.get("compile"), "queued_ms"), _ratio_cell(ratios.get("fused_compile_queued"), ".3f"),
-                 _f(bw.get("eager"), ".2f"), _f(bw.get("compile"), ".2f"), _f(bw.get("fx_fused"), ".2f"),
+                 _f(bw.get("eager"), ".2f"), _f(bw.get("compile"), ".2f"), _f(bw.get("fx_unfused"), ".2f"),
+                 _f(bw.get("fx_fused"), ".2f"),
                  NA if r.get("spread") is None else f"{100 * r['spread']:.1f}%"]
         body.append(line)
     return header, body

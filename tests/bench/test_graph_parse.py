@@ -296,6 +296,13 @@ class Report(unittest.TestCase):
         md = bench_report.markdown({"device": "H200", "torch": "2.11", "triton": "3.6", "copy_tb_s": 4.22,
                                     "samples": [row]})
         self.assertIn("| relu_mul_add | 1024.0 |", md)
+        # Each version's bandwidth has its column, FX unfused's "n/a" here (no numbers), fused's 0.2 ms -> 1.27
+        header = next(line for line in md.splitlines() if line.startswith("| sample"))
+        cells = [c.strip() for c in header.strip("|").split("|")]
+        data = next(line for line in md.splitlines() if line.startswith("| relu_mul_add"))
+        values = dict(zip(cells, (c.strip() for c in data.strip("|").split("|"))))
+        self.assertEqual([values[c] for c in ("bw eager", "bw compile", "bw FX unfused", "bw FX fused")],
+                         ["0.51", "1.02", "n/a", "1.27"])
         self.assertIn("- relu_mul_add FX unfused: fusion-cli not found", md)
         self.assertIn("- unfused / eager <= 1.2: met on 0 of 1; not measured: relu_mul_add", md)
 
