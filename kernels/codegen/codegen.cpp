@@ -244,4 +244,16 @@ GeneratedKernel generate_layout_transpose(DType type, std::int64_t batch, std::i
   return std::move(code.kernels[0]);
 }
 
+bool has_channels_last_variant(const Graph& g, KernelKind kind, std::span<const NodeId> nodes) {
+  return kind == KernelKind::window_pool && nodes.size() == 1 && g.node(nodes[0]).op == "max_pool2d" &&
+         g.node(nodes[0]).type.shape.size() == 4;
+}
+
+GeneratedKernel generate_channels_last_variant(const Graph& g, const GeneratedKernel& k) {
+  if (!has_channels_last_variant(g, k.kind, k.nodes)) {
+    throw std::invalid_argument(k.name + " has no channels-last variant (only max_pool2d has one)");
+  }
+  return codegen::generate_max_pool2d(g, k.nodes[0], k.name, true);
+}
+
 }  // namespace fx::gpu

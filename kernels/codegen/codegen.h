@@ -86,6 +86,14 @@ GroupCode generate_group(const Graph& graph, std::span<const NodeId> group, cons
 GeneratedKernel generate_layout_transpose(DType type, std::int64_t batch, std::int64_t rows, std::int64_t cols,
                                           int group_id, const std::string& label);
 
+// Whether the generator writes a channels-last variant of a kernel of this kind over these nodes: max_pool2d
+// over [N, C, H, W]. The executor runs it where the pool's input is kept NHWC between channels-last convolutions
+// (kernels/executor/channels_last.h), so the values are pooled where they lie instead of converted for the pool.
+bool has_channels_last_variant(const Graph& graph, KernelKind kind, std::span<const NodeId> nodes);
+// That variant of kernel k: the same name, parameters, values and launch shape, every value of the kernel stored
+// [N, H, W, C] (its shapes unchanged). Throws std::invalid_argument where there is none.
+GeneratedKernel generate_channels_last_variant(const Graph& graph, const GeneratedKernel& k);
+
 // The values of a group that must be written to memory: graph outputs, and values read outside the group.
 std::vector<ValueId> group_outputs(const Graph& graph, std::span<const NodeId> group);
 // The values a group reads from memory (graph inputs and other groups' values), in first-use order.

@@ -29,8 +29,9 @@ std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std:
 // per reduced fibre. Slow but correct for every axis.
 GeneratedKernel generate_generic_reduction(const Graph& g, NodeId node, const std::string& name);
 
-// One max_pool2d node over NCHW, one thread per output element looping over its window.
-GeneratedKernel generate_max_pool2d(const Graph& g, NodeId node, const std::string& name);
+// One max_pool2d node, one thread per output element looping over its window; its values NCHW, or with
+// `channels_last` stored [N, H, W, C] (the same shapes; see generate_channels_last_variant).
+GeneratedKernel generate_max_pool2d(const Graph& g, NodeId node, const std::string& name, bool channels_last = false);
 
 // Kernel signature pieces shared by the templates.
 std::string kernel_signature(const Graph& g, const std::string& name, int block, const std::vector<ValueId>& inputs,

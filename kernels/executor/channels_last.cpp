@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 #include "kernels/codegen/codegen.h"
@@ -28,9 +29,18 @@ LayoutStep view_of(const Graph& g, const Step& st) {
   } else if (!st.call && !st.sort && !st.conversion &&
              is_layout_free(g, st.kernel.kind, st.kernel.nodes, st.kernel.inputs, st.kernel.outputs)) {
     v.role = LayoutStep::Role::layout_free;
+  } else if (!st.call && !st.sort && !st.conversion && has_channels_last_variant(g, st.kernel.kind, st.kernel.nodes)) {
+    v.role = LayoutStep::Role::nhwc_variant;
   }
   return v;
 }
+
+// A step's channels-last variant, compiled and loaded; installed in the step once nothing can throw.
+struct Variant {
+  GeneratedKernel kernel;
+  cudaLibrary_t library = nullptr;
+  cudaKernel_t function = nullptr;
+};
 
 // "fx_g12_relu" -> 12: a generated conversion is named after the group of the step it serves.
 int group_index_of(const std::string& kernel_name) {
@@ -108,8 +118,9 @@ Step conversion_step(Executor::Impl& im, int p, const Planned& pl, const LayoutC
   return s;
 }
 
-void unload_libraries(std::vector<Step>& steps) {
-  for (Step& s : steps) {
+template <class T>
+void unload_libraries(std::vector<T>& loaded) {
+  for (T& s : loaded) {
     if (s.library) cudaLibraryUnload(s.library);
     s.library = nullptr;
   }
@@ -172,7 +183,8 @@ void keep_plan_channels_last(Executor::Impl& im, int p) {
   // Everything that can throw (generating, loading, allocating, the texts) before the plan changes.
   std::vector<Step> conversions = make_conversions(im, p, pl);
   std::map<ValueId, contraction_detail::DeviceMemory> buffers;
-  std::vector<std::string> choices(pl.kept.size()), stepped;
+  std::vector<std::string> choices(pl.kept.size()), stepped, pooled;
+  std::vector<Variant> variants;  // for the nhwc_variant steps run channels-last, in step order
   std::vector<Step> steps;
   try {
     for (ValueId v : pl.layout.nhwc_values) {
@@ -181,19 +193,32 @@ void keep_plan_channels_last(Executor::Impl& im, int p) {
     for (std::size_t i = 0; i < pl.kept.size(); ++i) {
       if (!pl.layout.channels_last[i]) continue;
       const Step& st = ps.steps[pl.kept[i]];
-      choices[i] = (st.layout_choice.empty() ? st.kernel.layout : st.layout_choice) +
-                   "; on channels-last (NHWC) data: its values all have one shape, so the layout changes nothing";
-      stepped.push_back(st.kernel.name);
+      if (pl.view[i].role == LayoutStep::Role::nhwc_variant) {
+        Variant& v = variants.emplace_back();
+        v.kernel = generate_channels_last_variant(g, st.kernel);
+        std::tie(v.library, v.function) = im.load(v.kernel.source, v.kernel.name);
+        choices[i] = v.kernel.layout + ": its channels-last variant, on the values kept NHWC";
+        pooled.push_back(st.kernel.name);
+      } else {
+        choices[i] = (st.layout_choice.empty() ? st.kernel.layout : st.layout_choice) +
+                     "; on channels-last (NHWC) data: its values all have one shape, so the layout changes nothing";
+        stepped.push_back(st.kernel.name);
+      }
     }
     steps.reserve(pl.kept.size() + conversions.size());
     ps.notes.reserve(ps.notes.size() + 1);
   } catch (...) {
     unload_libraries(conversions);
+    unload_libraries(variants);
     throw;
   }
   std::string note = head + plural(convs, "convolution") + " run NHWC and their values stay NHWC between them";
   if (!stepped.empty()) {
-    note += " and through " + plural(stepped.size(), "elementwise kernel") + " run on NHWC data (" + name_list(stepped) + ")";
+    note += std::string(pooled.empty() ? " and" : ",") + " through " + plural(stepped.size(), "elementwise kernel") +
+            " run on NHWC data (" + name_list(stepped) + ")";
+  }
+  if (!pooled.empty()) {
+    note += " and through " + plural(pooled.size(), "pooling kernel") + " run channels-last (" + name_list(pooled) + ")";
   }
   note += ", so the plan converts " + plural(pl.layout.conversions.size(), "value") + " (" +
           format_bytes(static_cast<double>(planned)) + " moved) where converting x and y around each convolution took " +
@@ -206,12 +231,20 @@ void keep_plan_channels_last(Executor::Impl& im, int p) {
       steps.push_back(std::move(conversions[next]));
     }
   };
+  std::size_t next_variant = 0;
   for (std::size_t i = 0; i < pl.kept.size(); ++i) {
     emit_conversions_before(i);
     Step& st = ps.steps[pl.kept[i]];
     if (pl.layout.channels_last[i]) {
       st.channels_last = true;
       st.layout_choice = std::move(choices[i]);
+      if (pl.view[i].role == LayoutStep::Role::nhwc_variant) {
+        Variant& v = variants[next_variant++];
+        if (st.library) cudaLibraryUnload(st.library);  // the NCHW kernel is not launched again
+        st.kernel = std::move(v.kernel);
+        st.library = v.library;
+        st.function = v.function;
+      }
     }
     steps.push_back(std::move(st));
   }

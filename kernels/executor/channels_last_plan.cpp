@@ -41,7 +41,7 @@ ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> 
     if (s.role == Role::nhwc_conv) {
       read_nhwc(s.conv_x, i);
       written_nhwc.insert(s.outputs.begin(), s.outputs.end());
-    } else if (s.role == Role::layout_free) {
+    } else if (s.role == Role::layout_free || s.role == Role::nhwc_variant) {
       bool any = false, all = true;
       for (ValueId v : s.inputs) {
         if (has_one_layout(g, v)) continue;

@@ -7,9 +7,9 @@
 // conv2 read back in NHWC what conv1 had just converted to NCHW. Inductor converts such graphs to channels-last
 // once and keeps them so (its layout optimisation). Here a value a channels-last convolution writes stays NHWC
 // for every reader that can take it: another channels-last convolution, or an elementwise kernel whose values
-// all have one shape (a residual add and ReLU), which then computes on NHWC data and writes NHWC itself. A
-// value is converted once, only for a reader that needs the other layout (a pooling kernel, a reduction, a graph
-// output, a convolution run NCHW).
+// all have one shape (a residual add and ReLU), which then computes on NHWC data and writes NHWC itself, or a
+// kernel the generator also writes channels-last (max_pool2d), which then runs that variant. A value is converted
+// once, only for a reader that needs the other layout (a reduction, a graph output, a convolution run NCHW).
 #pragma once
 
 #include <cstddef>
@@ -28,6 +28,7 @@ struct LayoutStep {
     nchw,         // reads and writes row-major (NCHW) values: any kernel or library call not below
     nhwc_conv,    // a convolution run on cuDNN's NHWC kernels: reads `conv_x` and writes its output in NHWC
     layout_free,  // an elementwise kernel that computes the same on NHWC data (is_layout_free)
+    nhwc_variant, // a generated kernel with a channels-last variant (max_pool2d; has_channels_last_variant)
   };
   Role role = Role::nchw;
   std::vector<ValueId> inputs, outputs;
@@ -55,7 +56,7 @@ struct LayoutConversion {
 };
 
 struct ChannelsLastPlan {
-  std::vector<bool> channels_last;             // per step: a layout_free step that runs on NHWC data
+  std::vector<bool> channels_last;             // per step: a layout_free or nhwc_variant step run on NHWC data
   std::vector<LayoutConversion> conversions;   // in launch order
   std::vector<ValueId> nhwc_values;            // the values with an NHWC buffer, ascending
   // Bytes its conversions move (each reads and writes its value), and what converting x and y around each
@@ -65,8 +66,9 @@ struct ChannelsLastPlan {
 };
 
 // The layouts of a plan's values. A value is NHWC where a channels-last convolution writes it, or a layout_free
-// step that runs NHWC; such a step runs NHWC when one of its inputs is written NHWC and every other is either
-// that or read NHWC by a convolution anyway (so running it NHWC adds no conversion of its inputs). Then:
+// or nhwc_variant step that runs NHWC; such a step runs NHWC when one of its inputs is written NHWC and every
+// other is either that or read NHWC by a convolution anyway (so running it NHWC adds no conversion of its
+// inputs). Then:
 // a value written NHWC that is read NCHW (by an nchw step, a convolution's weights or bias, or as a graph output)
 // is converted right after the step that writes it, while it is in the L2; a value written NCHW that is read NHWC
 // is converted once, before its first such reader.

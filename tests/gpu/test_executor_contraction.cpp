@@ -310,10 +310,36 @@ TEST(ExecutorContractionGpu, ConvLayoutIsTimed) {
   EXPECT_EQ(has_path(r.fused, "NCHW: the fastest"), !has_path(r.fused, "NHWC: the fastest")) << fused_paths(r);
 }
 
+// A graph run with its convolutions forced NHWC, values kept channels-last between steps (the default) and, as
+// --no-keep-nhwc, converted around each convolution; both verified (each against its unfused plan, and small
+// graphs against the float64 reference).
+struct KeptAndAround {
+  RunReport kept, around;
+};
+KeptAndAround run_kept_and_around(const Graph& g, const std::string& what) {
+  RunOptions opt;
+  opt.force_layout = 1;
+  KeptAndAround r{run_plans(g, nullptr, 3, opt), {}};
+  opt.keep_nhwc = false;
+  r.around = run_plans(g, nullptr, 3, opt);
+  expect_verified(r.kept, what + ", values kept NHWC");
+  expect_verified(r.around, what + ", conversions around each convolution");
+  EXPECT_FALSE(r.kept.reference_checks.empty()) << r.kept.reference_note;
+  return r;
+}
+
+// The layout conversions a plan launches, each a kernel of its own.
+long conversions(const PlanReport& p) {
+  return std::count_if(p.kernels.begin(), p.kernels.end(), [](const KernelReport& k) {
+    return k.name.find("_to_nhwc") != std::string::npos || k.name.find("_to_nchw") != std::string::npos;
+  });
+}
+
 // A residual block as resnet18 has them, convolutions forced NHWC: with values kept channels-last between steps
-// (the default) the convolutions read and write NHWC buffers, the residual add + ReLU runs on NHWC data, and only
-// what a reader needs NCHW is converted (the graph output r, the pool's input); with --no-keep-nhwc each
-// convolution converts its own x and y. Both verified against each other's unfused plan and the reference.
+// (the default) the convolutions read and write NHWC buffers, the residual add + ReLU runs on NHWC data, the pool
+// runs its channels-last variant, and only what a reader needs NCHW is converted (the graph outputs r and m);
+// with --no-keep-nhwc each convolution converts its own x and y. Both verified against each other's unfused plan
+// and the reference.
 TEST(ExecutorContractionGpu, ResidualBlockKeepsValuesChannelsLast) {
   FX_REQUIRE_DEVICE();
   const Graph g = inline_graph(
@@ -327,30 +353,47 @@ TEST(ExecutorContractionGpu, ResidualBlockKeepsValuesChannelsLast) {
          {"name": "y", "op": "relu", "inputs": ["c3"]},
          {"name": "m", "op": "max_pool2d", "inputs": ["y"], "attrs": {"kernel_size": 2, "stride": 2}})",
       R"("r", "m")");
-  RunOptions opt;
-  opt.force_layout = 1;
-  const RunReport kept = run_plans(g, nullptr, 3, opt);
-  opt.keep_nhwc = false;
-  const RunReport around = run_plans(g, nullptr, 3, opt);
-  expect_verified(kept, "residual block, values kept NHWC");
-  expect_verified(around, "residual block, conversions around each convolution");
-  EXPECT_FALSE(kept.reference_checks.empty()) << kept.reference_note;
+  const auto [kept, around] = run_kept_and_around(g, "residual block");
   EXPECT_LT(kept.fused.kernels.size(), around.fused.kernels.size()) << fused_paths(kept) << "---\n" << fused_paths(around);
   EXPECT_TRUE(has_path(kept.fused, "on channels-last (NHWC) data")) << fused_paths(kept);
   EXPECT_TRUE(has_path(kept.fused, "r converted NHWC -> NCHW for the graph output")) << fused_paths(kept);
   EXPECT_TRUE(has_path(kept.fused, "NHWC (x and y in the plan's NHWC buffers")) << fused_paths(kept);
+  EXPECT_TRUE(has_path(kept.fused, "its channels-last variant, on the values kept NHWC")) << fused_paths(kept);
+  EXPECT_TRUE(has_path(kept.fused, "m converted NHWC -> NCHW for the graph output")) << fused_paths(kept);
   EXPECT_FALSE(has_path(around.fused, "plan's NHWC buffers")) << fused_paths(around);
+  EXPECT_FALSE(has_path(around.fused, "channels-last variant")) << fused_paths(around);
   EXPECT_TRUE(std::any_of(kept.fused.notes.begin(), kept.fused.notes.end(), [](const std::string& n) {
     return n.find("channels-last across steps: 3 convolutions run NHWC") != std::string::npos;
   })) << fused_paths(kept);
-  // Each conversion is a kernel of its own; the kept plan launches fewer of them.
-  auto conversions = [](const PlanReport& p) {
-    return std::count_if(p.kernels.begin(), p.kernels.end(), [](const KernelReport& k) {
-      return k.name.find("_to_nhwc") != std::string::npos || k.name.find("_to_nchw") != std::string::npos;
-    });
-  };
+  // The kept plan launches fewer conversions.
   EXPECT_EQ(conversions(around.fused), 6) << fused_paths(around);
   EXPECT_LT(conversions(kept.fused), 6) << fused_paths(kept);
+}
+
+// ResNet's stem: conv + ReLU, a 3x3 stride-2 max pool, conv. With values kept NHWC the pool runs its
+// channels-last variant on the first convolution's output where it lies, and the plan converts only the graph's
+// input and output (4 conversions around each convolution); both ways verified against each other's unfused plan
+// and the float64 reference, the pool's padding and window edges included (16 x 16, odd windows at the border).
+TEST(ExecutorContractionGpu, StemPoolsChannelsLastBetweenConvolutions) {
+  FX_REQUIRE_DEVICE();
+  const Graph g = inline_graph(
+      R"({"name": "x", "shape": [2, 8, 16, 16], "dtype": "f32"}, {"name": "w1", "shape": [16, 8, 3, 3], "dtype": "f32"},
+         {"name": "w2", "shape": [16, 16, 3, 3], "dtype": "f32"})",
+      R"({"name": "c1", "op": "conv2d", "inputs": ["x", "w1"], "attrs": {"padding": 1}},
+         {"name": "a", "op": "relu", "inputs": ["c1"]},
+         {"name": "p", "op": "max_pool2d", "inputs": ["a"], "attrs": {"kernel_size": 3, "stride": 2, "padding": 1}},
+         {"name": "c2", "op": "conv2d", "inputs": ["p", "w2"], "attrs": {"padding": 1}},
+         {"name": "y", "op": "relu", "inputs": ["c2"]})",
+      R"("y")");
+  const auto [kept, around] = run_kept_and_around(g, "stem");
+  EXPECT_EQ(conversions(kept.fused), 2) << fused_paths(kept);
+  EXPECT_EQ(conversions(around.fused), 4) << fused_paths(around);
+  for (const PlanReport* plan : {&kept.unfused, &kept.fused}) {
+    EXPECT_TRUE(has_path(*plan, "its channels-last variant, on the values kept NHWC")) << plan->name;
+  }
+  EXPECT_TRUE(std::any_of(kept.fused.notes.begin(), kept.fused.notes.end(), [](const std::string& n) {
+    return n.find("through 1 pooling kernel run channels-last") != std::string::npos;
+  })) << fused_paths(kept);
 }
 
 TEST(ExecutorContractionGpu, SmallTransformerBlockRunsEndToEnd) {

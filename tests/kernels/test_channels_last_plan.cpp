@@ -1,6 +1,6 @@
 // Where a plan keeps values channels-last and where it converts them (kernels/executor/channels_last_plan.h),
 // without a GPU: a residual block as resnet18 has them, an output read NCHW, an elementwise kernel that cannot
-// run NHWC, and which kernels count as layout-free.
+// run NHWC, a pool run by its channels-last variant, and which kernels count as layout-free.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -82,6 +82,32 @@ TEST(ChannelsLastPlan, AResidualBlockStaysNhwcAndConvertsOnlyForThePoolAndTheMea
   EXPECT_TRUE(plan.gains());
 }
 
+// The same block with the pool run by its channels-last variant (as the executor plans it, the generator having
+// one for max_pool2d): c0 is pooled where it lies, and only the graph's input and the mean's input are
+// converted, where the NCHW pool cost two conversions more (c0 back, p in again).
+TEST(ChannelsLastPlan, APoolWithAChannelsLastVariantPoolsWhereTheValuesLie) {
+  const Block b{block(R"("m")")};
+  std::vector<LayoutStep> steps = b.steps();
+  steps[1].role = Role::nhwc_variant;
+  const ChannelsLastPlan plan = plan_channels_last(b.g, steps);
+  EXPECT_EQ(describe(b, plan), "x to NHWC before 0; c3 to NCHW before 6; ");
+  EXPECT_EQ(plan.channels_last, (std::vector<bool>{false, true, false, false, true, false, false}));
+  EXPECT_EQ(plan.nhwc_values, (std::vector<ValueId>{b.v("x"), b.v("c0"), b.v("p"), b.v("c1"), b.v("c2"), b.v("r"), b.v("c3")}));
+  const std::int64_t value = 2 * 8 * 6 * 6 * 4;
+  EXPECT_EQ(plan.bytes, 2 * 2 * value);
+  EXPECT_TRUE(plan.gains());
+  // Its output a graph output: converted back right after the pool, the pool still run NHWC.
+  const Block out{block(R"("m", "p")")};
+  const ChannelsLastPlan with_output = plan_channels_last(out.g, steps);
+  EXPECT_TRUE(with_output.channels_last[1]);
+  EXPECT_EQ(describe(out, with_output), "x to NHWC before 0; p to NCHW before 2; c3 to NCHW before 6; ");
+  // Its input written NCHW (the first convolution run NCHW): the pool runs NCHW and p is converted for c1.
+  steps[0] = out.other({"x", "w"}, "c0");
+  const ChannelsLastPlan nchw_input = plan_channels_last(b.g, steps);
+  EXPECT_FALSE(nchw_input.channels_last[1]);
+  EXPECT_EQ(describe(b, nchw_input), "p to NHWC before 2; c3 to NCHW before 6; ");
+}
+
 // One convolution between NCHW neighbours converts its x and y either way; an elementwise kernel run NHWC whose
 // two outputs are read NCHW converts more than the convolution's own pair would: neither is worth applying.
 TEST(ChannelsLastPlan, APlanThatConvertsNoFewerBytesDoesNotGain) {
@@ -149,6 +175,11 @@ TEST(ChannelsLastPlan, LayoutFreeKernelsAreElementwiseOverOneShape) {
   EXPECT_FALSE(free(KernelKind::elementwise, {"dr"}, {"c2"}, "dr")) << "dropout's mask follows the element index";
   EXPECT_FALSE(free(KernelKind::row_reduction, {"s", "r"}, {"c2", "p"}, "r"));
   EXPECT_FALSE(free(KernelKind::window_pool, {"p"}, {"c0"}, "p"));
+  // A pool is not layout-free (its window follows H and W), but the generator has its channels-last variant.
+  const std::vector<NodeId> pool = {b.n("p")}, add_relu = {b.n("s"), b.n("r")};
+  EXPECT_TRUE(has_channels_last_variant(b.g, KernelKind::window_pool, pool));
+  EXPECT_FALSE(has_channels_last_variant(b.g, KernelKind::elementwise, add_relu));
+  EXPECT_FALSE(has_channels_last_variant(b.g, KernelKind::row_reduction, std::vector<NodeId>{b.n("m")}));
 }
 
 }  // namespace

@@ -444,6 +444,41 @@ TEST(CodegenNvrtc, MaxPool2dIsAWindowKernelThatCompiles) {
   }
 }
 
+// Its channels-last variant (the executor runs it on values kept NHWC): the same entry point, values and launch,
+// a warp's threads on neighbouring channels of one output position ([N, H, W, C] indexing); f32 and bf16
+// compile. A kernel without one is refused by name.
+TEST(CodegenNvrtc, MaxPool2dHasAChannelsLastVariantThatCompiles) {
+  NvrtcCompiler compiler{std::filesystem::path{}};
+  for (const char* dtype : {"f32", "bf16"}) {
+    auto g = load_graph(std::string(R"({"format": "fusion-explorer/graph", "version": 1, "name": "pool",
+        "inputs": [{"name": "x", "shape": [32, 64, 112, 112], "dtype": ")") + dtype + R"("}],
+        "nodes": [{"name": "p", "op": "max_pool2d", "inputs": ["x"], "attrs": {"kernel_size": 3, "stride": 2, "padding": 1}},
+                  {"name": "r", "op": "relu", "inputs": ["p"]}],
+        "outputs": ["r"]})");
+    ASSERT_TRUE(g.ok()) << format_diagnostics(g.errors());
+    const GeneratedKernel nchw = generate_group(*g, std::vector<NodeId>{0}, 2).kernels.at(0);
+    ASSERT_TRUE(has_channels_last_variant(*g, nchw.kind, nchw.nodes));
+    const GeneratedKernel k = generate_channels_last_variant(*g, nchw);
+    EXPECT_EQ(k.name, nchw.name);
+    EXPECT_EQ(k.kind, KernelKind::window_pool);
+    EXPECT_EQ(k.inputs, nchw.inputs);
+    EXPECT_EQ(k.outputs, nchw.outputs);
+    EXPECT_EQ(k.nodes, nchw.nodes);
+    EXPECT_EQ(k.grid, nchw.grid);
+    EXPECT_EQ(k.block, nchw.block);
+    EXPECT_EQ(k.bytes_moved, nchw.bytes_moved);
+    EXPECT_NE(k.layout, nchw.layout);
+    EXPECT_NE(k.source.find("const int ch = (int)(i % C)"), std::string::npos) << k.source;
+    EXPECT_NE(k.source.find("image * H * W * C + ch"), std::string::npos) << k.source;
+    EXPECT_NE(k.source.find("((long long)h * W + w) * C]"), std::string::npos) << k.source;
+    EXPECT_EQ(nchw.source.find(" * C]"), std::string::npos) << "the NCHW kernel is unchanged";
+    EXPECT_GT(compiler.compile(k.source, k.name, "sm_90")->size(), 1000u) << k.source;
+    const GeneratedKernel relu = generate_group(*g, std::vector<NodeId>{1}, 3).kernels.at(0);
+    EXPECT_FALSE(has_channels_last_variant(*g, relu.kind, relu.nodes));
+    EXPECT_THROW(generate_channels_last_variant(*g, relu), std::invalid_argument);
+  }
+}
+
 // Counts the lines of `ptx` holding `what`.
 int ptx_count(const std::string& ptx, const std::string& what) {
   int n = 0;
