@@ -8,6 +8,7 @@
 
 #include "kernels/codegen/codegen.h"
 #include "kernels/common/cuda_call.h"
+#include "kernels/common/event_timing.h"
 #include "kernels/executor/contraction_step.h"
 
 namespace fx::gpu {
@@ -82,10 +83,16 @@ Step conversion_step(Executor::Impl& im, int p, const Planned& pl, const LayoutC
   s.group_predicted_ms = neighbour.group_predicted_ms;
   s.group_predicted_bytes = neighbour.group_predicted_bytes;
   s.conversion = c;
-  const auto owner = std::find_if(ps.steps.begin(), ps.steps.end(), [&](const Step& st) {
-    return is_nhwc_conv(st) && (c.to_nhwc ? st.call->call().x == v : st.call->call().outputs.front() == v);
-  });
-  if (owner != ps.steps.end()) {
+  // The convolution whose own conversion this is, in the plan as planned (a convolution tuning kept NCHW may
+  // run NHWC in it; its step changes only when the plan is applied).
+  const Step* owner = nullptr;
+  for (std::size_t i = 0; i < pl.view.size() && !owner; ++i) {
+    const LayoutStep& r = pl.view[i];
+    if (r.role == LayoutStep::Role::nhwc_conv && (c.to_nhwc ? r.conv_x == v : r.outputs.front() == v)) {
+      owner = &ps.steps[pl.kept[i]];
+    }
+  }
+  if (owner) {
     owner->call->describe_conversion(part, s);
     s.function = owner->call->conversion_function(part);
   } else {
@@ -145,20 +152,45 @@ std::string plural(std::size_t n, const std::string& word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
+// Convolutions tuning kept NCHW (Step::nchw_choice) that are not made NHWC here drop their NHWC way when the
+// pass ends, whichever way it ends.
+struct DropNchwChoices {
+  PlanSteps& ps;
+  ~DropNchwChoices() {
+    for (Step& st : ps.steps) {
+      if (!st.nchw_choice) continue;
+      st.call->drop_nhwc();
+      st.nchw_choice.reset();
+    }
+  }
+};
+
 void keep_plan_channels_last(Executor::Impl& im, int p) {
   const Graph& g = im.graph;
   PlanSteps& ps = im.plans[p];
   if (ps.channels_last_planned) return;
+  const DropNchwChoices drop{ps};
   Planned pl;
   std::size_t convs = 0;
+  std::vector<NchwConvolution> nchw;
   for (std::size_t s = 0; s < ps.steps.size(); ++s) {
-    if (is_tuning_conversion(ps.steps[s])) continue;
+    const Step& st = ps.steps[s];
+    if (is_tuning_conversion(st)) continue;
+    if (st.nchw_choice) {
+      const LibraryCall& lc = st.call->call();
+      nchw.push_back({pl.view.size(), lc.x, st.nchw_choice->nchw_ms, st.nchw_choice->nhwc_alone_ms,
+                      st.nchw_choice->nhwc_converted_ms,
+                      2 * (g.value_type(lc.x).bytes() + g.value_type(lc.outputs.front()).bytes())});
+    }
     pl.kept.push_back(s);
-    pl.view.push_back(view_of(g, ps.steps[s]));
-    convs += is_nhwc_conv(ps.steps[s]) ? 1 : 0;
+    pl.view.push_back(view_of(g, st));
+    convs += is_nhwc_conv(st) ? 1 : 0;
   }
   if (convs == 0) return;
-  pl.layout = plan_channels_last(g, pl.view);
+  Reweighed rw = reweigh_nchw_convolutions(g, pl.view, nchw);
+  pl.view = std::move(rw.steps);
+  pl.layout = std::move(rw.plan);
+  convs += rw.nhwc.size();
   const std::int64_t planned = pl.layout.bytes, around = pl.layout.bytes_around;
   // One convolution between NCHW neighbours converts its own x and y either way: nothing to say.
   if (planned == around && pl.layout.conversions.size() == 2 * convs) return;
@@ -181,9 +213,14 @@ void keep_plan_channels_last(Executor::Impl& im, int p) {
   }
 
   // Everything that can throw (generating, loading, allocating, the texts) before the plan changes.
+  // A convolution made NHWC here launches its own conversions (where the plan has any) in their fastest layout.
+  for (const auto& [i, saved] : rw.nhwc) {
+    const Step& st = ps.steps[pl.kept[i]];
+    st.call->install_conversion_layout(st.nchw_choice->conversion_layout);
+  }
   std::vector<Step> conversions = make_conversions(im, p, pl);
   std::map<ValueId, contraction_detail::DeviceMemory> buffers;
-  std::vector<std::string> choices(pl.kept.size()), stepped, pooled;
+  std::vector<std::string> choices(pl.kept.size()), stepped, pooled, reweighed;
   std::vector<Variant> variants;  // for the nhwc_variant steps run channels-last, in step order
   std::vector<Step> steps;
   try {
@@ -205,6 +242,15 @@ void keep_plan_channels_last(Executor::Impl& im, int p) {
         stepped.push_back(st.kernel.name);
       }
     }
+    for (const auto& [i, saved] : rw.nhwc) {
+      const Step& st = ps.steps[pl.kept[i]];
+      const Step::NchwChoice& t = *st.nchw_choice;
+      choices[i] = "NHWC, its values kept NHWC around it: the NHWC call alone " + ms_text(t.nhwc_alone_ms) +
+                   " against NCHW " + ms_text(t.nchw_ms) + ", and the plan's conversions for it about " +
+                   ms_text(saved - (t.nchw_ms - t.nhwc_alone_ms)) + " less (tuning, x and y converted around it: " +
+                   st.layout_choice + ")";
+      reweighed.push_back(st.kernel.name);
+    }
     steps.reserve(pl.kept.size() + conversions.size());
     ps.notes.reserve(ps.notes.size() + 1);
   } catch (...) {
@@ -219,6 +265,10 @@ void keep_plan_channels_last(Executor::Impl& im, int p) {
   }
   if (!pooled.empty()) {
     note += " and through " + plural(pooled.size(), "pooling kernel") + " run channels-last (" + name_list(pooled) + ")";
+  }
+  if (!reweighed.empty()) {
+    note += " (" + std::to_string(reweighed.size()) + " of the convolutions, " + name_list(reweighed) +
+            ", tuning kept NCHW with x and y converted around it; with its values kept NHWC it runs NHWC)";
   }
   note += ", so the plan converts " + plural(pl.layout.conversions.size(), "value") + " (" +
           format_bytes(static_cast<double>(planned)) + " moved) where converting x and y around each convolution took " +
@@ -235,6 +285,11 @@ void keep_plan_channels_last(Executor::Impl& im, int p) {
   for (std::size_t i = 0; i < pl.kept.size(); ++i) {
     emit_conversions_before(i);
     Step& st = ps.steps[pl.kept[i]];
+    if (pl.view[i].role == LayoutStep::Role::nhwc_conv && !is_nhwc_conv(st)) {  // made NHWC by reweighing
+      st.call_part = CallPart::conv_nhwc;
+      st.layout_choice = std::move(choices[i]);
+      st.nchw_choice.reset();
+    }
     if (pl.layout.channels_last[i]) {
       st.channels_last = true;
       st.layout_choice = std::move(choices[i]);

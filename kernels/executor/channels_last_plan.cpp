@@ -92,4 +92,29 @@ ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> 
   return plan;
 }
 
+double nhwc_saving_ms(const NchwConvolution& c, std::int64_t plan_bytes_nchw, std::int64_t plan_bytes_nhwc) {
+  const double conversion_ms = std::max(0.0, c.nhwc_converted_ms - c.nhwc_alone_ms);
+  const double ms_per_byte = c.converted_bytes > 0 ? conversion_ms / static_cast<double>(c.converted_bytes) : 0.0;
+  return (c.nchw_ms - c.nhwc_alone_ms) + ms_per_byte * static_cast<double>(plan_bytes_nchw - plan_bytes_nhwc);
+}
+
+Reweighed reweigh_nchw_convolutions(const Graph& g, std::vector<LayoutStep> steps,
+                                    std::span<const NchwConvolution> convolutions) {
+  Reweighed r;
+  r.plan = plan_channels_last(g, steps);
+  for (const NchwConvolution& c : convolutions) {
+    std::vector<LayoutStep> with = steps;
+    with.at(c.step).role = LayoutStep::Role::nhwc_conv;
+    with[c.step].conv_x = c.x;
+    ChannelsLastPlan plan = plan_channels_last(g, with);
+    const double saved = nhwc_saving_ms(c, r.plan.bytes, plan.bytes);
+    if (saved <= 0) continue;
+    steps = std::move(with);
+    r.plan = std::move(plan);
+    r.nhwc.emplace_back(c.step, saved);
+  }
+  r.steps = std::move(steps);
+  return r;
+}
+
 }  // namespace fx::gpu

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/graph/graph.h"
@@ -73,5 +74,34 @@ struct ChannelsLastPlan {
 // is converted right after the step that writes it, while it is in the L2; a value written NCHW that is read NHWC
 // is converted once, before its first such reader.
 ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> steps);
+
+// A convolution layout tuning kept NCHW: tuning timed its NHWC way with x and y converted around it, but with
+// values kept NHWC the plan may launch fewer conversions for it (its x already NHWC, its y read NHWC). Its times
+// from tuning, and the bytes its own two conversions move (2 * (x + y)).
+struct NchwConvolution {
+  std::size_t step = 0;  // in the steps given to reweigh_nchw_convolutions, a Role::nchw step
+  ValueId x = -1;
+  double nchw_ms = 0, nhwc_alone_ms = 0, nhwc_converted_ms = 0;
+  std::int64_t converted_bytes = 0;
+};
+
+// What running such a convolution NHWC saves, in ms (> 0: worth it): the NCHW call's time less the NHWC call's
+// alone, plus the conversions the plan launches with it NCHW less those with it NHWC, the conversions' time
+// estimated from their bytes at the rate this convolution's own conversions took in tuning
+// ((nhwc_converted_ms - nhwc_alone_ms) for converted_bytes).
+double nhwc_saving_ms(const NchwConvolution& c, std::int64_t plan_bytes_nchw, std::int64_t plan_bytes_nhwc);
+
+struct Reweighed {
+  std::vector<LayoutStep> steps;  // the steps with each convolution worth running NHWC made Role::nhwc_conv
+  ChannelsLastPlan plan;          // plan_channels_last of those steps
+  std::vector<std::pair<std::size_t, double>> nhwc;  // (step, ms saved) of each convolution made NHWC
+};
+
+// Weighs each of `convolutions` in plan order against the plan as it stands (the ones before it decided) and
+// makes it NHWC where nhwc_saving_ms is positive. In ResNet-18 on an H100 tuning kept layer2's 1x1 downsample
+// NCHW (0.027 ms against 0.045 with x and y converted), where the block around it is NHWC: run NCHW it cost
+// three conversions of 12-25 MB values (0.036 ms).
+Reweighed reweigh_nchw_convolutions(const Graph& g, std::vector<LayoutStep> steps,
+                                    std::span<const NchwConvolution> convolutions);
 
 }  // namespace fx::gpu

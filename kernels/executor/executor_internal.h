@@ -60,6 +60,16 @@ struct Step {
   // convolution's own conversion), or a generated elementwise kernel that reads and writes NHWC buffers.
   std::optional<LayoutConversion> conversion;
   bool channels_last = false;
+  // A convolution layout tuning kept NCHW, timing its NHWC way with x and y converted around it, while values
+  // may stay NHWC around it (RunOptions::keep_nhwc): the times, so keep_channels_last can weigh the NHWC call
+  // again without the conversions the kept plan does not launch. Its NHWC way stays loaded until then.
+  struct NchwChoice {
+    double nchw_ms = 0;            // the NCHW call
+    double nhwc_alone_ms = 0;      // the NHWC call alone, x and y already NHWC
+    double nhwc_converted_ms = 0;  // the NHWC call with both conversions, in their fastest layout
+    std::size_t conversion_layout = 0;  // that layout (LibraryStep::install_conversion_layout)
+  };
+  std::optional<NchwChoice> nchw_choice;
 };
 
 struct PlanSteps {

@@ -121,7 +121,7 @@ std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int force
     im.launched(p, s);
   };
   auto keep_nchw = [&](const std::string& choice) {
-    call->drop_nhwc();  // its scratch and permuted weights are not needed any more
+    if (!ps.steps[s].nchw_choice) call->drop_nhwc();  // its scratch and permuted weights are not needed any more
     ps.steps[s].layout_choice = choice;
     launch(0);
     return s;
@@ -150,6 +150,16 @@ std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int force
     }
     choice = std::string(way > 0 ? "NHWC" : "NCHW") + ": the " + (ways == 2 ? "faster" : "fastest") + " of " +
              std::to_string(ways) + " layouts timed here (" + times + ")";
+    if (way == 0 && im.options.keep_nhwc) {
+      // With values kept NHWC around it, the kept plan may not launch the conversions timed here: time the
+      // NHWC call alone too (its x the scratch the last NHWC round converted), for keep_channels_last.
+      const std::size_t best = static_cast<std::size_t>(std::min_element(med.begin() + 1, med.end()) - med.begin());
+      const std::vector<double> alone = time_rounds(im, p, s, 1, flush, kConvRounds, [&](std::size_t) {
+        call->launch(im, p, CallPart::conv_nhwc);
+        im.launched(p, s);
+      });
+      ps.steps[s].nchw_choice = Step::NchwChoice{med[0], alone[0], med[best], best - 1};
+    }
   }
   if (way == 0) return keep_nchw(choice);
   call->install_conversion_layout(way - 1);

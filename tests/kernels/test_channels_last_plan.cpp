@@ -108,6 +108,42 @@ TEST(ChannelsLastPlan, APoolWithAChannelsLastVariantPoolsWhereTheValuesLie) {
   EXPECT_EQ(describe(b, nchw_input), "p to NHWC before 2; c3 to NCHW before 6; ");
 }
 
+// A convolution tuning kept NCHW between channels-last neighbours (c1, after the pool run NHWC): run NCHW it
+// costs two conversions (p back to NCHW for it, c1 to NHWC for c2). Weighed again with the times tuning took, it
+// runs NHWC when its call alone plus the conversions then launched beats the NCHW call plus those launched now,
+// the conversions costed at the rate its own were timed at; else it stays as tuned.
+TEST(ChannelsLastPlan, AConvolutionKeptNchwIsWeighedAgainWithoutTheConversionsThePlanDoesNotLaunch) {
+  const Block b{block(R"("m")")};
+  std::vector<LayoutStep> steps = b.steps();
+  steps[1].role = Role::nhwc_variant;
+  steps[2] = b.other({"p", "w"}, "c1");
+  const std::int64_t value = 2 * 8 * 6 * 6 * 4;
+  // Its own conversions (x and y, each read and written) took 0.008 ms for 4 values' bytes: 0.002 ms a value.
+  NchwConvolution c1{2, b.v("p"), 0.010, 0.012, 0.020, 4 * value};
+  const ChannelsLastPlan as_tuned = plan_channels_last(b.g, steps);
+  EXPECT_EQ(describe(b, as_tuned), "x to NHWC before 0; p to NCHW before 2; c1 to NHWC before 3; c3 to NCHW before 6; ");
+  const std::vector<NchwConvolution> worth = {c1};
+  const Reweighed rw = reweigh_nchw_convolutions(b.g, steps, worth);
+  ASSERT_EQ(rw.nhwc.size(), 1u);
+  EXPECT_EQ(rw.nhwc[0].first, 2u);
+  EXPECT_NEAR(rw.nhwc[0].second, -0.002 + 0.008, 1e-12);  // 2 fewer conversions: 4 values' bytes at 0.002 ms
+  EXPECT_EQ(rw.steps[2].role, Role::nhwc_conv);
+  EXPECT_EQ(rw.steps[2].conv_x, b.v("p"));
+  EXPECT_EQ(describe(b, rw.plan), "x to NHWC before 0; c3 to NCHW before 6; ");
+  EXPECT_NEAR(nhwc_saving_ms(c1, as_tuned.bytes, rw.plan.bytes), 0.006, 1e-12);
+  // Its NHWC call alone 0.009 ms slower than NCHW: the 0.008 ms of conversions saved do not make up for it.
+  c1.nhwc_alone_ms = 0.019;
+  const std::vector<NchwConvolution> not_worth = {c1};
+  const Reweighed kept = reweigh_nchw_convolutions(b.g, steps, not_worth);
+  EXPECT_TRUE(kept.nhwc.empty());
+  EXPECT_EQ(kept.steps[2].role, Role::nchw);
+  EXPECT_EQ(describe(b, kept.plan), describe(b, as_tuned));
+  // Between NCHW neighbours it would add its own two conversions: never worth what tuning refused.
+  const std::vector<LayoutStep> alone = {b.other({"x", "w"}, "c0")};
+  const NchwConvolution c0{0, b.v("x"), 0.010, 0.012, 0.020, 4 * value};
+  EXPECT_TRUE(reweigh_nchw_convolutions(b.g, alone, std::vector<NchwConvolution>{c0}).nhwc.empty());
+}
+
 // One convolution between NCHW neighbours converts its x and y either way; an elementwise kernel run NHWC whose
 // two outputs are read NCHW converts more than the convolution's own pair would: neither is worth applying.
 TEST(ChannelsLastPlan, APlanThatConvertsNoFewerBytesDoesNotGain) {
