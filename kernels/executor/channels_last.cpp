@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <stdexcept>
 #include <tuple>
 #include <utility>
@@ -245,10 +246,11 @@ void keep_plan_channels_last(Executor::Impl& im, int p) {
     for (const auto& [i, saved] : rw.nhwc) {
       const Step& st = ps.steps[pl.kept[i]];
       const Step::NchwChoice& t = *st.nchw_choice;
+      const double conversions_ms = saved - (t.nchw_ms - t.nhwc_alone_ms);  // > 0: the plan converts less
       choices[i] = "NHWC, its values kept NHWC around it: the NHWC call alone " + ms_text(t.nhwc_alone_ms) +
-                   " against NCHW " + ms_text(t.nchw_ms) + ", and the plan's conversions for it about " +
-                   ms_text(saved - (t.nchw_ms - t.nhwc_alone_ms)) + " less (tuning, x and y converted around it: " +
-                   st.layout_choice + ")";
+                   " against NCHW " + ms_text(t.nchw_ms) + ", the plan's conversions with it NHWC about " +
+                   ms_text(std::abs(conversions_ms)) + (conversions_ms >= 0 ? " less" : " more") + ", " +
+                   ms_text(saved) + " saved in all (tuning, x and y converted around it: " + st.layout_choice + ")";
       reweighed.push_back(st.kernel.name);
     }
     steps.reserve(pl.kept.size() + conversions.size());
