@@ -358,6 +358,33 @@ class Report(unittest.TestCase):
         self.assertIn("0.085 (0.088)", text)
         self.assertIn("1.024 (0.989)", text)
 
+    def test_our_plans_replayed_as_cuda_graphs_give_the_gpu_only_ratio_and_host_bound_notes(self):
+        # resnet18 as measured on an H100 (2026-11-25): the fused plan's 20 cuDNN calls launched step by step took
+        # 2.520 / 0.999 ms, replayed as a CUDA graph 0.955 / 0.957 ms; torch.compile queued 1.210 / 1.209 ms.
+        doc = {"plans": [{"name": "fused", "kernels": [{}] * 34, "total_ms": 2.520, "graph_ms": 0.955}]}
+        self.assertEqual(bench_report.read_fx_plan(doc, "fused"), {"ms": 2.520, "kernels": 34, "graph_ms": 0.955})
+        doc["plans"][0]["graph_ms"] = None  # run without --cuda-graph: no number, never a zero
+        self.assertNotIn("graph_ms", bench_report.read_fx_plan(doc, "fused"))
+        row = bench_report.derive({"name": "resnet18", "min_bytes": MIB, "has_contraction": True,
+                                   "eager": {"ms": [2.150, 3.321], "queued_ms": [2.145, 2.147], "kernels": 121},
+                                   "compile": {"ms": [1.467, 1.345], "queued_ms": [1.210, 1.209], "kernels": 61},
+                                   "fx_unfused": {"ms": [2.628, 1.927], "graph_ms": [1.830, 1.821], "kernels": 103},
+                                   "fx_fused": {"ms": [2.520, 0.999], "graph_ms": [0.955, 0.957], "kernels": 34}}, 1e12)
+        self.assertEqual([round(x, 3) for x in row["ratios"]["fused_graph_compile_queued"]], [0.789, 0.792])
+        lines = bench_report.targets([row])
+        self.assertEqual(lines[6], "fused as a CUDA graph / torch.compile queued <= 1.0: met on 1 of 1")
+        self.assertIn("not met: resnet18 2.083 / 0.826", lines[2])
+        notes = bench_report.notes([row])
+        self.assertIn("resnet18 FX fused: host-bound: 2.520 / 0.999 ms launched step by step, 0.955 / 0.957 ms "
+                      "replayed as a CUDA graph (its library calls' host time outran the GPU)", notes)
+        self.assertIn("resnet18 FX unfused: host-bound: 2.628 / 1.927 ms launched step by step, 1.830 / 1.821 ms "
+                      "replayed as a CUDA graph (its library calls' host time outran the GPU)", notes)
+        # Without graph times (an older fusion-cli, or a failed capture) the ratio is not measured, not zero.
+        del row["fx_fused"]["graph_ms"]
+        bench_report.derive(row, 1e12)
+        self.assertEqual(row["ratios"]["fused_graph_compile_queued"], [])
+        self.assertIn("not measured: resnet18", bench_report.targets([row])[6])
+
     def test_contraction_has_no_bandwidth_fraction(self):
         row = bench_report.derive({"name": "m", "min_bytes": 1, "has_contraction": True,
                                    "eager": {"ms": [1.0], "kernels": 3}}, 1e12)
