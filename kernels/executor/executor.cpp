@@ -8,6 +8,7 @@
 #include "kernels/codegen/emit.h"
 #include "kernels/codegen/test_fault.h"
 #include "kernels/common/cuda_call.h"
+#include "kernels/common/event_timing.h"
 #include "kernels/executor/contraction_step.h"
 #include "kernels/executor/executor_internal.h"
 #include "kernels/executor/sort_step.h"
@@ -43,6 +44,13 @@ DeviceInfo query_device(int ordinal) {
   d.free_memory = static_cast<std::int64_t>(free_b);
   d.total_memory = static_cast<std::int64_t>(total_b);
   return d;
+}
+
+std::string host_bound_note(const PlanReport& p) {
+  if (!p.graph_ms || *p.graph_ms <= 0 || p.total_ms <= kHostBoundRatio * *p.graph_ms) return {};
+  return "host-bound: launched step by step the plan took " + ms_text(p.total_ms) + ", replayed as a CUDA graph " +
+         ms_text(*p.graph_ms) + ": its steps took the host longer to launch (library calls above all) than the GPU "
+         "to run them; the graph's time is the GPU's";
 }
 
 double tolerance_for(DType t) {

@@ -124,6 +124,14 @@ struct RunReport {
 
 double tolerance_for(DType t);
 
+// A plan is host-bound when, launched step by step, it took more than this times its CUDA-graph replay: its steps
+// took the host longer to launch (a library call costs the host far more than a kernel launch) than the GPU to
+// run them.
+constexpr double kHostBoundRatio = 1.15;
+// The note a host-bound plan's report carries (both times, and that the graph's is the GPU's); empty when the
+// plan kept up or its graph was not timed (RunOptions::cuda_graph).
+std::string host_bound_note(const PlanReport& p);
+
 class Executor {
  public:
   // Generates and compiles every kernel of both plans and plans the memory; allocates nothing yet. Throws

@@ -380,6 +380,9 @@ RunReport run_phases(Executor::Impl& im) {
     im.begin_phase("CUDA graph", false);
     rep.unfused.graph_ms = time_graph(im, 0);
     rep.fused.graph_ms = time_graph(im, 1);
+    for (PlanReport* plan : {&rep.unfused, &rep.fused}) {
+      if (std::string note = host_bound_note(*plan); !note.empty()) plan->notes.push_back(std::move(note));
+    }
   }
   rep.device = im.device;
   rep.repeat = std::max(1, im.options.repeat);
