@@ -2,11 +2,8 @@
 // sample's 3x3 conv (x[32,64,56,56] f32, 64 filters, pad 1), TF32 allowed, each timed after a 256 MB flush;
 // and the legacy fused conv + bias + ReLU call the executor runs, in NCHW and NHWC.
 // nvcc -O2 -std=c++17 -arch=sm_90 tools/microbench/conv_algos.cu -lcudnn -o conv_algos
-#include <cudnn.h>
-
 #include "common.cuh"
-
-#define CD(x) do { cudnnStatus_t s_ = (x); if (s_ != CUDNN_STATUS_SUCCESS) { std::printf("%s: %s line %d\n", #x, cudnnGetErrorString(s_), __LINE__); return 0; } } while (0)
+#include "cudnn_conv.cuh"
 
 namespace {
 constexpr int N = 32, C = 64, H = 56, W = 56, K = 64, R = 3;
@@ -15,19 +12,11 @@ void* ws;
 constexpr size_t kWs = 256u << 20;
 
 bool bench(cudnnTensorFormat_t fmt, cudnnTensorFormat_t yfmt, const char* what, float* x, float* w, float* b, float* y) {
-  cudnnTensorDescriptor_t xd, yd, bd;
-  cudnnFilterDescriptor_t wd;
-  cudnnConvolutionDescriptor_t cd;
-  cudnnActivationDescriptor_t relu;
-  CD(cudnnCreateTensorDescriptor(&xd)); CD(cudnnCreateTensorDescriptor(&yd)); CD(cudnnCreateTensorDescriptor(&bd));
-  CD(cudnnCreateFilterDescriptor(&wd)); CD(cudnnCreateConvolutionDescriptor(&cd)); CD(cudnnCreateActivationDescriptor(&relu));
-  CD(cudnnSetTensor4dDescriptor(xd, fmt, CUDNN_DATA_FLOAT, N, C, H, W));
-  CD(cudnnSetTensor4dDescriptor(yd, yfmt, CUDNN_DATA_FLOAT, N, K, H, W));
-  CD(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, K, 1, 1));
-  CD(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, fmt, K, C, R, R));
-  CD(cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  CD(cudnnSetConvolutionMathType(cd, CUDNN_DEFAULT_MATH));
-  CD(cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+  const ConvDescriptors d(fmt, yfmt, N, C, H, K, R, 1, 1, CUDNN_DEFAULT_MATH);
+  const cudnnTensorDescriptor_t xd = d.x, yd = d.y, bd = d.bias;
+  const cudnnFilterDescriptor_t wd = d.w;
+  const cudnnConvolutionDescriptor_t cd = d.conv;
+  const cudnnActivationDescriptor_t relu = d.relu;
   cudnnConvolutionFwdAlgoPerf_t perf[16];
   int found = 0;
   CD(cudnnFindConvolutionForwardAlgorithmEx(h, xd, x, wd, w, cd, yd, y, 16, &found, perf, ws, kWs));

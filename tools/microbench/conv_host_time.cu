@@ -6,13 +6,10 @@
 // Host time: 200 calls issued while a spin kernel holds the GPU, wall clock around the issuing loop. GPU time:
 // events around the same 200 calls, which the GPU reaches only after all were issued.
 //   nvcc -O2 -std=c++17 -arch=sm_90 tools/microbench/conv_host_time.cu -lcudnn -o /tmp/cht && /tmp/cht
-#include <cudnn.h>
-
 #include <chrono>
 
 #include "common.cuh"
-
-#define CD(x) do { cudnnStatus_t s_ = (x); if (s_ != CUDNN_STATUS_SUCCESS) { std::printf("%s: %s line %d\n", #x, cudnnGetErrorString(s_), __LINE__); std::exit(1); } } while (0)
+#include "cudnn_conv.cuh"
 
 namespace {
 
@@ -30,20 +27,9 @@ struct Shape {
 constexpr int kN = 32, kCalls = 200;
 
 void measure(cudnnHandle_t h, const Shape& s, void* ws, size_t ws_bytes) {
-  const int out = (s.hw + 2 * s.pad - s.r) / s.stride + 1;
-  cudnnTensorDescriptor_t xd, yd, bd;
-  cudnnFilterDescriptor_t wd;
-  cudnnConvolutionDescriptor_t cd;
-  cudnnActivationDescriptor_t relu;
-  CD(cudnnCreateTensorDescriptor(&xd)); CD(cudnnCreateTensorDescriptor(&yd)); CD(cudnnCreateTensorDescriptor(&bd));
-  CD(cudnnCreateFilterDescriptor(&wd)); CD(cudnnCreateConvolutionDescriptor(&cd)); CD(cudnnCreateActivationDescriptor(&relu));
-  CD(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, kN, s.c, s.hw, s.hw));
-  CD(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, kN, s.k, out, out));
-  CD(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, s.k, 1, 1));
-  CD(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, s.k, s.c, s.r, s.r));
-  CD(cudnnSetConvolution2dDescriptor(cd, s.pad, s.pad, s.stride, s.stride, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  CD(cudnnSetConvolutionMathType(cd, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
-  CD(cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+  const ConvDescriptors d(CUDNN_TENSOR_NHWC, CUDNN_TENSOR_NHWC, kN, s.c, s.hw, s.k, s.r, s.stride, s.pad,
+                          CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+  const int out = d.out;
   float *x, *w, *b, *y;
   CK(cudaMalloc(&x, size_t(kN) * s.c * s.hw * s.hw * 4));
   CK(cudaMalloc(&w, size_t(s.k) * s.c * s.r * s.r * 4));
@@ -52,8 +38,8 @@ void measure(cudnnHandle_t h, const Shape& s, void* ws, size_t ws_bytes) {
   const auto algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
   const float one = 1, zero = 0;
   auto call = [&] {
-    CD(cudnnConvolutionBiasActivationForward(h, &one, xd, x, wd, w, cd, algo, ws, ws_bytes, &zero, yd, y, bd, b, relu,
-                                             yd, y));
+    CD(cudnnConvolutionBiasActivationForward(h, &one, d.x, x, d.w, w, d.conv, algo, ws, ws_bytes, &zero, d.y, y, d.bias,
+                                             b, d.relu, d.y, y));
   };
   for (int i = 0; i < 10; ++i) call();  // warm-up: whatever cuDNN builds on a first call
   CK(cudaDeviceSynchronize());
@@ -79,8 +65,6 @@ void measure(cudnnHandle_t h, const Shape& s, void* ws, size_t ws_bytes) {
   const double hu = host_us[2], gu = gpu_us[2];
   std::printf("%-28s host %8.1f us/call  GPU %8.1f us/call  host/GPU %.2f\n", s.name, hu, gu, hu / gu);
   cudaFree(x); cudaFree(w); cudaFree(b); cudaFree(y);
-  cudnnDestroyTensorDescriptor(xd); cudnnDestroyTensorDescriptor(yd); cudnnDestroyTensorDescriptor(bd);
-  cudnnDestroyFilterDescriptor(wd); cudnnDestroyConvolutionDescriptor(cd); cudnnDestroyActivationDescriptor(relu);
 }
 
 }  // namespace
