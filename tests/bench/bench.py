@@ -240,10 +240,10 @@ def bench_fx(cli, path, runs, timeout_s):
             elif "error" not in out[key]:
                 out[key]["ms"].append(got["ms"])
                 out[key]["kernels"] = got["kernels"]
-                if "stepped_ms" in got:  # kept in bench.json: the plan with an event after each step
-                    out[key].setdefault("stepped_ms", []).append(got["stepped_ms"])
-                if "graph_ms" in got:
-                    out[key].setdefault("graph_ms", []).append(got["graph_ms"])
+                # kept in bench.json: the plan with an event after each step, and replayed as a CUDA graph
+                for extra in ("stepped_ms", "graph_ms"):
+                    if extra in got:
+                        out[key].setdefault(extra, []).append(got[extra])
     return out
 
 

@@ -42,12 +42,12 @@ def read_fx_plan(doc, plan):
     if total is None:
         return {"error": f"'{plan}' plan has no total_ms", "kernels": count}
     got = {"ms": total, "kernels": count}
-    stepped = _number(entry.get("stepped_ms"))  # the plan timed with an event after each step (since 2026-11-25)
-    if stepped is not None:
-        got["stepped_ms"] = stepped
-    graph = _number(entry.get("graph_ms"))  # the plan replayed as a CUDA graph (--cuda-graph): the GPU's time
-    if graph is not None:
-        got["graph_ms"] = graph
+    # The plan timed with an event after each step (since 2026-11-25), and replayed as a CUDA graph (--cuda-graph:
+    # the GPU's time), where the report has them.
+    for extra in ("stepped_ms", "graph_ms"):
+        value = _number(entry.get(extra))
+        if value is not None:
+            got[extra] = value
     return got
 
 
