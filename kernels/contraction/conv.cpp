@@ -1,20 +1,26 @@
-// cuDNN's legacy (v7-style) convolution API behind fx::gpu::Conv2d. The legacy fused call
+// fx::gpu::Conv2d: cuDNN's graph API first (conv_graph.cpp), its legacy (v7-style) API where the graph API has no
+// plan for a problem or a launch's pointers are too loosely aligned. The legacy fused call
 // cudnnConvolutionBiasActivationForward is deprecated in cuDNN 9 but still works for FP32 NCHW with RELU or
-// IDENTITY (VERIFIED-FACTS.md); anything richer needs the graph API. Both fused modes run
-// IMPLICIT_PRECOMP_GEMM, the one algorithm the legacy call supports with every activation it accepts.
+// IDENTITY (VERIFIED-FACTS.md). Both fused modes run IMPLICIT_PRECOMP_GEMM there, the one algorithm the legacy
+// call supports with every activation it accepts.
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 #include <type_traits>
 
 #include "kernels/common/cuda_call.h"
 #include "kernels/contraction/conv.h"
+#include "kernels/contraction/conv_graph.h"
 #include "kernels/contraction/device_memory.h"
 
 namespace fx::gpu {
 namespace {
 
+using contraction_detail::ConvGraphPlan;
+using contraction_detail::ConvOperands;
 using contraction_detail::DeviceMemory;
+using contraction_detail::dnn_type;
 
 template <class Handle, cudnnStatus_t (*Destroy)(Handle)>
 struct DnnDeleter {
@@ -33,15 +39,6 @@ Ptr create(cudnnStatus_t (*create_fn)(Handle*)) {
   Handle raw = nullptr;
   FX_CUDA_CALL(create_fn(&raw));
   return Ptr(raw);
-}
-
-cudnnDataType_t dnn_type(DType t) {
-  switch (t) {
-    case DType::f32: return CUDNN_DATA_FLOAT;
-    case DType::f16: return CUDNN_DATA_HALF;
-    case DType::bf16: return CUDNN_DATA_BFLOAT16;
-    default: throw std::invalid_argument("conv2d takes f32, f16 or bf16");
-  }
 }
 
 // FMA_MATH keeps f32 exact to f32 rounding: cuDNN's default math may run f32 convolutions on TF32 tensor cores.
@@ -117,10 +114,19 @@ ConvPlan make_descriptors(const Conv2dProblem& p) {
 
 }  // namespace
 
+// What runs one problem: the graph API's plan once tried (nullopt when it has none), the legacy descriptors once
+// needed.
+struct ProblemPlans {
+  bool graph_tried = false;
+  std::optional<ConvGraphPlan> graph;
+  std::optional<ConvPlan> legacy;
+};
+
 struct Conv2d::Impl {
+  ConvApi api = ConvApi::graph;
   cudnnHandle_t handle = nullptr;
   DeviceMemory workspace;
-  std::map<Conv2dProblem, ConvPlan, KeyLess> plans;
+  std::map<Conv2dProblem, ProblemPlans, KeyLess> plans;
 
   ~Impl() {
     if (handle) cudnnDestroy(handle);
@@ -129,7 +135,8 @@ struct Conv2d::Impl {
     if (workspace.bytes() < bytes) workspace = DeviceMemory(bytes);
   }
   void find_algorithm(const Conv2dProblem& p, ConvPlan& plan, const void* x, const void* w, void* y);
-  ConvPlan& plan_for(const Conv2dProblem& p, const void* x, const void* w, void* y);
+  ConvPlan& legacy_plan(const Conv2dProblem& p, ProblemPlans& plans, const void* x, const void* w, void* y);
+  void run_legacy(const Conv2dProblem& p, ConvPlan& plan, const void* x, const void* w, const void* bias, void* y);
 };
 
 // Times every legacy algorithm on the caller's buffers and keeps the fastest that honours the TF32 choice.
@@ -156,9 +163,9 @@ void Conv2d::Impl::find_algorithm(const Conv2dProblem& p, ConvPlan& plan, const 
                  "cuDNN found no usable algorithm for " + describe_conv2d(p));
 }
 
-ConvPlan& Conv2d::Impl::plan_for(const Conv2dProblem& p, const void* x, const void* w, void* y) {
-  auto it = plans.find(p);
-  if (it != plans.end()) return it->second;
+ConvPlan& Conv2d::Impl::legacy_plan(const Conv2dProblem& p, ProblemPlans& plans, const void* x, const void* w,
+                                     void* y) {
+  if (plans.legacy) return *plans.legacy;
   ConvPlan plan = make_descriptors(p);
   if (p.epilogue == ConvEpilogue::none) {
     find_algorithm(p, plan, x, w, y);
@@ -167,10 +174,29 @@ ConvPlan& Conv2d::Impl::plan_for(const Conv2dProblem& p, const void* x, const vo
     FX_CUDA_CALL(cudnnGetConvolutionForwardWorkspaceSize(handle, plan.x.get(), plan.w.get(), plan.conv.get(),
                                                          plan.y.get(), plan.algo, &plan.workspace_bytes));
   }
-  return plans.emplace(p, std::move(plan)).first->second;
+  return plans.legacy.emplace(std::move(plan));
 }
 
-Conv2d::Conv2d() : impl_(std::make_unique<Impl>()) {
+void Conv2d::Impl::run_legacy(const Conv2dProblem& p, ConvPlan& plan, const void* x, const void* w, const void* bias,
+                              void* y) {
+  ensure_workspace(plan.workspace_bytes);
+  const float one = 1.0f;
+  const float zero = 0.0f;
+  void* ws = workspace.get();
+  const std::size_t ws_bytes = workspace.bytes();
+  if (p.epilogue == ConvEpilogue::none) {
+    FX_CUDA_CALL(cudnnConvolutionForward(handle, &one, plan.x.get(), x, plan.w.get(), w, plan.conv.get(), plan.algo, ws,
+                                         ws_bytes, &zero, plan.y.get(), y));
+    return;
+  }
+  // z is y with alpha2 = 0: cuDNN still wants a tensor there, and the legacy call has no "no residual" mode.
+  FX_CUDA_CALL(cudnnConvolutionBiasActivationForward(handle, &one, plan.x.get(), x, plan.w.get(), w, plan.conv.get(),
+                                                     plan.algo, ws, ws_bytes, &zero, plan.y.get(), y, plan.bias.get(),
+                                                     bias, plan.activation.get(), plan.y.get(), y));
+}
+
+Conv2d::Conv2d(ConvApi api) : impl_(std::make_unique<Impl>()) {
+  impl_->api = api;
   contraction_detail::require_cuda_device();
   FX_CUDA_CALL(cudnnCreate(&impl_->handle));
 }
@@ -188,26 +214,30 @@ void Conv2d::run(const Conv2dProblem& p, const void* x, const void* w, const voi
                                                                  : "conv2d: the epilogue needs a bias pointer");
   }
   FX_CUDA_CALL(cudnnSetStream(impl_->handle, stream));
-  ConvPlan& plan = impl_->plan_for(p, x, w, y);
-  impl_->ensure_workspace(plan.workspace_bytes);
-  const float one = 1.0f;
-  const float zero = 0.0f;
-  void* ws = impl_->workspace.get();
-  const std::size_t ws_bytes = impl_->workspace.bytes();
-  if (p.epilogue == ConvEpilogue::none) {
-    FX_CUDA_CALL(cudnnConvolutionForward(impl_->handle, &one, plan.x.get(), x, plan.w.get(), w, plan.conv.get(),
-                                         plan.algo, ws, ws_bytes, &zero, plan.y.get(), y));
-    return;
+  ProblemPlans& plans = impl_->plans[p];
+  ConvOperands ops{x, w, bias, y, nullptr};
+  if (impl_->api == ConvApi::graph && contraction_detail::graph_aligned(ops)) {
+    if (!plans.graph_tried) {
+      impl_->ensure_workspace(Conv2d::kFindWorkspaceBytes);
+      ops.workspace = impl_->workspace.get();
+      plans.graph = ConvGraphPlan::choose(impl_->handle, p, ops, impl_->workspace.bytes(), stream);
+      plans.graph_tried = true;
+    }
+    if (plans.graph) {
+      ops.workspace = impl_->workspace.get();  // the search's workspace holds every candidate's
+      plans.graph->execute(impl_->handle, ops);
+      return;
+    }
   }
-  // z is y with alpha2 = 0: cuDNN still wants a tensor there, and the legacy call has no "no residual" mode.
-  FX_CUDA_CALL(cudnnConvolutionBiasActivationForward(impl_->handle, &one, plan.x.get(), x, plan.w.get(), w,
-                                                     plan.conv.get(), plan.algo, ws, ws_bytes, &zero, plan.y.get(), y,
-                                                     plan.bias.get(), bias, plan.activation.get(), plan.y.get(), y));
+  impl_->run_legacy(p, impl_->legacy_plan(p, plans, x, w, y), x, w, bias, y);
 }
 
 std::string Conv2d::algorithm(const Conv2dProblem& p) const {
   const auto it = impl_->plans.find(p);
-  return it == impl_->plans.end() ? std::string() : algo_name(it->second.algo);
+  if (it == impl_->plans.end()) return {};
+  const ProblemPlans& plans = it->second;
+  if (plans.graph) return plans.graph->name();
+  return plans.legacy ? std::string(algo_name(plans.legacy->algo)) + " (legacy API)" : std::string();
 }
 
 std::size_t Conv2d::cached_plan_count() const { return impl_->plans.size(); }

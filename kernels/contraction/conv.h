@@ -1,7 +1,9 @@
-// 2-D convolution on cuDNN's legacy API, unfused or with bias (+ ReLU) fused, for the executor.
+// 2-D convolution on cuDNN, unfused or with bias (+ ReLU) fused, for the executor.
 // NCHW activations, OIHW weights ([K, C/groups, R, S]), output [N, K, P, Q]; or all three channels-last
 // (Conv2dProblem::nhwc: x [N, H, W, C], w [K, R, S, C], y [N, P, Q, K]), where cuDNN has faster kernels for
-// some shapes (docs/benchmarks.md, conv_bn_relu). Vendor types stay in the pimpl.
+// some shapes (docs/benchmarks.md, conv_bn_relu). Runs through cuDNN's graph API (an execution plan built once
+// per shape: the host's cost per launch is small) and the legacy API where the graph API has no plan for a
+// problem or a pointer is too loosely aligned for one. Vendor types stay in the pimpl.
 #pragma once
 
 #include <cstdint>
@@ -14,8 +16,8 @@ struct CUstream_st;
 
 namespace fx::gpu {
 
-// none: cudnnConvolutionForward with the fastest algorithm cuDNN measures for the shape.
-// bias, relu_bias: cudnnConvolutionBiasActivationForward (IDENTITY or RELU activation, bias [K]).
+// none: the convolution alone. bias, relu_bias: + bias [K] (+ ReLU) in the same call: one operation graph, or on
+// the legacy API cudnnConvolutionBiasActivationForward (IDENTITY or RELU activation).
 enum class ConvEpilogue : std::uint8_t { none, bias, relu_bias };
 
 struct Conv2dProblem {
@@ -43,30 +45,38 @@ Conv2dOutputShape conv2d_output_shape(const Conv2dProblem& p);
 // Empty when well formed; otherwise the first problem found.
 std::string validate_conv2d(const Conv2dProblem& p);
 
-// One line for reports: "cuDNN fused conv + bias + ReLU (IMPLICIT_PRECOMP_GEMM), FP32 (no TF32)"; ", NHWC"
-// is added for a channels-last problem.
+// One line for reports: "cuDNN fused conv + bias + ReLU, FP32 (no TF32)"; ", NHWC" is added for a channels-last
+// problem. Conv2d::algorithm names what ran.
 std::string describe_conv2d(const Conv2dProblem& p);
 
-// Owns a cuDNN handle, a workspace and a per-shape cache of descriptors and chosen algorithms.
+// graph: cuDNN's graph API where it has a plan for the problem, else the legacy API. legacy: the legacy API only
+// (cudnnConvolutionForward, cudnnConvolutionBiasActivationForward), which rebuilds its plan on every call: kept for
+// comparison (host time per call) and as the fallback.
+enum class ConvApi : std::uint8_t { graph, legacy };
+
+// Owns a cuDNN handle, a workspace and a per-shape cache of plans and chosen algorithms.
 // Not thread-safe; use one per stream.
 class Conv2d {
  public:
-  // The workspace cudnnFind may use (its algorithms must fit); it grows only for a chosen algorithm that needs more.
+  // The workspace the algorithm search may use (its candidates must fit); it grows only for a chosen legacy
+  // algorithm that needs more.
   static constexpr std::size_t kFindWorkspaceBytes = std::size_t{64} << 20;
 
-  Conv2d();  // throws NoDeviceError without a usable CUDA device
+  explicit Conv2d(ConvApi api = ConvApi::graph);  // throws NoDeviceError without a usable CUDA device
   ~Conv2d();
   Conv2d(Conv2d&&) noexcept;
   Conv2d& operator=(Conv2d&&) noexcept;
   Conv2d(const Conv2d&) = delete;
   Conv2d& operator=(const Conv2d&) = delete;
 
-  // Enqueues y = conv(x, w) [+ bias] [relu] on stream. The first call for a shape without an epilogue times
-  // cuDNN's algorithms on these buffers (it writes y). Throws std::invalid_argument for a malformed problem,
-  // GpuError for a cuDNN refusal (e.g. CUDNN_STATUS_NOT_SUPPORTED for a type the legacy fused call lacks).
+  // Enqueues y = conv(x, w) [+ bias] [relu] on stream. The first call for a shape times cuDNN's candidate engine
+  // configurations (legacy API: its algorithms, for a shape without an epilogue) on these buffers (it writes y).
+  // Throws std::invalid_argument for a malformed problem, GpuError for a cuDNN refusal (e.g.
+  // CUDNN_STATUS_NOT_SUPPORTED for a type the legacy fused call lacks).
   void run(const Conv2dProblem& p, const void* x, const void* w, const void* bias, void* y, CUstream_st* stream);
 
-  // Name of the algorithm run for p, once run() has seen it ("" before).
+  // What runs p, once run() has seen it ("" before): "cuDNN graph engine 67 (tensor cores), 0.0481 ms; ..."
+  // or a legacy algorithm, "IMPLICIT_PRECOMP_GEMM (legacy API)".
   std::string algorithm(const Conv2dProblem& p) const;
   std::size_t cached_plan_count() const;
 

@@ -43,9 +43,9 @@ std::string validate_conv2d(const Conv2dProblem& p) {
 std::string describe_conv2d(const Conv2dProblem& p) {
   std::ostringstream s;
   switch (p.epilogue) {
-    case ConvEpilogue::none: s << "cuDNN convolution (fastest algorithm measured by cudnnFind)"; break;
-    case ConvEpilogue::bias: s << "cuDNN fused conv + bias (IMPLICIT_PRECOMP_GEMM)"; break;
-    case ConvEpilogue::relu_bias: s << "cuDNN fused conv + bias + ReLU (IMPLICIT_PRECOMP_GEMM)"; break;
+    case ConvEpilogue::none: s << "cuDNN convolution"; break;
+    case ConvEpilogue::bias: s << "cuDNN fused conv + bias"; break;
+    case ConvEpilogue::relu_bias: s << "cuDNN fused conv + bias + ReLU"; break;
   }
   if (p.type == DType::f32) {
     s << (p.allow_tf32 ? ", TF32 tensor cores allowed" : ", FP32 (no TF32)");

@@ -1,14 +1,12 @@
 #include "kernels/executor/layout_tuning.h"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <memory>
 #include <optional>
-#include <thread>
 #include <utility>
 
 #include "kernels/common/event_timing.h"
+#include "kernels/common/stream_gate.h"
 #include "kernels/common/sticky_error.h"
 #include "kernels/contraction/device_memory.h"
 #include "kernels/executor/contraction_step.h"
@@ -31,38 +29,6 @@ void install(Step& st, std::size_t i) {
   std::swap(st.library, alt.library);
   std::swap(st.function, alt.function);
 }
-
-// Holds a stream's work back until the host has enqueued all of a timed run, so that the GPU never waits for
-// the host inside the timed window: a way whose launches cost the host more (three launches, one a cuDNN call)
-// would otherwise be charged for them whenever the host fell behind the GPU. Without it, a convolution's ways
-// timed up to twice their plan time in some runs (conv_bn_relu on an H100: the NCHW call 0.2045 ms, the
-// channels-last way 0.2353-0.2595, against 0.093 and 0.089 in the plan timing of the same run). The host
-// function waits at most 100 ms, so a library call that waits on the stream cannot hang the run.
-class StreamGate {
- public:
-  explicit StreamGate(cudaStream_t stream) {
-    auto* held = new std::shared_ptr<std::atomic<bool>>(open_);  // the host function's reference
-    const cudaError_t e = cudaLaunchHostFunc(stream, &StreamGate::wait, held);
-    if (e != cudaSuccess) delete held;
-    FX_CUDA_CALL(e);
-  }
-  ~StreamGate() { open(); }
-  StreamGate(const StreamGate&) = delete;
-  StreamGate& operator=(const StreamGate&) = delete;
-  void open() { open_->store(true, std::memory_order_release); }
-
- private:
-  static void CUDART_CB wait(void* data) {
-    const auto* held = static_cast<std::shared_ptr<std::atomic<bool>>*>(data);
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
-    while (!(*held)->load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until) {
-      std::this_thread::yield();
-    }
-    delete held;
-  }
-
-  std::shared_ptr<std::atomic<bool>> open_ = std::make_shared<std::atomic<bool>>(false);
-};
 
 // Times each of `n` ways of plan p's step s in interleaved rounds (one warm-up round); the medians. Each timed
 // launch finds the L2 as the plan timing leaves it for that step: first what the plan timing puts before a

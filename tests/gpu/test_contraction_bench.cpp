@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 
+#include "kernels/common/stream_gate.h"
 #include "kernels/contraction/conv.h"
 #include "kernels/contraction/horizontal_matmul.h"
 #include "kernels/contraction/matmul.h"
@@ -159,6 +161,77 @@ void bench_conv(const std::string& name, fx::gpu::ConvEpilogue epilogue, bool tf
   conv.run(p, x.get(), w.get(), bias, y.get(), stream.get());  // the first call picks the algorithm
   bench(name, fx::gpu::describe_conv2d(p) + ", algorithm " + conv.algorithm(p), stream.get(),
         [&] { conv.run(p, x.get(), w.get(), bias, y.get(), stream.get()); });
+}
+
+// Host microseconds per Conv2d::run (the stream held back by a StreamGate while 200 launches are enqueued, so
+// the host's own cost is measured alone) and GPU microseconds per launch (events around 200 launches, back to
+// back), for resnet18's convolution shapes at batch 32 as its fused plan runs them (NHWC, bias + ReLU, TF32),
+// through the graph API and the legacy API. Prints
+//   BENCH conv_host_us_<api>_<shape> <host us> (gpu <us>)
+void bench_conv_host_time(fx::gpu::ConvApi api, const char* api_name) {
+  struct Shape {
+    const char* name;
+    std::int64_t c, hw, k, r, stride, pad;
+  };
+  const Shape shapes[] = {{"conv1_7x7s2_3to64_224", 3, 224, 64, 7, 2, 3},
+                          {"layer1_3x3_64to64_56", 64, 56, 64, 3, 1, 1},
+                          {"layer2_1x1s2_64to128_56", 64, 56, 128, 1, 2, 0},
+                          {"layer2_3x3_128to128_28", 128, 28, 128, 3, 1, 1},
+                          {"layer3_3x3_256to256_14", 256, 14, 256, 3, 1, 1},
+                          {"layer4_3x3_512to512_7", 512, 7, 512, 3, 1, 1}};
+  constexpr int kLaunches = 200;
+  for (const Shape& sh : shapes) {
+    fx::gpu::Conv2dProblem p{.n = 32, .c = sh.c, .h = sh.hw, .w = sh.hw, .k = sh.k, .r = sh.r, .s = sh.r};
+    p.stride_h = p.stride_w = sh.stride;
+    p.pad_h = p.pad_w = sh.pad;
+    p.allow_tf32 = true;
+    p.epilogue = fx::gpu::ConvEpilogue::relu_bias;
+    p.nhwc = true;
+    const auto out = fx::gpu::conv2d_output_shape(p);
+    const auto x = device_random(static_cast<std::size_t>(p.n * p.c * p.h * p.w), DType::f32, 12);
+    const auto w = device_random(static_cast<std::size_t>(p.k * p.c * p.r * p.s), DType::f32, 13);
+    const auto b = device_random(static_cast<std::size_t>(p.k), DType::f32, 14);
+    fx::test::DeviceArray y(static_cast<std::size_t>(out.n * out.k * out.p * out.q) * sizeof(float));
+    Stream stream;
+    fx::gpu::Conv2d conv(api);
+    auto launch = [&] { conv.run(p, x.get(), w.get(), b.get(), y.get(), stream.get()); };
+    for (int i = 0; i < kWarmup; ++i) launch();
+    cudaStreamSynchronize(stream.get());
+    std::vector<double> host_us, gpu_us;
+    cudaEvent_t start, stop;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    for (int rep = 0; rep < 5; ++rep) {
+      {
+        fx::gpu::StreamGate gate(stream.get());
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < kLaunches; ++i) launch();
+        host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+                          kLaunches);
+      }
+      cudaStreamSynchronize(stream.get());
+      cudaEventRecord(start, stream.get());
+      for (int i = 0; i < kLaunches; ++i) launch();
+      cudaEventRecord(stop, stream.get());
+      cudaEventSynchronize(stop);
+      float ms = 0;
+      cudaEventElapsedTime(&ms, start, stop);
+      gpu_us.push_back(1e3 * ms / kLaunches);
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    std::sort(host_us.begin(), host_us.end());
+    std::sort(gpu_us.begin(), gpu_us.end());
+    std::printf("BENCH conv_host_us_%s_%s %.1f (gpu %.1f) %s\n", api_name, sh.name, host_us[2], gpu_us[2],
+                conv.algorithm(p).c_str());
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  }
+}
+
+TEST(ContractionBench, ConvHostTimePerLaunch) {
+  FX_BENCH_PREAMBLE();
+  bench_conv_host_time(fx::gpu::ConvApi::graph, "graph");
+  bench_conv_host_time(fx::gpu::ConvApi::legacy, "legacy");
 }
 
 TEST(ContractionBench, Conv3x3_32x64x56x56_k64) {

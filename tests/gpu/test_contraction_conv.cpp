@@ -3,7 +3,9 @@
 // fold_batchnorm and the fused call.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <ostream>
+#include <string>
 
 #include "kernels/common/gpu_error.h"
 #include "kernels/contraction/batchnorm_fold.h"
@@ -39,20 +41,24 @@ std::vector<T> channels_last(const std::vector<T>& v, std::size_t outer, std::si
 
 // Runs p on random data and returns ||gpu - ref|| / ||ref||. A channels-last problem gets x and w permuted to
 // NHWC and [K, R, S, C] on the way in and y permuted back; the reference is the NCHW one either way.
-double conv_error(Conv2d& conv, const Conv2dProblem& p) {
+// misaligned_x: x starts one element past its allocation's start (4 or 2 bytes: too loose for a graph plan).
+double conv_error(Conv2d& conv, const Conv2dProblem& p, bool misaligned_x = false) {
   const fx::test::ConvShape s = shape_of(p);
   const auto n = static_cast<std::size_t>(p.n), c = static_cast<std::size_t>(p.c), k = static_cast<std::size_t>(p.k);
   const auto in_plane = static_cast<std::size_t>(p.h * p.w), rs = static_cast<std::size_t>(p.r * p.s);
   const auto out_plane = static_cast<std::size_t>(s.out_h() * s.out_w());
   const std::vector<float> xv = fx::test::random_values(n * c * in_plane, 1.0f, 81);
   const std::vector<float> wv = fx::test::random_values(weight_count(p), 0.3f, 82);
-  const auto x = fx::test::upload(p.nhwc ? channels_last(xv, n, c, in_plane) : xv, p.type);
+  std::vector<float> x_values = p.nhwc ? channels_last(xv, n, c, in_plane) : xv;
+  if (misaligned_x) x_values.insert(x_values.begin(), 0.0f);
+  const auto x = fx::test::upload(x_values, p.type);
+  const void* x_device = static_cast<const char*>(x.device.get()) + (misaligned_x ? fx::dtype_size(p.type) : 0);
   const auto w = fx::test::upload(p.nhwc ? channels_last(wv, k, c, rs) : wv, p.type);
   const auto bias = fx::test::random_operand(k, p.type, 1.0f, 83);
   const std::size_t out_count = n * k * out_plane;
   fx::test::DeviceArray y(out_count * static_cast<std::size_t>(fx::dtype_size(p.type)));
   const bool has_bias = p.epilogue != ConvEpilogue::none;
-  conv.run(p, x.device.get(), w.device.get(), has_bias ? bias.device.get() : nullptr, y.get(), nullptr);
+  conv.run(p, x_device, w.device.get(), has_bias ? bias.device.get() : nullptr, y.get(), nullptr);
   // The values the device holds, in NCHW order for the reference (a permutation does not change a rounding).
   std::vector<double> nchw_x, nchw_w;
   fx::test::encode(xv, p.type, &nchw_x);
@@ -143,7 +149,7 @@ struct TypeParam {
 
 class ContractionConvReducedPrecision : public ::testing::TestWithParam<TypeParam> {};
 
-// f16/bf16 through the legacy API: where cuDNN refuses the configuration (NOT_SUPPORTED family, codes 3xxx)
+// f16/bf16: where cuDNN refuses the configuration (NOT_SUPPORTED family, codes 3xxx)
 // the test records that as a skip with cuDNN's message; where it runs, the numbers must be right.
 TEST_P(ContractionConvReducedPrecision, MatchesFloat64ReferenceOrIsRefused) {
   FX_SKIP_WITHOUT_CUDA_DEVICE();
@@ -209,10 +215,50 @@ TEST(ContractionConv2d, CachesOnePlanPerShapeAndNamesTheAlgorithm) {
   conv_error(conv, p);
   EXPECT_EQ(conv.cached_plan_count(), 1u);
   EXPECT_NE(conv.algorithm(p), "");
+  std::printf("unfused: %s\n", conv.algorithm(p).c_str());
   p.epilogue = ConvEpilogue::relu_bias;
   conv_error(conv, p);
-  EXPECT_EQ(conv.algorithm(p), "IMPLICIT_PRECOMP_GEMM");
+  std::printf("bias + ReLU: %s\n", conv.algorithm(p).c_str());
+  EXPECT_NE(conv.algorithm(p), "");
   EXPECT_EQ(conv.cached_plan_count(), 2u);
+}
+
+// Every f32 case through the legacy API alone (the fallback of the graph API, and the host-time comparison).
+TEST(ContractionConv2d, LegacyApiMatchesFloat64Reference) {
+  FX_SKIP_WITHOUT_CUDA_DEVICE();
+  Conv2d conv(fx::gpu::ConvApi::legacy);
+  for (const EpilogueParam& e : f32_cases()) {
+    Conv2dProblem p = e.shape.problem;
+    p.epilogue = e.epilogue;
+    SCOPED_TRACE(std::string(e.shape.name) + ", " + epilogue_label(e.epilogue));
+    EXPECT_LT(conv_error(conv, p), 1e-5);
+    EXPECT_NE(conv.algorithm(p).find("(legacy API)"), std::string::npos) << conv.algorithm(p);
+  }
+}
+
+// The executor's convolutions, resnet18's and conv_bn_relu's (f32, TF32 allowed, bias + ReLU fused, channels-last or
+// not) at batch 2, must run as graph-API plans: the legacy call costs the host 110-126 us per launch on an H100
+// host (tools/microbench/conv_host_time.cu). A pointer aligned to less than 16 bytes takes the legacy API, and the
+// numbers stay right either way.
+TEST(ContractionConv2d, TheExecutorsConvolutionsRunAsGraphPlans) {
+  FX_SKIP_WITHOUT_CUDA_DEVICE();
+  Conv2dProblem p{.n = 2, .c = 64, .h = 28, .w = 28, .k = 64, .r = 3, .s = 3};
+  p.pad_h = p.pad_w = 1;
+  p.allow_tf32 = true;
+  p.epilogue = ConvEpilogue::relu_bias;
+  for (const bool nhwc : {true, false}) {
+    p.nhwc = nhwc;
+    Conv2d conv;
+    EXPECT_LT(conv_error(conv, p), 1e-3);
+    std::printf("%s: %s\n", nhwc ? "NHWC" : "NCHW", conv.algorithm(p).c_str());
+    EXPECT_EQ(conv.algorithm(p).rfind("cuDNN graph engine", 0), 0u) << conv.algorithm(p);
+    Conv2d misaligned;
+    EXPECT_LT(conv_error(misaligned, p, true), 1e-3);
+    EXPECT_NE(misaligned.algorithm(p).find("(legacy API)"), std::string::npos) << misaligned.algorithm(p);
+    EXPECT_LT(conv_error(misaligned, p), 1e-3);  // aligned now: the same problem gets its graph plan
+    EXPECT_EQ(misaligned.algorithm(p).rfind("cuDNN graph engine", 0), 0u) << misaligned.algorithm(p);
+    EXPECT_EQ(misaligned.cached_plan_count(), 1u);
+  }
 }
 
 class ContractionConvNhwc : public ::testing::TestWithParam<EpilogueParam> {};

@@ -136,7 +136,7 @@ TEST(ContractionConvProblem, OutputShapeAndValidation) {
 TEST(ContractionConvProblem, Describe) {
   fx::gpu::Conv2dProblem p{.n = 1, .c = 8, .h = 8, .w = 8, .k = 8, .r = 3, .s = 3};
   p.epilogue = fx::gpu::ConvEpilogue::relu_bias;
-  EXPECT_EQ(fx::gpu::describe_conv2d(p), "cuDNN fused conv + bias + ReLU (IMPLICIT_PRECOMP_GEMM), FP32 (no TF32)");
+  EXPECT_EQ(fx::gpu::describe_conv2d(p), "cuDNN fused conv + bias + ReLU, FP32 (no TF32)");
 }
 
 }  // namespace

@@ -1,0 +1,359 @@
+// A convolution through cuDNN's backend (graph) API: conv -> add bias -> ReLU as one operation graph, every
+// engine configuration the heuristics offer that honours the problem's numerics finalized into an execution
+// plan, each timed on the caller's buffers, the fastest kept. tools/microbench/conv_graph.cu times the same
+// configurations alone (docs/benchmarks.md: on conv_bn_relu the best matches the legacy call's kernel).
+#include "kernels/contraction/conv_graph.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <type_traits>
+
+#include "kernels/common/cuda_call.h"
+#include "kernels/common/event_timing.h"
+
+namespace fx::gpu::contraction_detail {
+namespace {
+
+// Configurations finalized and timed per problem: heuristics mode A ranks the likely-fast ones first, and a
+// plan's finalization can compile a kernel at run time, so the search stops at this many.
+constexpr std::size_t kMaxCandidates = 6;
+// Timed rounds, each one untimed then one timed run of every candidate (interleaved_medians), after one warm-up.
+constexpr int kRounds = 5;
+// Pack descriptors kept per plan: a plan is launched on the same few pointer sets (the unfused and fused plans,
+// the profile pass); an older set is rebuilt when it comes back.
+constexpr std::size_t kMaxPacks = 8;
+
+enum Uid : std::int64_t { kX = 1, kW, kY, kBias, kConvOut, kBiased };
+
+struct DescDeleter {
+  void operator()(void* d) const { cudnnBackendDestroyDescriptor(d); }
+};
+using Desc = std::unique_ptr<void, DescDeleter>;
+
+Desc make(cudnnBackendDescriptorType_t type) {
+  cudnnBackendDescriptor_t d = nullptr;
+  FX_CUDA_CALL(cudnnBackendCreateDescriptor(type, &d));
+  return Desc(d);
+}
+
+template <class T>
+void set(const Desc& d, cudnnBackendAttributeName_t a, cudnnBackendAttributeType_t type, const T& value) {
+  FX_CUDA_CALL(cudnnBackendSetAttribute(d.get(), a, type, 1, &value));
+}
+void set_ints(const Desc& d, cudnnBackendAttributeName_t a, const std::vector<std::int64_t>& v) {
+  FX_CUDA_CALL(cudnnBackendSetAttribute(d.get(), a, CUDNN_TYPE_INT64, static_cast<std::int64_t>(v.size()), v.data()));
+}
+void set_desc(const Desc& d, cudnnBackendAttributeName_t a, const Desc& v) {
+  cudnnBackendDescriptor_t raw = v.get();
+  FX_CUDA_CALL(cudnnBackendSetAttribute(d.get(), a, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw));
+}
+
+// Strides of a 4-d tensor given in N, C, H, W order: packed NCHW, or channels-last.
+std::vector<std::int64_t> strides(const std::vector<std::int64_t>& d, bool nhwc) {
+  if (nhwc) return {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};
+  return {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
+}
+
+Desc tensor(Uid uid, cudnnDataType_t type, const std::vector<std::int64_t>& dims, bool nhwc, bool is_virtual) {
+  Desc t = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, type);
+  set_ints(t, CUDNN_ATTR_TENSOR_DIMENSIONS, dims);
+  set_ints(t, CUDNN_ATTR_TENSOR_STRIDES, strides(dims, nhwc));
+  set(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, static_cast<std::int64_t>(uid));
+  set(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, static_cast<std::int64_t>(kConvGraphAlignment));
+  set(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, is_virtual);
+  FX_CUDA_CALL(cudnnBackendFinalize(t.get()));
+  return t;
+}
+
+Desc pointwise(cudnnPointwiseMode_t mode, const Desc& x, const Desc* b, const Desc& y, std::vector<Desc>& keep) {
+  Desc pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+  set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, mode);
+  set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT);
+  FX_CUDA_CALL(cudnnBackendFinalize(pw.get()));
+  Desc op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
+  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
+  if (b) set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
+  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
+  FX_CUDA_CALL(cudnnBackendFinalize(op.get()));
+  keep.push_back(std::move(pw));
+  return op;
+}
+
+// The operation graph of p; every descriptor it refers to goes to `keep` (a plan may refer to them).
+Desc operation_graph(cudnnHandle_t handle, const Conv2dProblem& p, std::vector<Desc>& keep) {
+  const cudnnDataType_t type = dnn_type(p.type);
+  const Conv2dOutputShape out = conv2d_output_shape(p);
+  const std::vector<std::int64_t> y_dims = {out.n, out.k, out.p, out.q};
+  Desc x = tensor(kX, type, {p.n, p.c, p.h, p.w}, p.nhwc, false);
+  Desc w = tensor(kW, type, {p.k, p.c / p.groups, p.r, p.s}, p.nhwc, false);
+  Desc y = tensor(kY, type, y_dims, p.nhwc, false);
+  const bool fused = p.epilogue != ConvEpilogue::none;
+  const bool relu = p.epilogue == ConvEpilogue::relu_bias;
+  Desc conv_out = fused ? tensor(kConvOut, CUDNN_DATA_FLOAT, y_dims, p.nhwc, true) : Desc();
+
+  Desc conv = make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  set(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT);
+  // CROSS_CORRELATION is what deep-learning "convolution" means (no filter flip).
+  set(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, CUDNN_CROSS_CORRELATION);
+  set(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, std::int64_t{2});
+  set_ints(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, {p.dilation_h, p.dilation_w});
+  set_ints(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, {p.stride_h, p.stride_w});
+  set_ints(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, {p.pad_h, p.pad_w});
+  set_ints(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, {p.pad_h, p.pad_w});
+  FX_CUDA_CALL(cudnnBackendFinalize(conv.get()));
+
+  Desc conv_op = make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+  set_desc(conv_op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x);
+  set_desc(conv_op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w);
+  set_desc(conv_op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, fused ? conv_out : y);
+  set_desc(conv_op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
+  set(conv_op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1.0f);
+  set(conv_op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 0.0f);
+  FX_CUDA_CALL(cudnnBackendFinalize(conv_op.get()));
+
+  std::vector<Desc> ops;
+  ops.push_back(std::move(conv_op));
+  if (fused) {
+    // The bias is one value per filter, broadcast over N, H and W.
+    Desc bias = tensor(kBias, type, {1, p.k, 1, 1}, false, false);
+    Desc biased = relu ? tensor(kBiased, CUDNN_DATA_FLOAT, y_dims, p.nhwc, true) : Desc();
+    ops.push_back(pointwise(CUDNN_POINTWISE_ADD, conv_out, &bias, relu ? biased : y, keep));
+    if (relu) ops.push_back(pointwise(CUDNN_POINTWISE_RELU_FWD, biased, nullptr, y, keep));
+    keep.push_back(std::move(bias));
+    keep.push_back(std::move(biased));
+  }
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (const Desc& op : ops) raw.push_back(op.get());
+  Desc graph = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  FX_CUDA_CALL(cudnnBackendSetAttribute(graph.get(), CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                        static_cast<std::int64_t>(raw.size()), raw.data()));
+  set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, handle);
+  FX_CUDA_CALL(cudnnBackendFinalize(graph.get()));
+  for (Desc* d : {&x, &w, &y, &conv_out, &conv}) keep.push_back(std::move(*d));
+  for (Desc& op : ops) keep.push_back(std::move(op));
+  return graph;
+}
+
+// The engine configurations heuristics `mode` offers for the graph, best first; none when it offers nothing.
+std::vector<Desc> engine_configs(const Desc& graph, cudnnBackendHeurMode_t mode) {
+  Desc heur = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  set_desc(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
+  set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, mode);
+  if (cudnnBackendFinalize(heur.get()) != CUDNN_STATUS_SUCCESS) return {};
+  std::int64_t count = 0;
+  if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                               nullptr) != CUDNN_STATUS_SUCCESS ||
+      count <= 0) {
+    return {};
+  }
+  std::vector<Desc> configs;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (std::int64_t i = 0; i < count; ++i) {
+    configs.push_back(make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+    raw.push_back(configs.back().get());
+  }
+  std::int64_t got = 0;
+  if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
+                               raw.data()) != CUDNN_STATUS_SUCCESS) {
+    return {};
+  }
+  configs.resize(static_cast<std::size_t>(std::clamp<std::int64_t>(got, 0, count)));
+  return configs;
+}
+
+struct EngineInfo {
+  std::int64_t index = -1;
+  bool tensor_cores = false, down_converts = false, runtime_compiled = false;
+};
+
+EngineInfo engine_info(const Desc& config) {
+  EngineInfo info;
+  Desc engine = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t raw = engine.get();
+  std::int64_t got = 0;
+  if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got,
+                               &raw) != CUDNN_STATUS_SUCCESS) {
+    return info;
+  }
+  cudnnBackendGetAttribute(raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &got, &info.index);
+  cudnnBackendNumericalNote_t numerical[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  if (cudnnBackendGetAttribute(raw, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                               CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &got, numerical) == CUDNN_STATUS_SUCCESS) {
+    for (std::int64_t i = 0; i < got; ++i) {
+      info.tensor_cores |= numerical[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE;
+      info.down_converts |= numerical[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
+    }
+  }
+  cudnnBackendBehaviorNote_t behavior[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
+  if (cudnnBackendGetAttribute(raw, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
+                               CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &got, behavior) == CUDNN_STATUS_SUCCESS) {
+    for (std::int64_t i = 0; i < got; ++i) info.runtime_compiled |= behavior[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
+  }
+  return info;
+}
+
+// As PyTorch filters cuDNN's configurations: never inputs down-converted to a narrower type, and for f32 no
+// tensor cores (TF32) unless the problem allows them.
+bool honours_numerics(const EngineInfo& e, const Conv2dProblem& p) {
+  if (e.down_converts) return false;
+  return !(p.type == DType::f32 && !p.allow_tf32 && e.tensor_cores);
+}
+
+struct Candidate {
+  Desc config, plan;
+  EngineInfo engine;
+  std::size_t workspace = 0;
+};
+
+// The configuration finalized into an execution plan; nullopt when cuDNN refuses it or it needs more workspace.
+std::optional<Candidate> finalize(cudnnHandle_t handle, Desc config, std::size_t max_workspace) {
+  Candidate c;
+  c.engine = engine_info(config);
+  c.plan = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  set(c.plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, handle);
+  set_desc(c.plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
+  if (cudnnBackendFinalize(c.plan.get()) != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  std::int64_t need = 0, got = 0;
+  if (cudnnBackendGetAttribute(c.plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &got,
+                               &need) != CUDNN_STATUS_SUCCESS ||
+      need < 0 || static_cast<std::size_t>(need) > max_workspace) {
+    return std::nullopt;
+  }
+  c.workspace = static_cast<std::size_t>(need);
+  c.config = std::move(config);
+  return c;
+}
+
+Desc variant_pack(const ConvOperands& ops) {
+  std::vector<std::int64_t> uids = {kX, kW, kY};
+  std::vector<void*> pointers = {const_cast<void*>(ops.x), const_cast<void*>(ops.w), ops.y};
+  if (ops.bias) uids.push_back(kBias), pointers.push_back(const_cast<void*>(ops.bias));
+  Desc pack = make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  FX_CUDA_CALL(cudnnBackendSetAttribute(pack.get(), CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
+                                        static_cast<std::int64_t>(uids.size()), uids.data()));
+  FX_CUDA_CALL(cudnnBackendSetAttribute(pack.get(), CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+                                        static_cast<std::int64_t>(pointers.size()), pointers.data()));
+  void* workspace = ops.workspace;
+  FX_CUDA_CALL(cudnnBackendSetAttribute(pack.get(), CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
+                                        &workspace));
+  FX_CUDA_CALL(cudnnBackendFinalize(pack.get()));
+  return pack;
+}
+
+std::string describe(const EngineInfo& e, double ms, std::size_t timed, double search_ms) {
+  char text[160];
+  std::snprintf(text, sizeof text, "cuDNN graph engine %lld%s%s, %s; fastest of %zu configurations timed (%.0f ms)",
+                static_cast<long long>(e.index), e.tensor_cores ? " (tensor cores)" : "",
+                e.runtime_compiled ? " (compiled at run time)" : "", ms_text(ms).c_str(), timed, search_ms);
+  return text;
+}
+
+}  // namespace
+
+cudnnDataType_t dnn_type(DType t) {
+  switch (t) {
+    case DType::f32: return CUDNN_DATA_FLOAT;
+    case DType::f16: return CUDNN_DATA_HALF;
+    case DType::bf16: return CUDNN_DATA_BFLOAT16;
+    default: throw std::invalid_argument("conv2d takes f32, f16 or bf16");
+  }
+}
+
+bool graph_aligned(const ConvOperands& ops) {
+  for (const void* ptr : {ops.x, ops.w, ops.bias, static_cast<const void*>(ops.y)}) {
+    if (reinterpret_cast<std::uintptr_t>(ptr) % kConvGraphAlignment != 0) return false;
+  }
+  return true;
+}
+
+struct ConvGraphPlan::State {
+  std::vector<Desc> keep;  // tensors, operations, the graph and the configuration the plan was built from
+  Candidate chosen;
+  std::string name;
+  struct Pack {
+    ConvOperands ops;
+    Desc pack;
+  };
+  std::vector<Pack> packs;  // the most recently used last
+
+  cudnnBackendDescriptor_t pack_for(const ConvOperands& ops) {
+    const auto it = std::find_if(packs.begin(), packs.end(), [&](const Pack& p) { return p.ops == ops; });
+    if (it != packs.end()) {
+      std::rotate(it, it + 1, packs.end());
+      return packs.back().pack.get();
+    }
+    if (packs.size() == kMaxPacks) packs.erase(packs.begin());
+    packs.push_back({ops, variant_pack(ops)});
+    return packs.back().pack.get();
+  }
+};
+
+ConvGraphPlan::ConvGraphPlan(std::unique_ptr<State> s) : s_(std::move(s)) {}
+ConvGraphPlan::ConvGraphPlan(ConvGraphPlan&&) noexcept = default;
+ConvGraphPlan& ConvGraphPlan::operator=(ConvGraphPlan&&) noexcept = default;
+ConvGraphPlan::~ConvGraphPlan() = default;
+
+std::optional<ConvGraphPlan> ConvGraphPlan::choose(cudnnHandle_t handle, const Conv2dProblem& p,
+                                                   const ConvOperands& ops, std::size_t max_workspace,
+                                                   cudaStream_t stream) {
+  const auto start = std::chrono::steady_clock::now();
+  auto state = std::make_unique<State>();
+  Desc graph;
+  try {
+    graph = operation_graph(handle, p, state->keep);
+  } catch (const GpuError& e) {
+    if (e.library() == "cuDNN") return std::nullopt;  // no graph for this problem on this cuDNN
+    throw;
+  }
+  std::vector<Candidate> candidates;
+  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    for (Desc& config : engine_configs(graph, mode)) {
+      if (candidates.size() == kMaxCandidates) break;
+      if (!honours_numerics(engine_info(config), p)) continue;
+      if (auto c = finalize(handle, std::move(config), max_workspace)) candidates.push_back(std::move(*c));
+    }
+    if (!candidates.empty()) break;  // FALLBACK's slow, safe configurations only when mode A offers nothing
+  }
+  if (candidates.empty()) return std::nullopt;
+
+  FX_CUDA_CALL(cudnnSetStream(handle, stream));
+  const Desc pack = variant_pack(ops);  // pointers only: one pack serves every plan
+  const EventPair ev;
+  // The timed run follows an untimed one of the same configuration: the operands in the L2 and the GPU busy, as
+  // for a convolution whose input the step before just wrote (Matmul's search does the same).
+  const auto medians = interleaved_medians(candidates.size(), 1, kRounds, [&](std::size_t i) -> std::optional<double> {
+    if (cudnnBackendExecute(handle, candidates[i].plan.get(), pack.get()) != CUDNN_STATUS_SUCCESS) return std::nullopt;
+    FX_CUDA_CALL(cudaEventRecord(ev.start, stream));
+    const cudnnStatus_t s = cudnnBackendExecute(handle, candidates[i].plan.get(), pack.get());
+    FX_CUDA_CALL(cudaEventRecord(ev.stop, stream));
+    FX_CUDA_CALL(cudaEventSynchronize(ev.stop));
+    if (s != CUDNN_STATUS_SUCCESS) return std::nullopt;
+    float ms = 0;
+    FX_CUDA_CALL(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+    return ms;
+  });
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < medians.size(); ++i) {
+    if (medians[i] && (!best || *medians[i] < *medians[*best])) best = i;
+  }
+  if (!best) return std::nullopt;  // every configuration failed at launch
+  const double search_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  state->name = describe(candidates[*best].engine, *medians[*best], candidates.size(), search_ms);
+  state->chosen = std::move(candidates[*best]);
+  state->keep.push_back(std::move(graph));
+  return ConvGraphPlan(std::move(state));
+}
+
+void ConvGraphPlan::execute(cudnnHandle_t handle, const ConvOperands& ops) {
+  FX_CUDA_CALL(cudnnBackendExecute(handle, s_->chosen.plan.get(), s_->pack_for(ops)));
+}
+
+std::size_t ConvGraphPlan::workspace_bytes() const { return s_->chosen.workspace; }
+const std::string& ConvGraphPlan::name() const { return s_->name; }
+
+}  // namespace fx::gpu::contraction_detail

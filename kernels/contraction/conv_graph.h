@@ -1,0 +1,64 @@
+// Internal to kernels/contraction: a convolution (+ bias, + ReLU) as one cuDNN operation graph (the backend
+// API), its engine chosen by timing and its execution plan finalized once, so that a launch costs the host one
+// cudnnBackendExecute on a cached variant pack. The legacy calls rebuild that plan on every call: about 110-126 us
+// of host time per cudnnConvolutionBiasActivationForward on an H100 host for resnet18's shapes, 0.6-8x the GPU
+// time of the call (tools/microbench/conv_host_time.cu), which left resnet18's plans host-bound when launched
+// step by step (docs/benchmarks.md). PyTorch's cuDNN v9 path runs convolutions this way too.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/contraction/conv.h"
+
+namespace fx::gpu::contraction_detail {
+
+cudnnDataType_t dnn_type(DType t);  // f32, f16, bf16; std::invalid_argument for others
+
+// The pointers one launch binds; a plan keeps the variant packs of the last few sets it saw.
+struct ConvOperands {
+  const void* x = nullptr;
+  const void* w = nullptr;
+  const void* bias = nullptr;
+  void* y = nullptr;
+  void* workspace = nullptr;
+  bool operator==(const ConvOperands&) const = default;
+};
+
+// Operands must be aligned to this many bytes for a graph plan (the tensors are described so); a launch
+// with a less aligned pointer goes through the legacy API.
+inline constexpr std::size_t kConvGraphAlignment = 16;
+bool graph_aligned(const ConvOperands& ops);
+
+class ConvGraphPlan {
+ public:
+  // The fastest engine configuration for p, timed on `ops` on `stream` (the runs write y), among those whose
+  // workspace fits max_workspace and whose numerics honour p (no TF32 tensor cores for f32 without allow_tf32, no
+  // inputs down-converted). nullopt when cuDNN builds no graph or no configuration for p (grouped convolutions
+  // on some versions): the caller then uses the legacy API. Throws GpuError only for a failing CUDA call.
+  static std::optional<ConvGraphPlan> choose(cudnnHandle_t handle, const Conv2dProblem& p, const ConvOperands& ops,
+                                             std::size_t max_workspace, cudaStream_t stream);
+
+  ConvGraphPlan(ConvGraphPlan&&) noexcept;
+  ConvGraphPlan& operator=(ConvGraphPlan&&) noexcept;
+  ~ConvGraphPlan();
+
+  // Enqueues the convolution on the handle's stream. ops.workspace must hold workspace_bytes().
+  void execute(cudnnHandle_t handle, const ConvOperands& ops);
+  std::size_t workspace_bytes() const;
+  // "engine 67 (tensor cores), 0.0481 ms; 6 configurations timed".
+  const std::string& name() const;
+
+ private:
+  struct State;
+  explicit ConvGraphPlan(std::unique_ptr<State> s);
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace fx::gpu::contraction_detail
