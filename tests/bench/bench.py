@@ -193,15 +193,7 @@ def bench_sample(cli, graph, path, runs, compile_too, timeout_s):
                 row[key].setdefault("queued_ms", []).append(queued_ms(v["fn"], v["kernels"]))
             except Exception as e:
                 row[key] = {"error": f"{type(e).__name__}: {e}"}
-        one = bench_fx(cli, path, 1, timeout_s)
-        for key in fx:
-            if "error" in one[key]:
-                fx[key] = one[key]
-            elif "error" not in fx[key]:
-                fx[key]["ms"] += one[key]["ms"]
-                fx[key]["kernels"] = one[key]["kernels"]
-                if "stepped_ms" in one[key]:
-                    fx[key].setdefault("stepped_ms", []).extend(one[key]["stepped_ms"])
+        bench_report.merge_fx_round(fx, bench_fx(cli, path, 1, timeout_s))
     row.update(fx)
     return row
 

@@ -51,6 +51,22 @@ def read_fx_plan(doc, plan):
     return got
 
 
+def merge_fx_round(fx, one):
+    """Adds one round's fusion-cli plans ({"fx_unfused": ..., "fx_fused": ...} as bench_fx gives them) to the
+    rounds so far, in place: the times appended, every optional time included (a first version kept stepped_ms
+    and dropped graph_ms here), an error kept once either round has one."""
+    for key in fx:
+        if "error" in one[key]:
+            fx[key] = one[key]
+        elif "error" not in fx[key]:
+            fx[key]["ms"] += one[key]["ms"]
+            fx[key]["kernels"] = one[key]["kernels"]
+            for extra in ("stepped_ms", "graph_ms"):
+                if extra in one[key]:
+                    fx[key].setdefault(extra, []).extend(one[key][extra])
+    return fx
+
+
 def bandwidth_fraction(min_bytes, ms, copy_bytes_per_s):
     """Minimum traffic over the measured time, as a fraction of device-to-device copy bandwidth."""
     if ms is None or ms <= 0 or not copy_bytes_per_s:

@@ -391,6 +391,19 @@ class Report(unittest.TestCase):
         self.assertIsNone(row["bw_fraction"]["eager"])
 
 
+    def test_rounds_keep_every_time_fusion_cli_gave(self):
+        fx = {"fx_unfused": {"ms": []}, "fx_fused": {"ms": []}}
+        for ms, graph in ((0.988, 0.939), (0.983, 0.941)):
+            one = {"fx_unfused": {"ms": [1.8], "kernels": 107, "stepped_ms": [2.0]},
+                   "fx_fused": {"ms": [ms], "kernels": 34, "stepped_ms": [1.05], "graph_ms": [graph]}}
+            bench_report.merge_fx_round(fx, one)
+        self.assertEqual(fx["fx_fused"], {"ms": [0.988, 0.983], "kernels": 34, "stepped_ms": [1.05, 1.05],
+                                          "graph_ms": [0.939, 0.941]})
+        self.assertNotIn("graph_ms", fx["fx_unfused"])
+        bench_report.merge_fx_round(fx, {"fx_unfused": {"error": "fusion-cli exited 1"}, "fx_fused": {"ms": [1.0], "kernels": 34}})
+        self.assertEqual(fx["fx_unfused"], {"error": "fusion-cli exited 1"})
+
+
 class QueuePlan(unittest.TestCase):
     """bench.queued_ms: the GPU must find every run of a stretch queued, and rest no more than it must."""
 
