@@ -211,9 +211,10 @@ struct Candidate {
 };
 
 // The configuration finalized into an execution plan; nullopt when cuDNN refuses it or it needs more workspace.
-std::optional<Candidate> finalize(cudnnHandle_t handle, Desc config, std::size_t max_workspace) {
+std::optional<Candidate> finalize(cudnnHandle_t handle, Desc config, const EngineInfo& engine,
+                                  std::size_t max_workspace) {
   Candidate c;
-  c.engine = engine_info(config);
+  c.engine = engine;
   c.plan = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
   set(c.plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, handle);
   set_desc(c.plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
@@ -302,6 +303,7 @@ std::optional<ConvGraphPlan> ConvGraphPlan::choose(cudnnHandle_t handle, const C
                                                    const ConvOperands& ops, std::size_t max_workspace,
                                                    cudaStream_t stream) {
   const auto start = std::chrono::steady_clock::now();
+  FX_CUDA_CALL(cudnnSetStream(handle, stream));
   auto state = std::make_unique<State>();
   Desc graph;
   try {
@@ -310,18 +312,36 @@ std::optional<ConvGraphPlan> ConvGraphPlan::choose(cudnnHandle_t handle, const C
     if (e.library() == "cuDNN") return std::nullopt;  // no graph for this problem on this cuDNN
     throw;
   }
+  // Nothing may be synchronised while a CUDA graph is being captured: there the heuristics' first configuration
+  // that finalizes stands, untimed (the executor runs every step before it captures, so its plans are timed).
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  FX_CUDA_CALL(cudaStreamIsCapturing(stream, &capture));
+  const bool timed = capture == cudaStreamCaptureStatusNone;
+  const std::size_t wanted = timed ? kMaxCandidates : 1;
   std::vector<Candidate> candidates;
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     for (Desc& config : engine_configs(graph, mode)) {
-      if (candidates.size() == kMaxCandidates) break;
-      if (!honours_numerics(engine_info(config), p)) continue;
-      if (auto c = finalize(handle, std::move(config), max_workspace)) candidates.push_back(std::move(*c));
+      if (candidates.size() == wanted) break;
+      try {
+        const EngineInfo engine = engine_info(config);
+        if (!honours_numerics(engine, p)) continue;
+        if (auto c = finalize(handle, std::move(config), engine, max_workspace)) candidates.push_back(std::move(*c));
+      } catch (const GpuError& e) {
+        if (e.library() != "cuDNN") throw;  // a configuration cuDNN will not describe is skipped
+      }
     }
     if (!candidates.empty()) break;  // FALLBACK's slow, safe configurations only when mode A offers nothing
   }
   if (candidates.empty()) return std::nullopt;
+  if (!timed) {
+    state->name = "cuDNN graph engine " + std::to_string(candidates[0].engine.index) +
+                  (candidates[0].engine.tensor_cores ? " (tensor cores)" : "") +
+                  ", the heuristics' first (not timed: first launched while a CUDA graph was being captured)";
+    state->chosen = std::move(candidates[0]);
+    state->keep.push_back(std::move(graph));
+    return ConvGraphPlan(std::move(state));
+  }
 
-  FX_CUDA_CALL(cudnnSetStream(handle, stream));
   const Desc pack = variant_pack(ops);  // pointers only: one pack serves every plan
   const EventPair ev;
   // The timed run follows an untimed one of the same configuration: the operands in the L2 and the GPU busy, as

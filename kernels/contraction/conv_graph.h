@@ -41,7 +41,8 @@ class ConvGraphPlan {
   // The fastest engine configuration for p, timed on `ops` on `stream` (the runs write y), among those whose
   // workspace fits max_workspace and whose numerics honour p (no TF32 tensor cores for f32 without allow_tf32, no
   // inputs down-converted). nullopt when cuDNN builds no graph or no configuration for p (grouped convolutions
-  // on some versions): the caller then uses the legacy API. Throws GpuError only for a failing CUDA call.
+  // on some versions): the caller then uses the legacy API. While `stream` is being captured into a CUDA graph
+  // nothing is timed: the heuristics' first configuration stands. Throws GpuError only for a failing CUDA call.
   static std::optional<ConvGraphPlan> choose(cudnnHandle_t handle, const Conv2dProblem& p, const ConvOperands& ops,
                                              std::size_t max_workspace, cudaStream_t stream);
 
