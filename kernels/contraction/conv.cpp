@@ -61,6 +61,12 @@ const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
   }
 }
 
+bool capturing(CUstream_st* stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  FX_CUDA_CALL(cudaStreamIsCapturing(stream, &status));
+  return status != cudaStreamCaptureStatusNone;
+}
+
 int as_int(std::int64_t v) { return static_cast<int>(v); }  // validate_conv2d bounds every size by INT_MAX
 
 auto key_of(const Conv2dProblem& p) {
@@ -129,6 +135,7 @@ struct Conv2d::Impl {
   std::map<Conv2dProblem, ProblemPlans, KeyLess> plans;
 
   ~Impl() {
+    plans.clear();  // graph plans were finalized on the handle: they go first
     if (handle) cudnnDestroy(handle);
   }
   void ensure_workspace(std::size_t bytes) {
@@ -214,22 +221,33 @@ void Conv2d::run(const Conv2dProblem& p, const void* x, const void* w, const voi
                                                                  : "conv2d: the epilogue needs a bias pointer");
   }
   FX_CUDA_CALL(cudnnSetStream(impl_->handle, stream));
-  ProblemPlans& plans = impl_->plans[p];
-  ConvOperands ops{x, w, bias, y, nullptr};
-  if (impl_->api == ConvApi::graph && contraction_detail::graph_aligned(ops)) {
-    if (!plans.graph_tried) {
-      impl_->ensure_workspace(Conv2d::kFindWorkspaceBytes);
-      ops.workspace = impl_->workspace.get();
-      plans.graph = ConvGraphPlan::choose(impl_->handle, p, ops, impl_->workspace.bytes(), stream);
-      plans.graph_tried = true;
+  const auto [entry, inserted] = impl_->plans.try_emplace(p);
+  ProblemPlans& plans = entry->second;
+  try {
+    ConvOperands ops{x, w, bias, y, nullptr};
+    if (impl_->api == ConvApi::graph && contraction_detail::graph_aligned(ops)) {
+      if (!plans.graph_tried) {
+        if (impl_->workspace.bytes() < Conv2d::kFindWorkspaceBytes && capturing(stream)) {
+          throw std::logic_error("conv2d: " + describe_conv2d(p) +
+                                 " first launched while its stream is captured into a CUDA graph, before this Conv2d "
+                                 "has a workspace (no allocation may happen then): launch it once before capturing");
+        }
+        impl_->ensure_workspace(Conv2d::kFindWorkspaceBytes);
+        ops.workspace = impl_->workspace.get();
+        plans.graph = ConvGraphPlan::choose(impl_->handle, p, ops, impl_->workspace.bytes(), stream);
+        plans.graph_tried = true;
+      }
+      if (plans.graph) {
+        ops.workspace = impl_->workspace.get();  // the search's workspace holds every candidate's
+        plans.graph->execute(impl_->handle, ops);
+        return;
+      }
     }
-    if (plans.graph) {
-      ops.workspace = impl_->workspace.get();  // the search's workspace holds every candidate's
-      plans.graph->execute(impl_->handle, ops);
-      return;
-    }
+    impl_->run_legacy(p, impl_->legacy_plan(p, plans, x, w, y), x, w, bias, y);
+  } catch (...) {
+    if (inserted) impl_->plans.erase(entry);  // a problem that never ran is not cached (cached_plan_count)
+    throw;
   }
-  impl_->run_legacy(p, impl_->legacy_plan(p, plans, x, w, y), x, w, bias, y);
 }
 
 std::string Conv2d::algorithm(const Conv2dProblem& p) const {

@@ -1,7 +1,8 @@
-// A convolution through cuDNN's backend (graph) API: conv -> add bias -> ReLU as one operation graph, every
-// engine configuration the heuristics offer that honours the problem's numerics finalized into an execution
-// plan, each timed on the caller's buffers, the fastest kept. tools/microbench/conv_graph.cu times the same
-// configurations alone (docs/benchmarks.md: on conv_bn_relu the best matches the legacy call's kernel).
+// A convolution through cuDNN's backend (graph) API: conv -> add bias -> ReLU as one operation graph; the first
+// kMaxCandidates engine configurations of heuristics mode A (FALLBACK's only when A offers none) that honour the
+// problem's numerics finalized into execution plans, each timed on the caller's buffers, the fastest kept (under
+// CUDA graph capture the first, untimed). tools/microbench/conv_graph.cu times every configuration alone
+// (docs/benchmarks.md: on conv_bn_relu the best matches the legacy call's kernel).
 #include "kernels/contraction/conv_graph.h"
 
 #include <algorithm>
@@ -171,29 +172,35 @@ struct EngineInfo {
   bool tensor_cores = false, down_converts = false, runtime_compiled = false;
 };
 
-EngineInfo engine_info(const Desc& config) {
+// nullopt when the engine or its numerical notes cannot be read: a configuration whose numerics are unknown is
+// not run (it might be TF32 where the problem forbids it). Behaviour notes that cannot be read count as runtime
+// compilation, the case that is kept out of a CUDA graph capture.
+std::optional<EngineInfo> engine_info(const Desc& config) {
   EngineInfo info;
   Desc engine = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   cudnnBackendDescriptor_t raw = engine.get();
   std::int64_t got = 0;
   if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got,
                                &raw) != CUDNN_STATUS_SUCCESS) {
-    return info;
+    return std::nullopt;
   }
   cudnnBackendGetAttribute(raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &got, &info.index);
   cudnnBackendNumericalNote_t numerical[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
   if (cudnnBackendGetAttribute(raw, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
-                               CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &got, numerical) == CUDNN_STATUS_SUCCESS) {
-    for (std::int64_t i = 0; i < got; ++i) {
-      info.tensor_cores |= numerical[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE;
-      info.down_converts |= numerical[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
-    }
+                               CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &got, numerical) != CUDNN_STATUS_SUCCESS) {
+    return std::nullopt;
+  }
+  for (std::int64_t i = 0; i < got; ++i) {
+    info.tensor_cores |= numerical[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE;
+    info.down_converts |= numerical[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
   }
   cudnnBackendBehaviorNote_t behavior[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
   if (cudnnBackendGetAttribute(raw, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
-                               CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &got, behavior) == CUDNN_STATUS_SUCCESS) {
-    for (std::int64_t i = 0; i < got; ++i) info.runtime_compiled |= behavior[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
+                               CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &got, behavior) != CUDNN_STATUS_SUCCESS) {
+    info.runtime_compiled = true;
+    return info;
   }
+  for (std::int64_t i = 0; i < got; ++i) info.runtime_compiled |= behavior[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
   return info;
 }
 
@@ -302,16 +309,21 @@ ConvGraphPlan::~ConvGraphPlan() = default;
 std::optional<ConvGraphPlan> ConvGraphPlan::choose(cudnnHandle_t handle, const Conv2dProblem& p,
                                                    const ConvOperands& ops, std::size_t max_workspace,
                                                    cudaStream_t stream) {
+  try {
+    return build(handle, p, ops, max_workspace, stream);
+  } catch (const GpuError& e) {
+    if (e.library() == "cuDNN") return std::nullopt;  // no graph for this problem on this cuDNN: the legacy API
+    throw;
+  }
+}
+
+std::optional<ConvGraphPlan> ConvGraphPlan::build(cudnnHandle_t handle, const Conv2dProblem& p,
+                                                  const ConvOperands& ops, std::size_t max_workspace,
+                                                  cudaStream_t stream) {
   const auto start = std::chrono::steady_clock::now();
   FX_CUDA_CALL(cudnnSetStream(handle, stream));
   auto state = std::make_unique<State>();
-  Desc graph;
-  try {
-    graph = operation_graph(handle, p, state->keep);
-  } catch (const GpuError& e) {
-    if (e.library() == "cuDNN") return std::nullopt;  // no graph for this problem on this cuDNN
-    throw;
-  }
+  Desc graph = operation_graph(handle, p, state->keep);
   // Nothing may be synchronised while a CUDA graph is being captured: there the heuristics' first configuration
   // that finalizes stands, untimed (the executor runs every step before it captures, so its plans are timed).
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -323,9 +335,10 @@ std::optional<ConvGraphPlan> ConvGraphPlan::choose(cudnnHandle_t handle, const C
     for (Desc& config : engine_configs(graph, mode)) {
       if (candidates.size() == wanted) break;
       try {
-        const EngineInfo engine = engine_info(config);
-        if (!honours_numerics(engine, p)) continue;
-        if (auto c = finalize(handle, std::move(config), engine, max_workspace)) candidates.push_back(std::move(*c));
+        const std::optional<EngineInfo> engine = engine_info(config);
+        // While capturing, no configuration that compiles a kernel at finalization (a module load is not safe then).
+        if (!engine || !honours_numerics(*engine, p) || (!timed && engine->runtime_compiled)) continue;
+        if (auto c = finalize(handle, std::move(config), *engine, max_workspace)) candidates.push_back(std::move(*c));
       } catch (const GpuError& e) {
         if (e.library() != "cuDNN") throw;  // a configuration cuDNN will not describe is skipped
       }

@@ -164,8 +164,8 @@ void bench_conv(const std::string& name, fx::gpu::ConvEpilogue epilogue, bool tf
 }
 
 // Host microseconds per Conv2d::run (the stream held back by a StreamGate while 200 launches are enqueued, so
-// the host's own cost is measured alone) and GPU microseconds per launch (events around 200 launches, back to
-// back), for resnet18's convolution shapes at batch 32 as its fused plan runs them (NHWC, bias + ReLU, TF32),
+// the host's own cost is measured alone) and GPU microseconds per launch (events around the same 200 launches,
+// which the GPU runs back to back once the gate opens), for resnet18's convolution shapes at batch 32 as its fused plan runs them (NHWC, bias + ReLU, TF32),
 // through the graph API and the legacy API. Prints
 //   BENCH conv_host_us_<api>_<shape> <host us> (gpu <us>)
 void bench_conv_host_time(fx::gpu::ConvApi api, const char* api_name) {
@@ -203,16 +203,17 @@ void bench_conv_host_time(fx::gpu::ConvApi api, const char* api_name) {
     cudaEventCreate(&stop);
     for (int rep = 0; rep < 5; ++rep) {
       {
+        // Both the host's time and the GPU's behind the gate: the GPU starts on the launches once all are
+        // enqueued, so the events see its time alone (without the gate, launches that cost the host more than
+        // the GPU takes would put the host's time between the events as well).
         fx::gpu::StreamGate gate(stream.get());
+        cudaEventRecord(start, stream.get());
         const auto t0 = std::chrono::steady_clock::now();
         for (int i = 0; i < kLaunches; ++i) launch();
         host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
                           kLaunches);
+        cudaEventRecord(stop, stream.get());
       }
-      cudaStreamSynchronize(stream.get());
-      cudaEventRecord(start, stream.get());
-      for (int i = 0; i < kLaunches; ++i) launch();
-      cudaEventRecord(stop, stream.get());
       cudaEventSynchronize(stop);
       float ms = 0;
       cudaEventElapsedTime(&ms, start, stop);
