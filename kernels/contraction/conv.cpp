@@ -19,6 +19,7 @@ namespace {
 
 using contraction_detail::ConvGraphPlan;
 using contraction_detail::ConvOperands;
+using contraction_detail::capturing;
 using contraction_detail::DeviceMemory;
 using contraction_detail::dnn_type;
 
@@ -59,12 +60,6 @@ const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
     case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
     default: return "?";
   }
-}
-
-bool capturing(CUstream_st* stream) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  FX_CUDA_CALL(cudaStreamIsCapturing(stream, &status));
-  return status != cudaStreamCaptureStatusNone;
 }
 
 int as_int(std::int64_t v) { return static_cast<int>(v); }  // validate_conv2d bounds every size by INT_MAX

@@ -14,6 +14,7 @@
 
 #include "kernels/common/cuda_call.h"
 #include "kernels/common/event_timing.h"
+#include "kernels/contraction/device_memory.h"
 
 namespace fx::gpu::contraction_detail {
 namespace {
@@ -253,12 +254,42 @@ Desc variant_pack(const ConvOperands& ops) {
   return pack;
 }
 
-std::string describe(const EngineInfo& e, double ms, std::size_t timed, double search_ms) {
-  char text[160];
-  std::snprintf(text, sizeof text, "cuDNN graph engine %lld%s%s, %s; fastest of %zu configurations timed (%.0f ms)",
-                static_cast<long long>(e.index), e.tensor_cores ? " (tensor cores)" : "",
-                e.runtime_compiled ? " (compiled at run time)" : "", ms_text(ms).c_str(), timed, search_ms);
-  return text;
+std::string engine_label(const EngineInfo& e) {
+  return "cuDNN graph engine " + std::to_string(e.index) + (e.tensor_cores ? " (tensor cores)" : "") +
+         (e.runtime_compiled ? " (compiled at run time)" : "");
+}
+
+// The fastest of the candidates timed on ops in interleaved rounds, and its report line in `name`; nullopt when
+// every configuration failed at launch.
+std::optional<std::size_t> fastest_candidate(cudnnHandle_t handle, const std::vector<Candidate>& candidates,
+                                             const ConvOperands& ops, cudaStream_t stream,
+                                             std::chrono::steady_clock::time_point start, std::string& name) {
+  const Desc pack = variant_pack(ops);  // pointers only: one pack serves every plan
+  const EventPair ev;
+  // The timed run follows an untimed one of the same configuration: the operands in the L2 and the GPU busy, as
+  // for a convolution whose input the step before just wrote (Matmul's search does the same).
+  const auto medians = interleaved_medians(candidates.size(), 1, kRounds, [&](std::size_t i) -> std::optional<double> {
+    if (cudnnBackendExecute(handle, candidates[i].plan.get(), pack.get()) != CUDNN_STATUS_SUCCESS) return std::nullopt;
+    FX_CUDA_CALL(cudaEventRecord(ev.start, stream));
+    const cudnnStatus_t s = cudnnBackendExecute(handle, candidates[i].plan.get(), pack.get());
+    FX_CUDA_CALL(cudaEventRecord(ev.stop, stream));
+    FX_CUDA_CALL(cudaEventSynchronize(ev.stop));
+    if (s != CUDNN_STATUS_SUCCESS) return std::nullopt;
+    float ms = 0;
+    FX_CUDA_CALL(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+    return ms;
+  });
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < medians.size(); ++i) {
+    if (medians[i] && (!best || *medians[i] < *medians[*best])) best = i;
+  }
+  if (!best) return std::nullopt;
+  const double search_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  char text[96];
+  std::snprintf(text, sizeof text, ", %s; fastest of %zu configurations timed (%.0f ms)",
+                ms_text(*medians[*best]).c_str(), candidates.size(), search_ms);
+  name = engine_label(candidates[*best].engine) + text;
+  return best;
 }
 
 }  // namespace
@@ -326,9 +357,7 @@ std::optional<ConvGraphPlan> ConvGraphPlan::build(cudnnHandle_t handle, const Co
   Desc graph = operation_graph(handle, p, state->keep);
   // Nothing may be synchronised while a CUDA graph is being captured: there the heuristics' first configuration
   // that finalizes stands, untimed (the executor runs every step before it captures, so its plans are timed).
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  FX_CUDA_CALL(cudaStreamIsCapturing(stream, &capture));
-  const bool timed = capture == cudaStreamCaptureStatusNone;
+  const bool timed = !capturing(stream);
   const std::size_t wanted = timed ? kMaxCandidates : 1;
   std::vector<Candidate> candidates;
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
@@ -346,38 +375,16 @@ std::optional<ConvGraphPlan> ConvGraphPlan::build(cudnnHandle_t handle, const Co
     if (!candidates.empty()) break;  // FALLBACK's slow, safe configurations only when mode A offers nothing
   }
   if (candidates.empty()) return std::nullopt;
+  std::size_t best = 0;
   if (!timed) {
-    state->name = "cuDNN graph engine " + std::to_string(candidates[0].engine.index) +
-                  (candidates[0].engine.tensor_cores ? " (tensor cores)" : "") +
+    state->name = engine_label(candidates[0].engine) +
                   ", the heuristics' first (not timed: first launched while a CUDA graph was being captured)";
-    state->chosen = std::move(candidates[0]);
-    state->keep.push_back(std::move(graph));
-    return ConvGraphPlan(std::move(state));
+  } else {
+    const std::optional<std::size_t> fastest = fastest_candidate(handle, candidates, ops, stream, start, state->name);
+    if (!fastest) return std::nullopt;  // every configuration failed at launch
+    best = *fastest;
   }
-
-  const Desc pack = variant_pack(ops);  // pointers only: one pack serves every plan
-  const EventPair ev;
-  // The timed run follows an untimed one of the same configuration: the operands in the L2 and the GPU busy, as
-  // for a convolution whose input the step before just wrote (Matmul's search does the same).
-  const auto medians = interleaved_medians(candidates.size(), 1, kRounds, [&](std::size_t i) -> std::optional<double> {
-    if (cudnnBackendExecute(handle, candidates[i].plan.get(), pack.get()) != CUDNN_STATUS_SUCCESS) return std::nullopt;
-    FX_CUDA_CALL(cudaEventRecord(ev.start, stream));
-    const cudnnStatus_t s = cudnnBackendExecute(handle, candidates[i].plan.get(), pack.get());
-    FX_CUDA_CALL(cudaEventRecord(ev.stop, stream));
-    FX_CUDA_CALL(cudaEventSynchronize(ev.stop));
-    if (s != CUDNN_STATUS_SUCCESS) return std::nullopt;
-    float ms = 0;
-    FX_CUDA_CALL(cudaEventElapsedTime(&ms, ev.start, ev.stop));
-    return ms;
-  });
-  std::optional<std::size_t> best;
-  for (std::size_t i = 0; i < medians.size(); ++i) {
-    if (medians[i] && (!best || *medians[i] < *medians[*best])) best = i;
-  }
-  if (!best) return std::nullopt;  // every configuration failed at launch
-  const double search_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  state->name = describe(candidates[*best].engine, *medians[*best], candidates.size(), search_ms);
-  state->chosen = std::move(candidates[*best]);
+  state->chosen = std::move(candidates[best]);
   state->keep.push_back(std::move(graph));
   return ConvGraphPlan(std::move(state));
 }

@@ -16,6 +16,12 @@ void require_cuda_device() {
   FX_CUDA_CALL(r);
 }
 
+bool capturing(CUstream_st* stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  FX_CUDA_CALL(cudaStreamIsCapturing(stream, &status));
+  return status != cudaStreamCaptureStatusNone;
+}
+
 DeviceMemory::DeviceMemory(std::size_t bytes) : bytes_(bytes) {
   if (bytes > 0) FX_CUDA_CALL(cudaMalloc(&ptr_, bytes));
 }

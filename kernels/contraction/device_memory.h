@@ -4,11 +4,17 @@
 
 #include <cstddef>
 
+struct CUstream_st;
+
 namespace fx::gpu::contraction_detail {
 
 // Throws NoDeviceError when cudaGetDeviceCount reports no driver or no device, so callers can tell
 // "no GPU here" from a failed call.
 void require_cuda_device();
+
+// Whether `stream` is being captured into a CUDA graph: nothing may be synchronised or allocated then, so the
+// library searches (cuBLASLt's algorithms, cuDNN's engine configurations) do not time anything.
+bool capturing(CUstream_st* stream);
 
 class DeviceMemory {
  public:

@@ -20,6 +20,7 @@
 namespace fx::gpu {
 namespace {
 
+using contraction_detail::capturing;
 using contraction_detail::DeviceMemory;
 
 cudaDataType_t cuda_type(DType t) {
@@ -116,12 +117,6 @@ struct Operands {
   void* c;
   CUstream_st* stream;
 };
-
-bool capturing(CUstream_st* stream) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  FX_CUDA_CALL(cudaStreamIsCapturing(stream, &status));
-  return status != cudaStreamCaptureStatusNone;
-}
 
 template <class T>
 void set_desc(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, const T& value) {

@@ -193,50 +193,38 @@ def bench_sample(cli, graph, path, runs, compile_too, timeout_s):
                 row[key].setdefault("queued_ms", []).append(queued_ms(v["fn"], v["kernels"]))
             except Exception as e:
                 row[key] = {"error": f"{type(e).__name__}: {e}"}
-        bench_report.merge_fx_round(fx, bench_fx(cli, path, 1, timeout_s))
+        bench_report.merge_fx_round(fx, bench_fx(cli, path, timeout_s))
     row.update(fx)
     return row
 
 
-def bench_fx(cli, path, runs, timeout_s):
-    """Runs fusion-cli `runs` times; per plan {"ms": [..], "kernels": n, "stepped_ms": [..], "graph_ms": [..]} or
-    {"error": why}."""
-    out = {"fx_unfused": {"ms": []}, "fx_fused": {"ms": []}}
+def bench_fx(cli, path, timeout_s):
+    """Runs fusion-cli once; per plan {"ms": [ms], "kernels": n, "stepped_ms": [..], "graph_ms": [..]} or
+    {"error": why} (bench_report.fx_round; merge_fx_round adds it to the rounds so far)."""
+    keys = ("fx_unfused", "fx_fused")
     if not cli:
-        return {k: {"error": "fusion-cli not found (pass --cli)"} for k in out}
-    for _ in range(runs):
-        with tempfile.TemporaryDirectory() as tmp:
-            json_path = os.path.join(tmp, "run.json")
-            # --no-profile: the harness reads the plans' times and kernel counts, not the CUPTI counter pass
-            # that follows the timing (its DRAM bytes are gpu-check's and the GUI's business).
-            # --cuda-graph: each plan also replayed as a CUDA graph, the GPU's time without the host's, as
-            # PyTorch's queued_ms (resnet18's 20 cuDNN calls can outrun the GPU on the host).
-            cmd = [cli, "run", path, "--auto", "--cold-l2", "--repeat", str(FX_REPEAT), "--no-profile",
-                   "--cuda-graph", "--json", json_path]
-            try:
-                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                return {k: {"error": f"fusion-cli run timed out after {timeout_s} s"} for k in out}
-            if proc.returncode != 0 or not os.path.exists(json_path):
-                why = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-                return {k: {"error": f"fusion-cli exited {proc.returncode}: {why[0][:200]}"} for k in out}
-            try:
-                with open(json_path, encoding="utf-8") as f:
-                    doc = json.load(f)
-            except (OSError, json.JSONDecodeError) as e:
-                return {k: {"error": f"unreadable JSON: {e}"} for k in out}
-        for key, plan in (("fx_unfused", "unfused"), ("fx_fused", "fused")):
-            got = bench_report.read_fx_plan(doc, plan)
-            if "error" in got:
-                out[key] = {"error": got["error"]}
-            elif "error" not in out[key]:
-                out[key]["ms"].append(got["ms"])
-                out[key]["kernels"] = got["kernels"]
-                # kept in bench.json: the plan with an event after each step, and replayed as a CUDA graph
-                for extra in ("stepped_ms", "graph_ms"):
-                    if extra in got:
-                        out[key].setdefault(extra, []).append(got[extra])
-    return out
+        return {k: {"error": "fusion-cli not found (pass --cli)"} for k in keys}
+    with tempfile.TemporaryDirectory() as tmp:
+        json_path = os.path.join(tmp, "run.json")
+        # --no-profile: the harness reads the plans' times and kernel counts, not the CUPTI counter pass
+        # that follows the timing (its DRAM bytes are gpu-check's and the GUI's business).
+        # --cuda-graph: each plan also replayed as a CUDA graph, the GPU's time without the host's, as
+        # PyTorch's queued_ms (resnet18's 20 cuDNN calls could outrun the GPU on the host).
+        cmd = [cli, "run", path, "--auto", "--cold-l2", "--repeat", str(FX_REPEAT), "--no-profile",
+               "--cuda-graph", "--json", json_path]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return {k: {"error": f"fusion-cli run timed out after {timeout_s} s"} for k in keys}
+        if proc.returncode != 0 or not os.path.exists(json_path):
+            why = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+            return {k: {"error": f"fusion-cli exited {proc.returncode}: {why[0][:200]}"} for k in keys}
+        try:
+            with open(json_path, encoding="utf-8") as f:
+                doc = json.load(f)
+        except (OSError, json.JSONDecodeError) as e:
+            return {k: {"error": f"unreadable JSON: {e}"} for k in keys}
+    return bench_report.fx_round(doc)
 
 
 def find_cli(explicit):

@@ -51,6 +51,23 @@ def read_fx_plan(doc, plan):
     return got
 
 
+def fx_round(doc):
+    """One fusion-cli run's plans as a round: {"fx_unfused": ..., "fx_fused": ...}, each {"ms": [ms], "kernels": n}
+    plus its optional times as one-element lists (kept in bench.json: the plan with an event after each step, and
+    replayed as a CUDA graph), or {"error": why}."""
+    out = {}
+    for key, plan in (("fx_unfused", "unfused"), ("fx_fused", "fused")):
+        got = read_fx_plan(doc, plan)
+        if "error" in got:
+            out[key] = {"error": got["error"]}
+            continue
+        out[key] = {"ms": [got["ms"]], "kernels": got["kernels"]}
+        for extra in ("stepped_ms", "graph_ms"):
+            if extra in got:
+                out[key][extra] = [got[extra]]
+    return out
+
+
 def merge_fx_round(fx, one):
     """Adds one round's fusion-cli plans ({"fx_unfused": ..., "fx_fused": ...} as bench_fx gives them) to the
     rounds so far, in place: the times appended, every optional time included (a first version kept stepped_ms

@@ -391,6 +391,14 @@ class Report(unittest.TestCase):
         self.assertIsNone(row["bw_fraction"]["eager"])
 
 
+    def test_one_fusion_cli_run_is_a_round(self):
+        doc = {"plans": [{"name": "unfused", "kernels": [{}] * 3, "total_ms": 1.8, "stepped_ms": 2.0},
+                         {"name": "fused", "kernels": [{}] * 2, "total_ms": 0.9, "graph_ms": 0.85}]}
+        self.assertEqual(bench_report.fx_round(doc),
+                         {"fx_unfused": {"ms": [1.8], "kernels": 3, "stepped_ms": [2.0]},
+                          "fx_fused": {"ms": [0.9], "kernels": 2, "graph_ms": [0.85]}})
+        self.assertIn("error", bench_report.fx_round({"plans": []})["fx_fused"])
+
     def test_rounds_keep_every_time_fusion_cli_gave(self):
         fx = {"fx_unfused": {"ms": []}, "fx_fused": {"ms": []}}
         for ms, graph in ((0.988, 0.939), (0.983, 0.941)):
