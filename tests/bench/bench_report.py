@@ -4,6 +4,7 @@ import itertools
 import json
 import math
 import os
+import re
 
 NA = "n/a"
 SYSTEMS = ("eager", "compile", "fx_unfused", "fx_fused")
@@ -23,14 +24,31 @@ def _plan_table(doc):
     return plans if isinstance(plans, dict) else {}
 
 
+def _plan_entry(doc, plan):
+    """The "unfused" or "fused" plan's entry in fusion-cli's run JSON (the fused one may be named "auto")."""
+    names = {"fused": ("fused", "auto"), "unfused": ("unfused",)}[plan]
+    table = _plan_table(doc)
+    return next((table[n] for n in names if isinstance(table.get(n), dict)), None)
+
+
+def plan_steps(doc, plan):
+    """What each step of a plan ran, from the run JSON: [{"name", "path", "ms"}], the path being the layout or the
+    library's algorithm the run chose (tuning and cuBLASLt's search run again in every `fusion-cli run`, so each
+    round may choose otherwise); [] where the JSON has no kernels."""
+    entry = _plan_entry(doc, plan)
+    kernels = entry.get("kernels") if entry else None
+    if not isinstance(kernels, list):
+        return []
+    return [{"name": k.get("name"), "path": k.get("path"), "ms": _number(k.get("measured_ms"))}
+            for k in kernels if isinstance(k, dict)]
+
+
 def read_fx_plan(doc, plan):
     """One plan's {"ms", "kernels"} (and "stepped_ms" where the report has it) from `fusion-cli run FILE --auto
     --json OUT`, or {"error": why}.
     Per plan the JSON holds "kernels" (a list of {"name", "measured_ms"}) and "total_ms"; anything missing or
     malformed reads as n/a with the reason, never as zero."""
-    names = {"fused": ("fused", "auto"), "unfused": ("unfused",)}[plan]
-    table = _plan_table(doc)
-    entry = next((table[n] for n in names if isinstance(table.get(n), dict)), None)
+    entry = _plan_entry(doc, plan)
     if entry is None:
         return {"error": f"no '{plan}' plan in the JSON"}
     kernels = entry.get("kernels")
@@ -52,16 +70,16 @@ def read_fx_plan(doc, plan):
 
 
 def fx_round(doc):
-    """One fusion-cli run's plans as a round: {"fx_unfused": ..., "fx_fused": ...}, each {"ms": [ms], "kernels": n}
-    plus its optional times as one-element lists (kept in bench.json: the plan with an event after each step, and
-    replayed as a CUDA graph), or {"error": why}."""
+    """One fusion-cli run's plans as a round: {"fx_unfused": ..., "fx_fused": ...}, each {"ms": [ms], "kernels": n,
+    "steps": [what each step ran]} plus its optional times as one-element lists (kept in bench.json: the plan with
+    an event after each step, and replayed as a CUDA graph), or {"error": why}."""
     out = {}
     for key, plan in (("fx_unfused", "unfused"), ("fx_fused", "fused")):
         got = read_fx_plan(doc, plan)
         if "error" in got:
             out[key] = {"error": got["error"]}
             continue
-        out[key] = {"ms": [got["ms"]], "kernels": got["kernels"]}
+        out[key] = {"ms": [got["ms"]], "kernels": got["kernels"], "steps": [plan_steps(doc, plan)]}
         for extra in ("stepped_ms", "graph_ms"):
             if extra in got:
                 out[key][extra] = [got[extra]]
@@ -78,7 +96,7 @@ def merge_fx_round(fx, one):
         elif "error" not in fx[key]:
             fx[key]["ms"] += one[key]["ms"]
             fx[key]["kernels"] = one[key]["kernels"]
-            for extra in ("stepped_ms", "graph_ms"):
+            for extra in ("steps", "stepped_ms", "graph_ms"):
                 if extra in one[key]:
                     fx[key].setdefault(extra, []).extend(one[key][extra])
     return fx
@@ -285,10 +303,37 @@ HOST_TIMES = (("eager", "queued_ms", "in do_bench", "with its launches queued"),
                "replayed as a CUDA graph (its library calls' host time outran the GPU)"))
 
 
+# The tuner's and cuBLASLt's search's own medians in a step's path ("0.1815 ms") change in every run; what the
+# run chose is the rest of it.
+_TIMES = re.compile(r"\d+(?:\.\d+)? ms")
+
+
+def changed_choices(row):
+    """Our plans' steps that ran another layout or algorithm in a later round than in round 1 (their times aside):
+    each round is a `fusion-cli run` of its own, tuning and cuBLASLt's search included, so where a plan's time
+    moved between rounds this says whether it ran other code."""
+    out = []
+    for s in ("fx_unfused", "fx_fused"):
+        rounds = row.get(s, {}).get("steps") if isinstance(row.get(s), dict) else None
+        if not isinstance(rounds, list) or len(rounds) < 2:
+            continue
+        first = rounds[0]
+        for i, later in enumerate(rounds[1:], start=2):
+            if len(later) != len(first):
+                out.append(f"{row['name']} {TITLES[s]}: {len(first)} steps in round 1, {len(later)} in round {i}")
+                continue
+            for a, b in zip(first, later):
+                if _TIMES.sub("", str(a.get("path"))) != _TIMES.sub("", str(b.get("path"))):
+                    out.append(f"{row['name']} {TITLES[s]}: step {a.get('name')} ran another choice in round {i}: "
+                               f"round 1 {_f(a.get('ms'), '.4f')} ms with {a.get('path')}; round {i} "
+                               f"{_f(b.get('ms'), '.4f')} ms with {b.get('path')}")
+    return out
+
+
 def notes(rows):
-    """Errors, and each version whose plain time held the host's time (PyTorch's kernels waiting for Python, our
+    """Errors; each version whose plain time held the host's time (PyTorch's kernels waiting for Python, our
     library calls' host time): there its plain ratio misleads, and the GPU-only one (queued, CUDA graph) is the
-    one to read."""
+    one to read; and each step of our plans that ran another layout or algorithm from one round to the next."""
     out = []
     for r in rows:
         for s in SYSTEMS:
@@ -304,6 +349,7 @@ def notes(rows):
                 times = " / ".join(f"{a:.3f}" for a, _ in pairs)
                 gpu_times = " / ".join(f"{b:.3f}" for _, b in pairs)
                 out.append(f"{r['name']} {TITLES[s]}: host-bound: {times} ms {plain}, {gpu_times} ms {gpu_only}")
+        out += changed_choices(r)
     return out
 
 

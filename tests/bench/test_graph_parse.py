@@ -393,11 +393,47 @@ class Report(unittest.TestCase):
 
     def test_one_fusion_cli_run_is_a_round(self):
         doc = {"plans": [{"name": "unfused", "kernels": [{}] * 3, "total_ms": 1.8, "stepped_ms": 2.0},
-                         {"name": "fused", "kernels": [{}] * 2, "total_ms": 0.9, "graph_ms": 0.85}]}
+                         {"name": "fused", "kernels": [{"name": "fx_g0", "path": "16B x 256", "measured_ms": 0.5},
+                                                       {"name": "mm", "measured_ms": "slow"}],
+                          "total_ms": 0.9, "graph_ms": 0.85}]}
+        # Each step's path (its layout or algorithm) and time are kept; anything missing reads as None, not zero.
+        unknown = {"name": None, "path": None, "ms": None}
         self.assertEqual(bench_report.fx_round(doc),
-                         {"fx_unfused": {"ms": [1.8], "kernels": 3, "stepped_ms": [2.0]},
-                          "fx_fused": {"ms": [0.9], "kernels": 2, "graph_ms": [0.85]}})
+                         {"fx_unfused": {"ms": [1.8], "kernels": 3, "steps": [[unknown] * 3], "stepped_ms": [2.0]},
+                          "fx_fused": {"ms": [0.9], "kernels": 2, "graph_ms": [0.85],
+                                       "steps": [[{"name": "fx_g0", "path": "16B x 256", "ms": 0.5},
+                                                  {"name": "mm", "path": None, "ms": None}]]}})
         self.assertIn("error", bench_report.fx_round({"plans": []})["fx_fused"])
+        self.assertEqual(bench_report.plan_steps({"plans": {"fused": {"kernels": "?"}}}, "fused"), [])
+
+    def test_a_step_that_ran_another_choice_in_a_later_round_is_noted(self):
+        # qkv_bf16's merged GEMM as run X measured it (2026-11-25, H100): 0.2848 ms in round 1, 0.2696 in round 2.
+        def gemm(algorithm, search_ms, ms):
+            return [{"name": "g:q", "ms": ms,
+                     "path": f"cuBLASLt bf16 GEMM; the fastest of 24 configurations by timing: {algorithm} "
+                             f"({search_ms:.4f} ms; the heuristic's first: 0.2900 ms)"}]
+        fx = {"fx_unfused": {"ms": []}, "fx_fused": {"ms": []}}
+        for algorithm, search_ms, ms in (("tile 256x128, 4 stages", 0.2801, 0.2848),
+                                         ("tile 256x128, 4 stages", 0.2705, 0.2696)):
+            bench_report.merge_fx_round(fx, {"fx_unfused": {"ms": [0.27], "kernels": 3},
+                                             "fx_fused": {"ms": [ms], "kernels": 1,
+                                                          "steps": [gemm(algorithm, search_ms, ms)]}})
+        row = {"name": "qkv_bf16", **fx}
+        self.assertEqual(len(row["fx_fused"]["steps"]), 2)
+        # The same choice, timed otherwise by the search: nothing to note.
+        self.assertEqual(bench_report.changed_choices(row), [])
+        row["fx_fused"]["steps"][1] = gemm("tile 128x256, 3 stages", 0.2705, 0.2696)
+        self.assertEqual(bench_report.changed_choices(row),
+                         ["qkv_bf16 FX fused: step g:q ran another choice in round 2: round 1 0.2848 ms with "
+                          "cuBLASLt bf16 GEMM; the fastest of 24 configurations by timing: tile 256x128, 4 stages "
+                          "(0.2801 ms; the heuristic's first: 0.2900 ms); round 2 0.2696 ms with cuBLASLt bf16 "
+                          "GEMM; the fastest of 24 configurations by timing: tile 128x256, 3 stages (0.2705 ms; the "
+                          "heuristic's first: 0.2900 ms)"])
+        row["fx_fused"]["steps"].append([])
+        self.assertIn("qkv_bf16 FX fused: 1 steps in round 1, 0 in round 3", bench_report.changed_choices(row))
+        # The notes carry them, after the host-bound ones.
+        row.update(eager={"ms": [0.29]}, compile={"ms": [0.30]})
+        self.assertTrue(any("ran another choice" in n for n in bench_report.notes([row])))
 
     def test_rounds_keep_every_time_fusion_cli_gave(self):
         fx = {"fx_unfused": {"ms": []}, "fx_fused": {"ms": []}}
