@@ -104,6 +104,7 @@ struct Plan {
 // cublasGemmStridedBatchedEx 0.1725 (tools/microbench/attention_gemms.cu); in the executor the heuristic's first
 // algorithm, tile and stages with the cluster shape left to cuBLASLt won (0.167 against 0.173 ms). All of them
 // are screened in a few interleaved rounds; the heuristic's first and the fastest others go on to the full timing.
+// A batched problem's pool also holds the heuristic's candidates for one member of the batch (member_candidates).
 constexpr int kCandidates = 8;  // timed in full: the heuristic's first and the 7 fastest others
 constexpr int kWarmupRounds = 2;
 constexpr int kTimedRounds = 15;
@@ -250,6 +251,14 @@ struct Matmul::Impl {
                                                  const Operands& ops, int warmup, int rounds) {
     return interleaved_medians(algos.size(), warmup, rounds, [&](std::size_t i) { return time_algo(plan, algos[i], ops); });
   }
+  // Whether cuBLASLt accepts `algo` for the plan's problem (cublasLtMatmulAlgoCheck), its workspace fits ours,
+  // and the operands meet its minimum alignments.
+  bool accepts(const Plan& plan, const PlanKey& key, const cublasLtMatmulAlgo_t& algo);
+  // For a batched problem, the heuristic's candidates for one member of the batch that it accepts for the whole
+  // and that are not in `have` (see member_candidates' definition).
+  std::vector<cublasLtMatmulAlgo_t> member_candidates(const Plan& plan, const PlanKey& key,
+                                                      cublasLtMatmulPreference_t pref,
+                                                      const std::vector<cublasLtMatmulAlgo_t>& have);
   // The heuristic's algorithms with the cluster shape left to cuBLASLt, and every (tile, stages) configuration of
   // each algorithm it offered (see kCandidates).
   std::vector<cublasLtMatmulAlgo_t> tile_variants(const Plan& plan, const PlanKey& key,
@@ -275,34 +284,72 @@ std::optional<double> Matmul::Impl::time_algo(const Plan& plan, const cublasLtMa
   return ms;
 }
 
-std::vector<cublasLtMatmulAlgo_t> Matmul::Impl::tile_variants(const Plan& plan, const PlanKey& key,
-                                                              const std::vector<cublasLtMatmulAlgo_t>& offered) {
-  const MatmulProblem& p = key.problem;
-  const cudaDataType_t a_type = cuda_type(p.b_type), b_type = cuda_type(p.a_type), c_type = cuda_type(p.c_type);
+bool Matmul::Impl::accepts(const Plan& plan, const PlanKey& key, const cublasLtMatmulAlgo_t& algo) {
+  cublasLtMatmulHeuristicResult_t check{};
+  if (cublasLtMatmulAlgoCheck(handle, plan.desc.get(), plan.w_layout.get(), plan.x_layout.get(), plan.y_layout.get(),
+                              plan.y_layout.get(), &algo, &check) != CUBLAS_STATUS_SUCCESS ||
+      check.workspaceSize > workspace.bytes()) {
+    return false;
+  }
   const auto have = key.cublas_alignments();
   const cublasLtMatmulAlgoCapAttributes_t alignment_caps[] = {
       CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES,
       CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES};
+  for (std::size_t i = 0; i < have.size(); ++i) {
+    const auto need = algo_caps<std::uint32_t>(algo, alignment_caps[i]);
+    if (!need.empty() && need[0] > have[i]) return false;
+  }
+  return true;
+}
+
+// cuBLASLt's heuristic ranks a batched problem's configurations otherwise than one member's. For qkv_bf16's three
+// projections as one strided-batched GEMM (x broadcast, 3 x [8192, 4096] x [4096, 1024] bf16) it offered a 128x128
+// tile where each projection alone gets 256x128 (cluster 1x2x1), and on an H100 the three launched alone took
+// 0.263-0.274 ms against the merged call's 0.282-0.286 (docs/benchmarks.md, run Y). The member's candidates join
+// the pool where cuBLASLt accepts them for the whole batch; a refusal of the member's query only means fewer
+// candidates, never an error.
+std::vector<cublasLtMatmulAlgo_t> Matmul::Impl::member_candidates(const Plan& plan, const PlanKey& key,
+                                                                  cublasLtMatmulPreference_t pref,
+                                                                  const std::vector<cublasLtMatmulAlgo_t>& have) {
+  const MatmulProblem& p = key.problem;
+  if (p.batch <= 1) return {};
+  const MatmulLayout l = resolve_layout(p);
+  const LayoutPtr w =
+      p.transpose_b ? make_layout(p.b_type, p.n, p.k, l.ldb, 1, 0) : make_layout(p.b_type, p.k, p.n, l.ldb, 1, 0);
+  const LayoutPtr x =
+      p.transpose_a ? make_layout(p.a_type, p.k, p.m, l.lda, 1, 0) : make_layout(p.a_type, p.m, p.k, l.lda, 1, 0);
+  const LayoutPtr y = make_layout(p.c_type, p.m, p.n, l.ldc, 1, 0);
+  cublasLtMatmulHeuristicResult_t results[kHeuristicRequest]{};
+  int found = 0;
+  if (cublasLtMatmulAlgoGetHeuristic(handle, plan.desc.get(), w.get(), x.get(), y.get(), y.get(), pref,
+                                     kHeuristicRequest, results, &found) != CUBLAS_STATUS_SUCCESS) {
+    return {};
+  }
+  std::vector<AlgoKey> seen;
+  for (const auto& algo : have) seen.emplace_back(algo);
+  std::vector<cublasLtMatmulAlgo_t> out;
+  for (int i = 0; i < found; ++i) {
+    const AlgoKey k(results[i].algo);
+    if (std::find(seen.begin(), seen.end(), k) != seen.end()) continue;
+    seen.push_back(k);
+    if (accepts(plan, key, results[i].algo)) out.push_back(results[i].algo);
+  }
+  return out;
+}
+
+std::vector<cublasLtMatmulAlgo_t> Matmul::Impl::tile_variants(const Plan& plan, const PlanKey& key,
+                                                              const std::vector<cublasLtMatmulAlgo_t>& offered) {
+  const MatmulProblem& p = key.problem;
+  const cudaDataType_t a_type = cuda_type(p.b_type), b_type = cuda_type(p.a_type), c_type = cuda_type(p.c_type);
   std::vector<AlgoKey> seen;
   for (const auto& algo : offered) seen.emplace_back(algo);
   std::vector<cublasLtMatmulAlgo_t> variants;
-  // Kept when new, accepted by cublasLtMatmulAlgoCheck for this problem, its workspace fits ours, and the
-  // operands meet its minimum alignment (read from the configured algorithm).
+  // Kept when new and accepted for this problem (accepts).
   auto consider = [&](const cublasLtMatmulAlgo_t& algo) {
     const AlgoKey k(algo);
     if (variants.size() >= kMaxVariants || std::find(seen.begin(), seen.end(), k) != seen.end()) return;
     seen.push_back(k);
-    cublasLtMatmulHeuristicResult_t check{};
-    if (cublasLtMatmulAlgoCheck(handle, plan.desc.get(), plan.w_layout.get(), plan.x_layout.get(), plan.y_layout.get(),
-                                plan.y_layout.get(), &algo, &check) != CUBLAS_STATUS_SUCCESS ||
-        check.workspaceSize > workspace.bytes()) {
-      return;
-    }
-    for (std::size_t i = 0; i < have.size(); ++i) {
-      const auto need = algo_caps<std::uint32_t>(algo, alignment_caps[i]);
-      if (!need.empty() && need[0] > have[i]) return;
-    }
-    variants.push_back(algo);
+    if (accepts(plan, key, algo)) variants.push_back(algo);
   };
   // The heuristic's own algorithms with the cluster shape left to cuBLASLt (it names explicit ones).
   for (cublasLtMatmulAlgo_t algo : offered) {
@@ -385,10 +432,13 @@ Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operan
   plan.choice = "cuBLASLt heuristic's first algorithm";
   // Nothing may be synchronised while a CUDA graph is being captured: there the heuristic's choice stands.
   if (capturing(ops.stream)) return plan;
-  // The pool: the heuristic's algorithms in its order, then the variants (tile_variants).
+  // The pool: the heuristic's algorithms in its order, then, for a batched problem, its candidates for one member
+  // (member_candidates), then the variants of all of them (tile_variants).
   std::vector<cublasLtMatmulAlgo_t> pool;
   for (int i = 0; i < found; ++i) pool.push_back(results[i].algo);
   const std::size_t offered = pool.size();
+  for (const auto& m : member_candidates(plan, key, raw_pref, pool)) pool.push_back(m);
+  const std::size_t listed = pool.size();  // offered, then the member's
   for (const auto& v : tile_variants(plan, key, pool)) pool.push_back(v);
   if (pool.size() == 1) return plan;
   // Screening: the heuristic's first always goes on (the report compares with it), with the fastest others.
@@ -418,18 +468,7 @@ Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operan
   plan.algo = pool[chosen];
   const std::string times = " (" + ms_text(*medians[static_cast<std::size_t>(best)]) + "; the heuristic's first: " +
                             (medians[0] ? ms_text(*medians[0]) : std::string("failed to launch")) + ")";
-  if (pool.size() == offered) {
-    plan.choice = "algorithm " + std::to_string(chosen + 1) + " of the heuristic's " + std::to_string(offered) +
-                  " by timing: " + describe_algo(plan.algo) + times;
-  } else {
-    plan.choice = "the fastest of " + std::to_string(pool.size()) + " configurations by timing (the heuristic's " +
-                  std::to_string(offered) + " and " + std::to_string(pool.size() - offered) +
-                  " more: its algorithms with the cluster shape left to cuBLASLt, and with each tile and stage "
-                  "count): " +
-                  (chosen < offered ? "the heuristic's #" + std::to_string(chosen + 1)
-                                    : std::string("not among the heuristic's")) +
-                  ", " + describe_algo(plan.algo) + times;
-  }
+  plan.choice = describe_search_origin(chosen, offered, listed, pool.size()) + describe_algo(plan.algo) + times;
   return plan;
 }
 

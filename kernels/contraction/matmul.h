@@ -61,6 +61,11 @@ std::string validate_matmul(const MatmulProblem& p);
 // One line for reports: "cuBLASLt GELU_BIAS epilogue (tanh approximation), TF32 tensor cores".
 std::string describe_matmul(const MatmulProblem& p);
 
+// Where the algorithm search's choice came from, the start of its report line (the configuration follows). The
+// searched pool is the heuristic's list for the problem, [0, offered); for a batched problem its list for one
+// member of the batch, [offered, listed); then the variants of both, [listed, size). `chosen` indexes the pool.
+std::string describe_search_origin(std::size_t chosen, std::size_t offered, std::size_t listed, std::size_t size);
+
 // Owns a cuBLASLt handle, a 32 MiB workspace and a cache of chosen algorithms keyed by problem and pointer
 // alignment. Not thread-safe, and one workspace serves every call: use one Matmul per stream.
 class Matmul {

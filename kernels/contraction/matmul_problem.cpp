@@ -122,4 +122,23 @@ std::string describe_matmul(const MatmulProblem& p) {
   return s.str();
 }
 
+std::string describe_search_origin(std::size_t chosen, std::size_t offered, std::size_t listed, std::size_t size) {
+  if (size == offered) {
+    return "algorithm " + std::to_string(chosen + 1) + " of the heuristic's " + std::to_string(offered) +
+           " by timing: ";
+  }
+  std::string pool = "the heuristic's " + std::to_string(offered);
+  if (listed > offered) {
+    pool += ", " + std::to_string(listed - offered) + " more that it offers one member of the batch";
+  }
+  if (size > listed) {
+    pool += " and " + std::to_string(size - listed) +
+            " more: their algorithms with the cluster shape left to cuBLASLt, and with each tile and stage count";
+  }
+  const std::string from = chosen < offered  ? "the heuristic's #" + std::to_string(chosen + 1)
+                           : chosen < listed ? std::string("one the heuristic offers one member of the batch")
+                                             : std::string("not among the heuristic's");
+  return "the fastest of " + std::to_string(size) + " configurations by timing (" + pool + "): " + from + ", ";
+}
+
 }  // namespace fx::gpu

@@ -177,6 +177,28 @@ TEST(ContractionMatmul, BroadcastBatch) {
             kF32.tolerance);
 }
 
+// The executor's horizontal matmul (qkv_bf16's shape class, scaled down): three projections of one x as one
+// strided-batched bf16 GEMM with x broadcast. Its search also tries the heuristic's candidates for one member of
+// the batch (cuBLASLt ranks the batched problem's otherwise); whichever wins computes every member's product.
+TEST(ContractionMatmul, BroadcastInputBatchSearchesItsMembersCandidatesToo) {
+  FX_SKIP_WITHOUT_CUDA_DEVICE();
+  MatmulProblem p{.batch = 3, .m = 512, .n = 256, .k = 384};
+  p.a_type = p.b_type = p.c_type = DType::bf16;
+  p.batch_stride_a = 0;
+  const Operand x = fx::test::random_operand(p.m * p.k, DType::bf16, 1.0f, 81);
+  const Operand w = fx::test::random_operand(p.batch * p.k * p.n, DType::bf16, 0.1f, 82);
+  fx::test::DeviceArray y(p.batch * p.m * p.n * 2);
+  Matmul matmul;
+  matmul.run(p, x.device.get(), w.device.get(), nullptr, y.get(), nullptr);
+  const std::string choice = matmul.algorithm_choice(p);
+  EXPECT_NE(choice.find(" by timing"), std::string::npos) << choice;
+  EXPECT_NE(choice.find(", tile "), std::string::npos) << choice;
+  EXPECT_LT(fx::test::relative_error(fx::test::download(y.get(), p.batch * p.m * p.n, DType::bf16),
+                                     reference(p, x.host, w.host, {})),
+            kBf16.tolerance)
+      << choice;
+}
+
 TEST(ContractionMatmul, ColumnViewOutputLeavesOtherColumnsAlone) {
   FX_SKIP_WITHOUT_CUDA_DEVICE();
   // Y is columns [8, 8 + 24) of a [16, 40] matrix that holds a sentinel everywhere else.

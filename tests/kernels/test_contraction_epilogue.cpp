@@ -71,6 +71,23 @@ TEST(ContractionMatmulDescribe, NamesEpilogueAndMath) {
             "cuBLASLt GEMM, no epilogue, BF16 tensor cores, FP32 accumulation, batch 3 (B broadcast)");
 }
 
+// The search's report says where its choice came from: the heuristic's own list, its list for one member of a
+// batched problem (qkv_bf16's merged GEMM), or the variants beyond both.
+TEST(ContractionMatmulDescribe, NamesWhereTheSearchsChoiceCameFrom) {
+  using fx::gpu::describe_search_origin;
+  EXPECT_EQ(describe_search_origin(5, 8, 8, 8), "algorithm 6 of the heuristic's 8 by timing: ");
+  EXPECT_EQ(describe_search_origin(0, 8, 8, 36),
+            "the fastest of 36 configurations by timing (the heuristic's 8 and 28 more: their algorithms with the "
+            "cluster shape left to cuBLASLt, and with each tile and stage count): the heuristic's #1, ");
+  EXPECT_EQ(describe_search_origin(9, 8, 10, 10),
+            "the fastest of 10 configurations by timing (the heuristic's 8, 2 more that it offers one member of the "
+            "batch): one the heuristic offers one member of the batch, ");
+  EXPECT_EQ(describe_search_origin(12, 8, 10, 20),
+            "the fastest of 20 configurations by timing (the heuristic's 8, 2 more that it offers one member of the "
+            "batch and 10 more: their algorithms with the cluster shape left to cuBLASLt, and with each tile and "
+            "stage count): not among the heuristic's, ");
+}
+
 TEST(ContractionMatmulLayout, DefaultsArePacked) {
   MatmulProblem p{.batch = 2, .m = 5, .n = 7, .k = 3};
   auto l = fx::gpu::resolve_layout(p);
