@@ -8,10 +8,48 @@
 #include <QFile>
 #include <QFileInfo>
 
+#include <cstdio>
+#include <cstring>
+
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
 
+namespace {
+
+// Without a display Qt aborts inside QApplication's constructor with a message about its xcb plugin, which tells
+// a newcomer on a remote shell nothing. --help and --version need no window: they are answered through Qt's
+// offscreen platform. Anything else is refused with what to do instead.
+bool has_display() {
+#if defined(Q_OS_LINUX)
+  return qEnvironmentVariableIsSet("DISPLAY") || qEnvironmentVariableIsSet("WAYLAND_DISPLAY") ||
+         qEnvironmentVariableIsSet("QT_QPA_PLATFORM");
+#else
+  return true;
+#endif
+}
+
+bool asks_only_for_text(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    for (const char* flag : {"-h", "--help", "--help-all", "-v", "--version"}) {
+      if (std::strcmp(argv[i], flag) == 0) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (!has_display()) {
+    if (!asks_only_for_text(argc, argv)) {
+      std::fprintf(stderr,
+                   "fusion-explorer: no display (DISPLAY and WAYLAND_DISPLAY are unset). Run it in a desktop session "
+                   "or under xvfb-run (scripts/start.sh does that), or get the same analysis as text with fusion-cli "
+                   "(fusion-cli analyze FILE).\n");
+      return 2;
+    }
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+  }
   QApplication app(argc, argv);
   Q_INIT_RESOURCE(fusion_explorer);
   QApplication::setApplicationName(QStringLiteral("fusion-explorer"));
