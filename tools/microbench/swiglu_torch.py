@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""PyTorch's side of swiglu_gemms.cu (docs/benchmarks.md, swiglu_bf16), timed in interleaved rounds after a
-256 MB flush, the protocol of swiglu_gemms.cu:
+"""PyTorch's side of horizontal_gemms.cu at SwiGLU's shape (docs/benchmarks.md, swiglu_bf16), timed in interleaved
+rounds after a 256 MB flush, the protocol of horizontal_gemms.cu:
 1. x @ W1 and x @ W3 (bf16, 8192x4096x4096) as two torch.mm, as one mm on [W1|W3], and as one bmm on the
    stacked weights, with the cuBLAS kernel names torch.profiler sees;
 2. does the data change the time of these power-limited GEMMs? The same two mm on fusion-cli's own inputs

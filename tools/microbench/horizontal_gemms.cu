@@ -1,12 +1,18 @@
-// Micro-benchmark behind docs/benchmarks.md (swiglu_bf16): the ways to run SwiGLU's two GEMMs that share x,
-// x[8192,4096] @ W1[4096,4096] and x @ W3, in bf16, raced in one process under one protocol:
-//   separate  two GEMMs (what PyTorch and torch.compile launch, through cublasGemmEx)
-//   batched   one strided-batched GEMM, x broadcast (stride 0), W1 and W3 stacked [2, K, N] (our executor)
-//   packed    one GEMM on [W1|W3] packed [K, 2N], output [M, 2N] (column views g and u)
+// Micro-benchmark behind docs/benchmarks.md (swiglu_bf16, qkv_bf16): the ways to run P bf16 GEMMs that share
+// their input, x[M, K] @ W_i[K, N] for i < P, raced in one process under one protocol:
+//   separate  P GEMMs (what PyTorch and torch.compile launch, through cublasGemmEx)
+//   batched   one strided-batched GEMM, x broadcast (stride 0), the W_i stacked [P, K, N] (our executor's
+//             horizontal matmul), with its own heuristic's candidates and with one member's (the configurations
+//             cuBLASLt gives a single [M, K] x [K, N] GEMM, where it accepts them for the batch: what the
+//             executor's search adds since 2026-11-25, kernels/contraction/matmul.cpp member_candidates)
+//   packed    one GEMM on [W_0|...|W_P-1] packed [K, P*N], output [M, P*N] (column views)
 // each with cuBLASLt's first heuristic algorithm, with the fastest of its first 16 (timed here), and through
 // the cuBLAS API PyTorch calls. Interleaved rounds (one launch of every variant per round, each after a 256 MB
-// memset, as do_bench flushes), so that the power-limited clocks move every variant alike.
-// nvcc -O2 -std=c++17 -arch=sm_90 tools/microbench/swiglu_gemms.cu -lcublasLt -lcublas -o swiglu_gemms
+// memset, as do_bench flushes), so that the power-limited clocks move every variant alike. Named swiglu_gemms.cu
+// until 2026-11-25 (the eighth session), when it took P, M, N and K; its defaults are still SwiGLU's.
+// nvcc -O2 -std=c++17 -arch=sm_90 tools/microbench/horizontal_gemms.cu -lcublasLt -lcublas -o horizontal_gemms
+//   ./horizontal_gemms                    # SwiGLU: P=2, x[8192, 4096] @ W1, W3 [4096, 4096]
+//   ./horizontal_gemms 3 8192 1024 4096   # qkv_bf16: P=3, x[8192, 4096] @ Wq, Wk, Wv [4096, 1024]
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -19,7 +25,7 @@
 
 namespace {
 
-constexpr int M = 8192, N = 4096, K = 4096;
+int P = 2, M = 8192, N = 4096, K = 4096;  // main() reads them from the command line
 cublasLtHandle_t lt;
 cublasHandle_t blas;
 void* ws;
@@ -124,38 +130,65 @@ int best_of(const char* what, const LtGemm& g, const std::function<void(int)>& l
   return best;
 }
 
+
+// The configurations `from` offers that cuBLASLt accepts for `to` (cublasLtMatmulAlgoCheck, workspace fits).
+std::vector<cublasLtMatmulHeuristicResult_t> accepted_for(const LtGemm& from, const LtGemm& to) {
+  std::vector<cublasLtMatmulHeuristicResult_t> out;
+  for (const auto& r : from.algos) {
+    cublasLtMatmulHeuristicResult_t check{};
+    if (cublasLtMatmulAlgoCheck(lt, to.d, to.a, to.b, to.c, to.c, &r.algo, &check) == CUBLAS_STATUS_SUCCESS &&
+        check.workspaceSize <= kWs) {
+      cublasLtMatmulHeuristicResult_t kept = r;
+      kept.workspaceSize = check.workspaceSize;
+      out.push_back(kept);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 5) {
+    P = std::atoi(argv[1]), M = std::atoi(argv[2]), N = std::atoi(argv[3]), K = std::atoi(argv[4]);
+  } else if (argc != 1) {
+    std::printf("usage: %s [P M N K]   (default 2 8192 4096 4096: SwiGLU; qkv_bf16: 3 8192 1024 4096)\n", argv[0]);
+    return 2;
+  }
+  if (P < 1 || M < 1 || N < 1 || K < 1) { std::printf("P, M, N and K must be positive\n"); return 2; }
   CB(cublasLtCreate(&lt));
-  std::printf("cuBLASLt %zu\n", cublasLtGetVersion());
+  std::printf("cuBLASLt %zu; P = %d GEMMs of x[%d, %d] @ W[%d, %d], bf16\n", cublasLtGetVersion(), P, M, K, K, N);
   CB(cublasCreate(&blas));
   CK(cudaMalloc(&ws, kWs));
   CB(cublasSetWorkspace(blas, ws, kWs));
   CK(cudaMalloc(&g_flush, 256u << 20));
   const size_t xk = (size_t)M * K, kn = (size_t)K * N, mn = (size_t)M * N;
-  __nv_bfloat16 *x, *w, *wp, *y, *yp;  // w: [2, K, N] stacked; wp: [K, 2N] packed; y: [2, M, N]; yp: [M, 2N]
+  __nv_bfloat16 *x, *w, *wp, *y, *yp;  // w: [P, K, N] stacked; wp: [K, P*N] packed; y: [P, M, N]; yp: [M, P*N]
   CK(cudaMalloc(&x, xk * 2));
-  CK(cudaMalloc(&w, 2 * kn * 2));
-  CK(cudaMalloc(&wp, 2 * kn * 2));
-  CK(cudaMalloc(&y, 2 * mn * 2));
-  CK(cudaMalloc(&yp, 2 * mn * 2));
+  CK(cudaMalloc(&w, P * kn * 2));
+  CK(cudaMalloc(&wp, P * kn * 2));
+  CK(cudaMalloc(&y, P * mn * 2));
+  CK(cudaMalloc(&yp, P * mn * 2));
   {  // small random values, so the tensor cores do real work (zeros can draw less power)
-    std::vector<__nv_bfloat16> h(2 * kn);
+    std::vector<__nv_bfloat16> h(std::max(P * kn, xk));
     unsigned s = 1;
     for (auto& v : h) { s = s * 1664525u + 1013904223u; v = __float2bfloat16(((s >> 9) & 1023) / 1024.0f - 0.5f); }
-    CK(cudaMemcpy(w, h.data(), 2 * kn * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(wp, h.data(), 2 * kn * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(w, h.data(), P * kn * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(wp, h.data(), P * kn * 2, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(x, h.data(), xk * 2, cudaMemcpyHostToDevice));
   }
   const LtGemm sep = make(N, N, N, 1, 0, 0);
-  const LtGemm bat = make(N, N, N, 2, (long long)kn, (long long)mn);
-  const LtGemm pk = make(2 * N, 2 * N, 2 * N, 1, 0, 0);
-  auto sep_lt = [&](int i) { CB(run(sep, i, w, x, y)); CB(run(sep, i, w + kn, x, y + mn)); };
+  const LtGemm bat = make(N, N, N, P, (long long)kn, (long long)mn);
+  LtGemm bat_member = bat;  // the same problem, searched over one member's configurations
+  bat_member.algos = accepted_for(sep, bat);
+  const LtGemm pk = make(P * N, P * N, P * N, 1, 0, 0);
+  auto sep_lt = [&](int i) { for (int p = 0; p < P; ++p) CB(run(sep, i, w + p * kn, x, y + p * mn)); };
   auto bat_lt = [&](int i) { CB(run(bat, i, w, x, y)); };
+  auto bat_member_lt = [&](int i) { CB(run(bat_member, i, w, x, y)); };
   auto pk_lt = [&](int i) { CB(run(pk, i, wp, x, yp)); };
-  const int bs = best_of("separate (x2)", sep, sep_lt);
+  const int bs = best_of("separate", sep, sep_lt);
   const int bb = best_of("batched", bat, bat_lt);
+  const int bm = bat_member.algos.empty() ? -1 : best_of("batched, one member's configurations", bat_member, bat_member_lt);
   const int bp = best_of("packed", pk, pk_lt);
   const float one = 1, zero = 0;
   // cuBLAS (PyTorch's at::cuda::blas::gemm for bf16): column-major C[n, M] = W^T-view * X^T-view.
@@ -164,28 +197,34 @@ int main() {
                     CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
   };
   std::vector<Variant> vs = {
-      {"separate cuBLAS (PyTorch's call)", [&] { ex(N, w, x, y); ex(N, w + kn, x, y + mn); }, {}},
+      {"separate cuBLAS (PyTorch's call)", [&] { for (int p = 0; p < P; ++p) ex(N, w + p * kn, x, y + p * mn); }, {}},
       {"separate cuBLASLt first", [&] { sep_lt(0); }, {}},
       {"separate cuBLASLt best #" + std::to_string(bs), [&] { sep_lt(bs); }, {}},
       {"batched cuBLAS StridedBatchedEx",
        [&] {
          CB(cublasGemmStridedBatchedEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, w, CUDA_R_16BF, N, kn, x,
-                                       CUDA_R_16BF, K, 0, &zero, y, CUDA_R_16BF, N, mn, 2, CUBLAS_COMPUTE_32F,
+                                       CUDA_R_16BF, K, 0, &zero, y, CUDA_R_16BF, N, mn, P, CUBLAS_COMPUTE_32F,
                                        CUBLAS_GEMM_DEFAULT_TENSOR_OP));
        },
        {}},
       {"batched cuBLASLt first", [&] { bat_lt(0); }, {}},
       {"batched cuBLASLt best #" + std::to_string(bb), [&] { bat_lt(bb); }, {}},
-      {"packed cuBLAS", [&] { ex(2 * N, wp, x, yp); }, {}},
+      {"packed cuBLAS", [&] { ex(P * N, wp, x, yp); }, {}},
       {"packed cuBLASLt first", [&] { pk_lt(0); }, {}},
       {"packed cuBLASLt best #" + std::to_string(bp), [&] { pk_lt(bp); }, {}},
   };
+  if (bm >= 0) {
+    vs.push_back({"batched, member's first", [&] { bat_member_lt(0); }, {}});
+    vs.push_back({"batched, member's best #" + std::to_string(bm), [&] { bat_member_lt(bm); }, {}});
+  } else {
+    std::printf("batched: cuBLASLt accepts none of one member's %zu configurations\n", sep.algos.size());
+  }
   for (int run = 1; run <= 2; ++run) {
     race(vs, 40);
-    std::printf("race %d (40 interleaved rounds, medians; 2 x %.0f GFLOP)\n", run, 2.0 * M * N * K / 1e9);
+    std::printf("race %d (40 interleaved rounds, medians; %d x %.0f GFLOP)\n", run, P, 2.0 * M * N * K / 1e9);
     for (auto& v : vs) {
       const float ms = median(v.t);
-      std::printf("  %-36s %.4f ms  %.0f TFLOP/s\n", v.name.c_str(), ms, 4.0 * M * N * K / ms / 1e9);
+      std::printf("  %-36s %.4f ms  %.0f TFLOP/s\n", v.name.c_str(), ms, 2.0 * P * M * N * K / ms / 1e9);
     }
   }
   return 0;
