@@ -287,7 +287,7 @@ def main():
               "copy_tb_s": copy_bw / 1e12, "fusion_cli": cli, "seconds": round(time.perf_counter() - start, 1),
               "samples": rows}
     print(bench_report.text_table(rows))
-    for note in bench_report.notes(rows):
+    for note in bench_report.notes(rows, each_step=False):
         print("note:", note)
     for line in bench_report.targets(rows):
         print("target:", line)

@@ -330,10 +330,22 @@ def changed_choices(row):
     return out
 
 
-def notes(rows):
+def _count_changed_choices(row):
+    """changed_choices in one line per plan, for the console (bench.md names each step)."""
+    out = []
+    for s in ("fx_unfused", "fx_fused"):
+        n = sum(1 for line in changed_choices(row) if line.startswith(f"{row['name']} {TITLES[s]}: "))
+        if n:
+            out.append(f"{row['name']} {TITLES[s]}: {n} step(s) ran another layout or algorithm in a later round "
+                       "than in round 1 (bench.md names them)")
+    return out
+
+
+def notes(rows, each_step=True):
     """Errors; each version whose plain time held the host's time (PyTorch's kernels waiting for Python, our
     library calls' host time): there its plain ratio misleads, and the GPU-only one (queued, CUDA graph) is the
-    one to read; and each step of our plans that ran another layout or algorithm from one round to the next."""
+    one to read; and each step of our plans that ran another layout or algorithm from one round to the next (with
+    each_step False, their count per plan)."""
     out = []
     for r in rows:
         for s in SYSTEMS:
@@ -349,7 +361,7 @@ def notes(rows):
                 times = " / ".join(f"{a:.3f}" for a, _ in pairs)
                 gpu_times = " / ".join(f"{b:.3f}" for _, b in pairs)
                 out.append(f"{r['name']} {TITLES[s]}: host-bound: {times} ms {plain}, {gpu_times} ms {gpu_only}")
-        out += changed_choices(r)
+        out += changed_choices(r) if each_step else _count_changed_choices(r)
     return out
 
 

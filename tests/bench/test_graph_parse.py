@@ -434,6 +434,8 @@ class Report(unittest.TestCase):
         # The notes carry them, after the host-bound ones.
         row.update(eager={"ms": [0.29]}, compile={"ms": [0.30]})
         self.assertTrue(any("ran another choice" in n for n in bench_report.notes([row])))
+        self.assertIn("qkv_bf16 FX fused: 2 step(s) ran another layout or algorithm in a later round than in round 1 "
+                      "(bench.md names them)", bench_report.notes([row], each_step=False))
 
     def test_rounds_keep_every_time_fusion_cli_gave(self):
         fx = {"fx_unfused": {"ms": []}, "fx_fused": {"ms": []}}
