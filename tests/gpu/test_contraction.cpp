@@ -179,8 +179,9 @@ TEST(ContractionMatmul, BroadcastBatch) {
 
 // The executor's horizontal matmul (qkv_bf16's shape class, scaled down): three projections of one x as one
 // strided-batched bf16 GEMM with x broadcast. Its search also tries the heuristic's candidates for one member of
-// the batch (cuBLASLt ranks the batched problem's otherwise); whichever wins computes every member's product.
-TEST(ContractionMatmul, BroadcastInputBatchSearchesItsMembersCandidatesToo) {
+// the batch (cuBLASLt ranks the batched problem's otherwise; which of them it accepts for the batch is its own
+// business, so the test does not insist on one); whichever wins computes every member's product.
+TEST(ContractionMatmul, BroadcastInputBatchMatchesTheReferenceWhicheverCandidateWins) {
   FX_SKIP_WITHOUT_CUDA_DEVICE();
   MatmulProblem p{.batch = 3, .m = 512, .n = 256, .k = 384};
   p.a_type = p.b_type = p.c_type = DType::bf16;
