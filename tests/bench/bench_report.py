@@ -332,9 +332,9 @@ def changed_choices(row):
 
 def _count_changed_choices(row):
     """changed_choices in one line per plan, for the console (bench.md names each step)."""
-    out = []
+    out, lines = [], changed_choices(row)
     for s in ("fx_unfused", "fx_fused"):
-        n = sum(1 for line in changed_choices(row) if line.startswith(f"{row['name']} {TITLES[s]}: "))
+        n = sum(1 for line in lines if line.startswith(f"{row['name']} {TITLES[s]}: "))
         if n:
             out.append(f"{row['name']} {TITLES[s]}: {n} step(s) ran another layout or algorithm in a later round "
                        "than in round 1 (bench.md names them)")
