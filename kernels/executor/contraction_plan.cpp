@@ -309,6 +309,7 @@ LibraryCall horizontal_call(const Graph& g, const std::vector<NodeId>& parts, co
   call.a = single.at(parts[0]).a;
   call.inputs = {call.a};
   for (NodeId mm : parts) {
+    call.parts.push_back(single.at(mm));
     call.nodes.push_back(mm);
     call.b.push_back(g.node(mm).inputs[1].value);
     call.inputs.push_back(call.b.back());

@@ -42,6 +42,9 @@ struct LibraryCall {
   ValueId a = -1;
   std::vector<ValueId> b;  // one weight per part
   std::optional<ValueId> bias;
+  // horizontal_matmul: each part as a call of its own (kind matmul, in part order), the way the group runs
+  // where the merged call is the slower on the device (layout tuning times the two: layout_tuning.h).
+  std::vector<LibraryCall> parts;
 
   // conv2d.
   Conv2dProblem conv;

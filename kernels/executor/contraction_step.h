@@ -46,6 +46,9 @@ class LibraryStep {
   // it has run; for a conversion part, what the conversion does.
   std::string describe(const Executor::Impl& im, int plan, CallPart part = CallPart::whole) const;
 
+  // A horizontal GEMM that can run as its parts, each a call of its own (LibraryCall::parts): layout tuning
+  // times the two ways and keeps the faster (tune_layouts).
+  bool offers_split() const { return call_.kind == LibraryCallKind::horizontal_matmul && !call_.parts.empty(); }
   // Whether this call can run channels-last (see above), and the compiled conversions once load_nhwc ran.
   bool offers_nhwc(const Graph& g) const;
   // Generates and compiles the conversions (named after the group, as its other kernels are).

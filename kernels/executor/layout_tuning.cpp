@@ -16,7 +16,8 @@ namespace {
 
 // Timed rounds per layout, after one warm-up round; one launch of each layout per round, so that a drift of
 // the clocks during the search moves every layout alike (the cuBLASLt search does the same). A convolution's
-// ways get more: their times spread wider (three launches, one a library call, after each flush).
+// ways and a horizontal GEMM's get more: their times spread wider (library calls, several launches, after each
+// flush).
 constexpr int kRounds = 15;
 constexpr int kConvRounds = 31;
 
@@ -158,6 +159,82 @@ std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int force
   return s + 2;
 }
 
+// A horizontal GEMM's one strided-batched call (layout 1) against its parts run as calls of their own (layout 2).
+// cuBLASLt's batched kernels need not be the faster: on qkv_bf16's shape the merged call ran 0.282-0.286 ms and
+// the three GEMMs alone 0.263-0.274 (docs/benchmarks.md, run Y), so the plan keeps whichever times faster here.
+// When the parts win, the one step becomes one step per part, each an ordinary GEMM on the graph's own weight,
+// writing its output where the merged call would have (the stacked weights are freed with the merged call).
+// Returns the index of the step's last launch, which has run.
+std::size_t tune_horizontal(Executor::Impl& im, int p, std::size_t s, int forced,
+                            const contraction_detail::DeviceMemory& flush) {
+  PlanSteps& ps = im.plans[p];
+  const std::shared_ptr<LibraryStep> merged = ps.steps[s].call;
+  const LibraryCall& lc = merged->call();
+  std::vector<std::shared_ptr<LibraryStep>> parts;
+  for (const LibraryCall& part : lc.parts) parts.push_back(std::make_shared<LibraryStep>(part));
+  auto launch = [&](std::size_t i) {
+    if (i == 0) {
+      merged->launch(im, p);
+    } else {
+      for (const auto& part : parts) part->launch(im, p);
+    }
+    im.launched(p, s);
+  };
+  const std::string count = std::to_string(parts.size());
+  std::size_t way = 0;
+  std::string merged_choice, parts_choice;
+  if (forced >= 0) {
+    way = forced >= 1 ? 1 : 0;
+    merged_choice = "one strided-batched call: layout 1 of 2, set by hand (not timed)";
+    parts_choice = "run alone, one of " + lc.name + "'s " + count + " GEMMs: layout 2 of 2, set by hand (not timed)";
+  } else {
+    // Each way's first launch runs cuBLASLt's algorithm search, which synchronises: not inside a timed round.
+    launch(0);
+    launch(1);
+    FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
+    const std::vector<double> med = time_rounds(im, p, s, 2, flush, kConvRounds, launch);
+    way = med[1] < med[0] ? 1 : 0;
+    const std::string times = "the strided-batched call " + ms_text(med[0]) + ", its " + count + " GEMMs alone " +
+                              ms_text(med[1]) + ", timed here";
+    merged_choice = "one strided-batched call, the faster (" + times + ")";
+    parts_choice = "run alone, one of " + lc.name + "'s " + count + " GEMMs: the faster way (" + times + ")";
+  }
+  if (way == 0) {
+    ps.steps[s].layout_choice = merged_choice;
+    launch(0);
+    return s;
+  }
+  // The one step becomes one per part; everything that can throw comes before the plan is changed.
+  const Graph& g = im.graph;
+  std::vector<Step> split;
+  std::string names;
+  for (const auto& part : parts) {
+    Step st = ps.steps[s];
+    const LibraryCall& c = part->call();
+    st.kernel.name = c.name;
+    st.kernel.nodes = c.nodes;
+    st.kernel.inputs = c.inputs;
+    st.kernel.outputs = c.outputs;
+    st.kernel.bytes_moved = 0;
+    for (ValueId v : c.inputs) st.kernel.bytes_moved += g.value_type(v).bytes();
+    for (ValueId v : c.outputs) st.kernel.bytes_moved += g.value_type(v).bytes();
+    st.call = part;
+    st.layout_choice = parts_choice;
+    names += (names.empty() ? "" : " + ") + c.name;
+    split.push_back(std::move(st));
+  }
+  const std::string note = ps.steps[s].group + ": " + lc.name + " runs as its " + count + " GEMMs, " + count +
+                           " launches (" + names + "): " + (forced >= 0 ? "set by hand" : "faster than the one strided-batched call here");
+  ps.notes.reserve(ps.notes.size() + 1);
+  ps.steps.reserve(ps.steps.size() + split.size());  // no reallocation, so no exception, from here on
+  ps.steps[s] = std::move(split[0]);
+  ps.steps.insert(ps.steps.begin() + static_cast<std::ptrdiff_t>(s) + 1, std::make_move_iterator(split.begin() + 1),
+                  std::make_move_iterator(split.end()));
+  ps.notes.push_back(note);
+  for (std::size_t i = s; i < s + parts.size(); ++i) im.launch(p, i);
+  return s + parts.size() - 1;
+}
+
 }  // namespace
 
 void tune_layouts(Executor::Impl& im) {
@@ -166,12 +243,18 @@ void tune_layouts(Executor::Impl& im) {
   const contraction_detail::DeviceMemory flush(im.options.cold_l2 && forced < 0 ? kColdL2Bytes : 0);
   for (int p = 0; p < 2; ++p) {
     PlanSteps& ps = im.plans[p];
-    const auto tunable = [&](const Step& st) { return !st.alternatives.empty() || (st.call && st.call->nhwc_ready()); };
+    const auto tunable = [&](const Step& st) {
+      return !st.alternatives.empty() || (st.call && (st.call->nhwc_ready() || st.call->offers_split()));
+    };
     if (std::none_of(ps.steps.begin(), ps.steps.end(), tunable)) continue;  // nothing to choose in this plan
     for (std::size_t s = 0; s < ps.steps.size(); ++s) {
       Step& st = ps.steps[s];
       if (st.call && st.call->nhwc_ready() && st.call_part == CallPart::whole) {
         s = tune_conv_layout(im, p, s, forced, flush);
+        continue;
+      }
+      if (st.call && st.call->offers_split()) {
+        s = tune_horizontal(im, p, s, forced, flush);
         continue;
       }
       const std::size_t n = st.alternatives.size() + 1;

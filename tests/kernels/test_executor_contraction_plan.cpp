@@ -171,6 +171,22 @@ TEST(ContractionPlan, QkvIsOneStridedBatchedGemmOnStackedWeights) {
   EXPECT_EQ(c.outputs, (std::vector<ValueId>{value(g, "q"), value(g, "k"), value(g, "v")}));
   EXPECT_NE(c.description.find("stacked once at plan time"), std::string::npos);
   EXPECT_TRUE(p.rest.empty());
+  // Its parts, the way it runs where the merged call times slower: each an ordinary GEMM on the graph's weight.
+  ASSERT_EQ(c.parts.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const LibraryCall& part = c.parts[i];
+    EXPECT_EQ(part.kind, LibraryCallKind::matmul);
+    EXPECT_EQ(part.matmul.batch, 1);
+    EXPECT_EQ(part.matmul.m, c.matmul.m);
+    EXPECT_EQ(part.matmul.n, c.matmul.n);
+    EXPECT_EQ(part.matmul.k, c.matmul.k);
+    EXPECT_EQ(part.a, c.a);
+    EXPECT_EQ(part.b, std::vector<ValueId>{c.b[i]});
+    EXPECT_EQ(part.outputs, std::vector<ValueId>{c.outputs[i]});
+    EXPECT_EQ(part.nodes, std::vector<NodeId>{c.nodes[i]});
+    EXPECT_TRUE(part.parts.empty());
+  }
+  EXPECT_EQ(c.parts[1].name, "cublaslt_g0_k");
   // gpt2's Q, K, V projections read the layernorm's [8,1024,768] output: the batch folds into M first.
   const Graph gpt = load_sample("gpt2_block");
   const ContractionGroupPlan q = group_of(gpt, {"q_mm", "k_mm", "v_mm"});
