@@ -6,12 +6,12 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "kernels/common/cuda_call.h"
+#include "kernels/common/ms_text.h"
 
 namespace fx::gpu {
 
@@ -72,13 +72,6 @@ std::vector<std::optional<double>> interleaved_medians(std::size_t n, int warmup
     medians[i] = t[t.size() / 2];
   }
   return medians;
-}
-
-// "0.1670 ms", as the reports give a timed choice.
-inline std::string ms_text(double ms) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4f ms", ms);
-  return text;
 }
 
 }  // namespace fx::gpu

@@ -84,6 +84,10 @@ struct Plan {
   LayoutPtr w_layout, x_layout, y_layout;  // cuBLAS A, B and C/D
   cublasLtMatmulAlgo_t algo{};
   std::string choice;  // how algo was chosen, for reports
+  // The search's fastest configurations, fastest first, at most kFinalistsKept (none where no search ran); algo
+  // is finalists[0] until the executor's timing in the plan keeps another (Matmul::choose_finalist).
+  std::vector<cublasLtMatmulAlgo_t> finalists;
+  std::string search_choice;  // `choice` as the search left it
 };
 
 // cuBLASLt's heuristic ranks its candidates with a model, and on an H100 its first pick was up to 17% slower
@@ -110,6 +114,12 @@ constexpr int kWarmupRounds = 2;
 constexpr int kTimedRounds = 15;
 constexpr int kScreenRounds = 3;  // after one warm-up round, for a pool larger than kCandidates
 constexpr int kHeuristicRequest = 16;
+// The search's best configurations kept for the executor to time again inside its plan (Matmul::finalist_count).
+// On qkv_bf16's merged GEMM the search, run once as the process starts, picked a 128x128 tile after an idle GPU
+// and a 256x128 one after two seconds of GEMMs, three times each; the plan then ran in 0.286 and 0.259 ms
+// (docs/benchmarks.md, run Z): the ranking of close configurations moves with the GPU's state and with the L2 as
+// the search leaves it (each candidate after itself), which is not as the plan leaves it.
+constexpr std::size_t kFinalistsKept = 3;
 constexpr std::size_t kMaxVariants = 256;
 
 struct Operands {
@@ -242,6 +252,8 @@ struct Matmul::Impl {
     if (handle) cublasLtDestroy(handle);
   }
   const Plan& plan_for(const MatmulProblem& p, const Operands& ops, const void* bias);
+  void launch(const Plan& plan, const cublasLtMatmulAlgo_t& algo, const void* a, const void* b, const void* bias,
+              void* c, CUstream_st* stream);
   Plan build_plan(const PlanKey& key, const void* bias, const Operands& ops);
   // Milliseconds of one launch of `algo`; nullopt if cuBLASLt refuses it.
   std::optional<double> time_algo(const Plan& plan, const cublasLtMatmulAlgo_t& algo, const Operands& ops);
@@ -469,6 +481,13 @@ Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operan
   const std::string times = " (" + ms_text(*medians[static_cast<std::size_t>(best)]) + "; the heuristic's first: " +
                             (medians[0] ? ms_text(*medians[0]) : std::string("failed to launch")) + ")";
   plan.choice = describe_search_origin(chosen, offered, listed, pool.size()) + describe_algo(plan.algo) + times;
+  plan.search_choice = plan.choice;
+  std::vector<std::size_t> ranked;  // the timed configurations that ran, fastest first
+  for (std::size_t i = 0; i < timed.size(); ++i) {
+    if (medians[i]) ranked.push_back(i);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [&](std::size_t a, std::size_t b) { return *medians[a] < *medians[b]; });
+  for (std::size_t i = 0; i < ranked.size() && i < kFinalistsKept; ++i) plan.finalists.push_back(timed[ranked[i]]);
   return plan;
 }
 
@@ -502,13 +521,30 @@ void Matmul::run(const MatmulProblem& p, const void* a, const void* b, const voi
   }
   if (!a || !b || !c) throw std::invalid_argument("matmul: null operand pointer");
   const Plan& plan = impl_->plan_for(p, Operands{a, b, c, stream}, bias);
+  impl_->launch(plan, plan.algo, a, b, bias, c, stream);
+}
+
+void Matmul::run_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, const void* bias,
+                          void* c, CUstream_st* stream) {
+  if (!a || !b || !c) throw std::invalid_argument("matmul: null operand pointer");
+  PlanKey key{p, alignment_of(a), alignment_of(b), alignment_of(c), epilogue_has_bias(p.epilogue) ? alignment_of(bias) : 0u};
+  const auto it = impl_->plans.find(key);
+  if (it == impl_->plans.end() || i >= it->second.finalists.size()) {
+    throw std::logic_error("matmul: finalist " + std::to_string(i) + " of a problem whose search kept " +
+                           std::to_string(it == impl_->plans.end() ? 0 : it->second.finalists.size()));
+  }
+  impl_->launch(it->second, it->second.finalists[i], a, b, bias, c, stream);
+}
+
+void Matmul::Impl::launch(const Plan& plan, const cublasLtMatmulAlgo_t& algo, const void* a, const void* b,
+                          const void* bias, void* c, CUstream_st* stream) {
   // The bias pointer is per call; the plan's descriptor only fixed its alignment class.
   if (bias) set_desc<const void*>(plan.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   const float alpha = 1.0f;
   const float beta = 0.0f;
-  FX_CUDA_CALL(cublasLtMatmul(impl_->handle, plan.desc.get(), &alpha, b, plan.w_layout.get(), a, plan.x_layout.get(),
-                              &beta, c, plan.y_layout.get(), c, plan.y_layout.get(), &plan.algo,
-                              impl_->workspace.get(), impl_->workspace.bytes(), stream));
+  FX_CUDA_CALL(cublasLtMatmul(handle, plan.desc.get(), &alpha, b, plan.w_layout.get(), a, plan.x_layout.get(), &beta,
+                              c, plan.y_layout.get(), c, plan.y_layout.get(), &algo, workspace.get(), workspace.bytes(),
+                              stream));
 }
 
 std::size_t Matmul::cached_plan_count() const { return impl_->plans.size(); }
@@ -518,6 +554,22 @@ std::string Matmul::algorithm_choice(const MatmulProblem& p) const {
     if (key.problem == p) return plan.choice;
   }
   return {};
+}
+
+std::size_t Matmul::finalist_count(const MatmulProblem& p) const {
+  for (const auto& [key, plan] : impl_->plans) {
+    if (key.problem == p) return plan.finalists.size();
+  }
+  return 0;
+}
+
+void Matmul::choose_finalist(const MatmulProblem& p, std::size_t i, const std::vector<double>& plan_ms,
+                             const std::string& timed_as) {
+  for (auto& [key, plan] : impl_->plans) {
+    if (!(key.problem == p) || i >= plan.finalists.size()) continue;
+    plan.algo = plan.finalists[i];
+    plan.choice = plan.search_choice + "; " + describe_finalist_choice(i, describe_algo(plan.algo), plan_ms, timed_as);
+  }
 }
 
 }  // namespace fx::gpu

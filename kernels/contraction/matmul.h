@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/graph/dtype.h"
 
@@ -66,6 +67,12 @@ std::string describe_matmul(const MatmulProblem& p);
 // member of the batch, [offered, listed); then the variants of both, [listed, size). `chosen` indexes the pool.
 std::string describe_search_origin(std::size_t chosen, std::size_t offered, std::size_t listed, std::size_t size);
 
+// What timing the search's finalists again in the plan kept, the end of the report line: `chosen` indexes
+// `plan_ms` (finalist 0 is the search's pick), `algo` describes it; `timed_as` says what the times are of when
+// it is more than this GEMM ("its 3 GEMMs together").
+std::string describe_finalist_choice(std::size_t chosen, const std::string& algo, const std::vector<double>& plan_ms,
+                                     const std::string& timed_as);
+
 // Owns a cuBLASLt handle, a 32 MiB workspace and a cache of chosen algorithms keyed by problem and pointer
 // alignment. Not thread-safe, and one workspace serves every call: use one Matmul per stream.
 class Matmul {
@@ -92,6 +99,19 @@ class Matmul {
   // stage count of those algorithms on its operands (outside CUDA graph capture), times the 8 best in full and
   // keeps the fastest.
   std::string algorithm_choice(const MatmulProblem& p) const;
+
+  // The search's fastest configurations for `p`, fastest first: at most 3, none before p's first run() or where
+  // no search ran (one candidate, CUDA graph capture). The executor times them again inside its plan, where the
+  // L2 and the clocks are as the plan leaves them (kernels/executor/layout_tuning.h), and keeps the fastest
+  // there: run_finalist launches finalist i of p's cached plan for these operands (run()'s checks are not
+  // repeated; that plan must exist and hold i), choose_finalist makes finalist i the one run() launches, for
+  // every cached plan of p, and adds the times (of the whole of what was timed, `timed_as`, e.g. "its 3 GEMMs
+  // together") to algorithm_choice.
+  std::size_t finalist_count(const MatmulProblem& p) const;
+  void run_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, const void* bias, void* c,
+                    CUstream_st* stream);
+  void choose_finalist(const MatmulProblem& p, std::size_t i, const std::vector<double>& plan_ms,
+                       const std::string& timed_as = "");
 
  private:
   struct Impl;

@@ -2,6 +2,7 @@
 // Kept apart from matmul.cpp so the no-GPU tests exercise exactly what the executor reports.
 #include <sstream>
 
+#include "kernels/common/ms_text.h"
 #include "kernels/contraction/matmul.h"
 
 namespace fx::gpu {
@@ -139,6 +140,24 @@ std::string describe_search_origin(std::size_t chosen, std::size_t offered, std:
                            : chosen < listed ? std::string("one the heuristic offers one member of the batch")
                                              : std::string("not among the heuristic's");
   return "the fastest of " + std::to_string(size) + " configurations by timing (" + pool + "): " + from + ", ";
+}
+
+std::string describe_finalist_choice(std::size_t chosen, const std::string& algo, const std::vector<double>& plan_ms,
+                                     const std::string& timed_as) {
+  const std::string count = std::to_string(plan_ms.size());
+  std::string others;
+  for (std::size_t i = 0; i < plan_ms.size(); ++i) {
+    if (i == chosen) continue;
+    others += (others.empty() ? "" : ", ") + std::string(i == 0 ? "the search's pick " : "its #" + std::to_string(i + 1) + " ") +
+              ms_text(plan_ms[i]);
+  }
+  const std::string of = timed_as.empty() ? "" : ", " + timed_as;
+  if (chosen == 0) {
+    return "the search's " + count + " best timed again in the plan: its pick stays (" + ms_text(plan_ms[0]) + of +
+           "; " + others + ")";
+  }
+  return "the search's " + count + " best timed again in the plan: its #" + std::to_string(chosen + 1) + " runs, " +
+         algo + " (" + ms_text(plan_ms[chosen]) + of + "; " + others + ")";
 }
 
 }  // namespace fx::gpu

@@ -60,7 +60,7 @@ std::string LibraryStep::describe(const Executor::Impl& im, int plan, CallPart p
   if (part == CallPart::to_nhwc) return "x converted NCHW -> NHWC for cuDNN's channels-last convolution";
   if (part == CallPart::to_nchw) return "y converted NHWC -> NCHW after cuDNN's channels-last convolution";
   if (call_.kind != LibraryCallKind::conv2d && im.contraction && im.contraction->matmul) {
-    const MatmulProblem p = call_.kind == LibraryCallKind::matmul ? call_.matmul : horizontal_problem(im, plan);
+    const MatmulProblem p = gemm_problem(im, plan);
     const std::string choice = im.contraction->matmul->algorithm_choice(p);
     return choice.empty() ? call_.description : call_.description + "; " + choice;
   }
@@ -299,15 +299,37 @@ void LibraryStep::launch(Executor::Impl& im, int plan, CallPart part, std::size_
     return;
   }
   if (!rt.matmul) rt.matmul = std::make_unique<Matmul>();
-  const void* bias = call_.bias ? im.pointer(plan, *call_.bias) : nullptr;
-  if (call_.kind == LibraryCallKind::matmul) {
-    rt.matmul->run(call_.matmul, im.pointer(plan, call_.a), im.pointer(plan, call_.b[0]), bias,
-                   im.pointer(plan, call_.outputs[0]), im.stream);
-    return;
-  }
-  if (!weights_.get()) throw std::logic_error(call_.name + " launched before preparation");
-  rt.matmul->run(horizontal_problem(im, plan), im.pointer(plan, call_.a), weights_.get(), bias,
-                 im.pointer(plan, call_.outputs[0]), im.stream);
+  const GemmOperands o = gemm_operands(im, plan);
+  rt.matmul->run(gemm_problem(im, plan), o.a, o.b, o.bias, o.c, im.stream);
+}
+
+LibraryStep::GemmOperands LibraryStep::gemm_operands(const Executor::Impl& im, int plan) const {
+  if (!is_gemm()) throw std::logic_error(call_.name + " is not a GEMM");
+  const void* b = call_.kind == LibraryCallKind::matmul ? im.pointer(plan, call_.b[0]) : weights_.get();
+  if (!b) throw std::logic_error(call_.name + " launched before preparation");
+  return {im.pointer(plan, call_.a), b, call_.bias ? im.pointer(plan, *call_.bias) : nullptr,
+          im.pointer(plan, call_.outputs[0])};
+}
+
+MatmulProblem LibraryStep::gemm_problem(const Executor::Impl& im, int plan) const {
+  return call_.kind == LibraryCallKind::matmul ? call_.matmul : horizontal_problem(im, plan);
+}
+
+std::size_t LibraryStep::gemm_finalists(const Executor::Impl& im, int plan) const {
+  if (!is_gemm() || !im.contraction || !im.contraction->matmul) return 0;
+  return im.contraction->matmul->finalist_count(gemm_problem(im, plan));
+}
+
+void LibraryStep::launch_finalist(Executor::Impl& im, int plan, std::size_t i) const {
+  const GemmOperands o = gemm_operands(im, plan);
+  if (!im.contraction || !im.contraction->matmul) throw std::logic_error(call_.name + ": no finalists before its first launch");
+  runtime(im).matmul->run_finalist(i, gemm_problem(im, plan), o.a, o.b, o.bias, o.c, im.stream);
+}
+
+void LibraryStep::choose_finalist(Executor::Impl& im, int plan, std::size_t i, const std::vector<double>& ms,
+                                  const std::string& timed_as) const {
+  if (!im.contraction || !im.contraction->matmul) throw std::logic_error(call_.name + ": no finalists before its first launch");
+  runtime(im).matmul->choose_finalist(gemm_problem(im, plan), i, ms, timed_as);
 }
 
 // Horizontal: the part outputs sit at equal spacing in the arena (plan_memory places one step's outputs back to

@@ -49,6 +49,15 @@ class LibraryStep {
   // A horizontal GEMM that can run as its parts, each a call of its own (LibraryCall::parts): layout tuning
   // times the two ways and keeps the faster (tune_layouts).
   bool offers_split() const { return call_.kind == LibraryCallKind::horizontal_matmul && !call_.parts.empty(); }
+  // A GEMM call (matmul, or horizontal_matmul's one call): the search's finalists for its problem, 0 before its
+  // first launch (Matmul::finalist_count); launching finalist i; keeping finalist i for every launch after, with
+  // the times the plan's tuning measured (of `timed_as` where that is more than this call) for the report.
+  bool is_gemm() const { return call_.kind != LibraryCallKind::conv2d; }
+  std::size_t gemm_finalists(const Executor::Impl& im, int plan) const;
+  void launch_finalist(Executor::Impl& im, int plan, std::size_t i) const;
+  void choose_finalist(Executor::Impl& im, int plan, std::size_t i, const std::vector<double>& ms,
+                       const std::string& timed_as = "") const;
+  MatmulProblem gemm_problem(const Executor::Impl& im, int plan) const;
   // Whether this call can run channels-last (see above), and the compiled conversions once load_nhwc ran.
   bool offers_nhwc(const Graph& g) const;
   // Generates and compiles the conversions (named after the group, as its other kernels are).
@@ -89,6 +98,13 @@ class LibraryStep {
 
  private:
   MatmulProblem horizontal_problem(const Executor::Impl& im, int plan) const;
+  struct GemmOperands {
+    const void* a;
+    const void* b;
+    const void* bias;
+    void* c;
+  };
+  GemmOperands gemm_operands(const Executor::Impl& im, int plan) const;
   void prepare_nhwc(Executor::Impl& im);
   void free_nhwc();  // the permuted weights and the NHWC scratch
   // Where the NHWC x and y are: the plan's buffers of those values (use_plan_nhwc_buffers), else the scratch.

@@ -52,7 +52,8 @@ struct RunOptions {
   bool cold_l2 = false;
   // Time each generated kernel's layouts (GeneratedKernel::alternatives) on the device before the verification
   // and keep the fastest, as cuBLASLt's algorithms are chosen; likewise a convolution's NCHW call against its
-  // NHWC way, and a horizontal GEMM's one strided-batched call against its GEMMs run alone (layout_tuning.h);
+  // NHWC way, a horizontal GEMM's one strided-batched call against its GEMMs run alone, and a GEMM's best
+  // cuBLASLt configurations again, inside the plan (layout_tuning.h);
   // the report says which and the times. Off: the default layout (the NCHW call, the merged GEMM). `force_layout` k >= 0 runs layout k of every kernel that has one (0: the default), untimed:
   // for tests and for comparing layouts by hand.
   bool autotune = true;

@@ -159,49 +159,132 @@ std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int force
   return s + 2;
 }
 
+// The GEMM problems whose search finalists were timed in a plan already: one choice per problem serves every
+// step that runs it, in both plans (the cuBLASLt plan cache is keyed by problem).
+using TimedProblems = std::vector<MatmulProblem>;
+
+bool timed_before(const TimedProblems& timed, const MatmulProblem& p) {
+  return std::find(timed.begin(), timed.end(), p) != timed.end();
+}
+
+std::size_t fastest(const std::vector<double>& ms) {
+  return static_cast<std::size_t>(std::min_element(ms.begin(), ms.end()) - ms.begin());
+}
+
+// A GEMM call's first launch runs cuBLASLt's algorithm search, which synchronises: never inside a timed round.
+// Its inputs were written by the steps before it, which tuning has launched in order.
+void search(Executor::Impl& im, int p, const LibraryStep& call) {
+  call.launch(im, p);
+  FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
+}
+
+// A cuBLASLt call's configuration: the search (Matmul) times its candidates once, each after an untimed launch of
+// itself, as the process starts; the plan runs it after the flush and the step before it, on a GPU whose clocks
+// the plan's own rounds have set. Close configurations rank differently in the two (kFinalistsKept in
+// matmul.cpp), so the search's best few are timed again here, the plan's way, and the fastest kept. Returns s.
+std::size_t tune_gemm(Executor::Impl& im, int p, std::size_t s, const contraction_detail::DeviceMemory& flush,
+                      TimedProblems& timed) {
+  const std::shared_ptr<LibraryStep> call = im.plans[p].steps[s].call;
+  search(im, p, *call);
+  const MatmulProblem problem = call->gemm_problem(im, p);
+  const std::size_t n = call->gemm_finalists(im, p);
+  if (n > 1 && !timed_before(timed, problem)) {
+    const std::vector<double> med = time_rounds(im, p, s, n, flush, kConvRounds, [&](std::size_t i) {
+      call->launch_finalist(im, p, i);
+      im.launched(p, s);
+    });
+    call->choose_finalist(im, p, fastest(med), med);
+    timed.push_back(problem);
+  }
+  im.launch(p, s);
+  return s;
+}
+
+// One way to run a horizontal GEMM: its one strided-batched call or its parts alone, in the search's finalist
+// `finalist` (every part has the same problem), or as run() launches it where the finalists are not timed.
+struct HorizontalWay {
+  bool parts = false;
+  std::optional<std::size_t> finalist;
+};
+
+// The ways of one kind: each finalist of the call's problem, or its installed configuration alone where there is
+// one finalist or the problem's finalists were timed in a plan already.
+void add_ways(std::vector<HorizontalWay>& ways, bool parts, std::size_t finalists, bool timed) {
+  if (finalists < 2 || timed) {
+    ways.push_back({parts, std::nullopt});
+    return;
+  }
+  for (std::size_t i = 0; i < finalists; ++i) ways.push_back({parts, i});
+}
+
 // A horizontal GEMM's one strided-batched call (layout 1) against its parts run as calls of their own (layout 2).
 // cuBLASLt's batched kernels need not be the faster: on qkv_bf16's shape the merged call ran 0.282-0.286 ms and
-// the three GEMMs alone 0.263-0.274 (docs/benchmarks.md, run Y), so the plan keeps whichever times faster here.
-// When the parts win, the one step becomes one step per part, each an ordinary GEMM on the graph's own weight,
-// writing its output where the merged call would have (the stacked weights are freed with the merged call).
-// Returns the index of the step's last launch, which has run.
+// the three GEMMs alone 0.263-0.274 (docs/benchmarks-history.md, run Y), so the plan keeps whichever times faster
+// here, each way in the search's best configurations (tune_gemm). When the parts win, the one step becomes one
+// step per part, each an ordinary GEMM on the graph's own weight, writing its output where the merged call would
+// have (the stacked weights are freed with the merged call). Returns the index of the step's last launch, which
+// has run.
 std::size_t tune_horizontal(Executor::Impl& im, int p, std::size_t s, int forced,
-                            const contraction_detail::DeviceMemory& flush) {
+                            const contraction_detail::DeviceMemory& flush, TimedProblems& timed) {
   PlanSteps& ps = im.plans[p];
   const std::shared_ptr<LibraryStep> merged = ps.steps[s].call;
   const LibraryCall& lc = merged->call();
   std::vector<std::shared_ptr<LibraryStep>> parts;
   for (const LibraryCall& part : lc.parts) parts.push_back(std::make_shared<LibraryStep>(part));
-  auto launch = [&](std::size_t i) {
-    if (i == 0) {
-      merged->launch(im, p);
+  auto run = [&](const LibraryStep& call, const std::optional<std::size_t>& finalist) {
+    if (finalist) {
+      call.launch_finalist(im, p, *finalist);
     } else {
-      for (const auto& part : parts) part->launch(im, p);
+      call.launch(im, p);
+    }
+  };
+  auto launch = [&](const HorizontalWay& way) {
+    if (!way.parts) {
+      run(*merged, way.finalist);
+    } else {
+      for (const auto& part : parts) run(*part, way.finalist);
     }
     im.launched(p, s);
   };
   const std::string count = std::to_string(parts.size());
-  std::size_t way = 0;
+  const std::string together = "its " + count + " GEMMs together";
+  bool alone = false;
   std::string merged_choice, parts_choice;
   if (forced >= 0) {
-    way = forced >= 1 ? 1 : 0;
+    alone = forced >= 1;
     merged_choice = "one strided-batched call: layout 1 of 2, set by hand (not timed)";
     parts_choice = "run alone, one of " + lc.name + "'s " + count + " GEMMs: layout 2 of 2, set by hand (not timed)";
   } else {
-    // Each way's first launch runs cuBLASLt's algorithm search, which synchronises: not inside a timed round.
-    launch(0);
-    launch(1);
-    FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
-    const std::vector<double> med = time_rounds(im, p, s, 2, flush, kConvRounds, launch);
-    way = med[1] < med[0] ? 1 : 0;
-    const std::string times = "the strided-batched call " + ms_text(med[0]) + ", its " + count + " GEMMs alone " +
-                              ms_text(med[1]) + ", timed here";
+    search(im, p, *merged);
+    for (const auto& part : parts) search(im, p, *part);
+    const MatmulProblem merged_problem = merged->gemm_problem(im, p), part_problem = parts[0]->gemm_problem(im, p);
+    std::vector<HorizontalWay> ways;
+    add_ways(ways, false, merged->gemm_finalists(im, p), timed_before(timed, merged_problem));
+    const std::size_t first_parts_way = ways.size();
+    add_ways(ways, true, parts[0]->gemm_finalists(im, p), timed_before(timed, part_problem));
+    const std::vector<double> med =
+        time_rounds(im, p, s, ways.size(), flush, kConvRounds, [&](std::size_t i) { launch(ways[i]); });
+    const std::vector<double> merged_ms(med.begin(), med.begin() + static_cast<std::ptrdiff_t>(first_parts_way)),
+        parts_ms(med.begin() + static_cast<std::ptrdiff_t>(first_parts_way), med.end());
+    // Each kind keeps its fastest configuration (where its finalists were timed), whichever kind runs.
+    if (ways.front().finalist) {
+      merged->choose_finalist(im, p, fastest(merged_ms), merged_ms);
+      timed.push_back(merged_problem);
+    }
+    if (ways.back().finalist) {
+      parts[0]->choose_finalist(im, p, fastest(parts_ms), parts_ms, together);
+      timed.push_back(part_problem);
+    }
+    const double merged_best = merged_ms[fastest(merged_ms)], parts_best = parts_ms[fastest(parts_ms)];
+    alone = parts_best < merged_best;
+    const std::string times = "the strided-batched call " + ms_text(merged_best) + ", its " + count +
+                              " GEMMs alone " + ms_text(parts_best) + ", timed here";
     merged_choice = "one strided-batched call, the faster (" + times + ")";
     parts_choice = "run alone, one of " + lc.name + "'s " + count + " GEMMs: the faster way (" + times + ")";
   }
-  if (way == 0) {
+  if (!alone) {
     ps.steps[s].layout_choice = merged_choice;
-    launch(0);
+    im.launch(p, s);
     return s;
   }
   // The one step becomes one per part; everything that can throw comes before the plan is changed.
@@ -224,7 +307,8 @@ std::size_t tune_horizontal(Executor::Impl& im, int p, std::size_t s, int forced
     split.push_back(std::move(st));
   }
   const std::string note = ps.steps[s].group + ": " + lc.name + " runs as its " + count + " GEMMs, " + count +
-                           " launches (" + names + "): " + (forced >= 0 ? "set by hand" : "faster than the one strided-batched call here");
+                           " launches (" + names + "): " +
+                           (forced >= 0 ? "set by hand" : "faster than the one strided-batched call here");
   ps.notes.reserve(ps.notes.size() + 1);
   ps.steps.reserve(ps.steps.size() + split.size());  // no reallocation, so no exception, from here on
   ps.steps[s] = std::move(split[0]);
@@ -241,10 +325,12 @@ void tune_layouts(Executor::Impl& im) {
   const int forced = im.options.force_layout;
   if (!im.options.autotune && forced < 0) return;
   const contraction_detail::DeviceMemory flush(im.options.cold_l2 && forced < 0 ? kColdL2Bytes : 0);
+  TimedProblems timed;
   for (int p = 0; p < 2; ++p) {
     PlanSteps& ps = im.plans[p];
     const auto tunable = [&](const Step& st) {
-      return !st.alternatives.empty() || (st.call && (st.call->nhwc_ready() || st.call->offers_split()));
+      return !st.alternatives.empty() ||
+             (st.call && (st.call->nhwc_ready() || st.call->offers_split() || (forced < 0 && st.call->is_gemm())));
     };
     if (std::none_of(ps.steps.begin(), ps.steps.end(), tunable)) continue;  // nothing to choose in this plan
     for (std::size_t s = 0; s < ps.steps.size(); ++s) {
@@ -254,7 +340,11 @@ void tune_layouts(Executor::Impl& im) {
         continue;
       }
       if (st.call && st.call->offers_split()) {
-        s = tune_horizontal(im, p, s, forced, flush);
+        s = tune_horizontal(im, p, s, forced, flush, timed);
+        continue;
+      }
+      if (st.call && st.call->is_gemm() && forced < 0) {
+        s = tune_gemm(im, p, s, flush, timed);
         continue;
       }
       const std::size_t n = st.alternatives.size() + 1;

@@ -200,6 +200,42 @@ TEST(ContractionMatmul, BroadcastInputBatchMatchesTheReferenceWhicheverCandidate
       << choice;
 }
 
+// The search keeps its best few configurations for the executor to time again in its plan: each computes the
+// product, and the one chosen is what run() launches after, named in the report line.
+TEST(ContractionMatmul, EachFinalistComputesTheProductAndTheChosenOneRunsAfter) {
+  FX_SKIP_WITHOUT_CUDA_DEVICE();
+  MatmulProblem p{.m = 512, .n = 384, .k = 256};
+  p.a_type = p.b_type = p.c_type = DType::bf16;
+  const Operand x = fx::test::random_operand(p.m * p.k, DType::bf16, 1.0f, 91);
+  const Operand w = fx::test::random_operand(p.k * p.n, DType::bf16, 0.1f, 92);
+  fx::test::DeviceArray y(p.m * p.n * 2);
+  Matmul matmul;
+  EXPECT_EQ(matmul.finalist_count(p), 0u);  // nothing searched yet
+  matmul.run(p, x.device.get(), w.device.get(), nullptr, y.get(), nullptr);
+  const std::size_t n = matmul.finalist_count(p);
+  ASSERT_GE(n, 1u) << matmul.algorithm_choice(p);
+  ASSERT_LE(n, 3u);
+  const std::vector<double> want = reference(p, x.host, w.host, {});
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(cudaMemset(y.get(), 0, static_cast<std::size_t>(p.m * p.n * 2)), cudaSuccess);
+    matmul.run_finalist(i, p, x.device.get(), w.device.get(), nullptr, y.get(), nullptr);
+    EXPECT_LT(fx::test::relative_error(fx::test::download(y.get(), p.m * p.n, DType::bf16), want), kBf16.tolerance)
+        << "finalist " << i;
+  }
+  EXPECT_THROW(matmul.run_finalist(n, p, x.device.get(), w.device.get(), nullptr, y.get(), nullptr), std::logic_error);
+  const std::string searched = matmul.algorithm_choice(p);
+  std::vector<double> ms(n, 0.5);
+  ms[n - 1] = 0.25;
+  matmul.choose_finalist(p, n - 1, ms);
+  const std::string chosen = matmul.algorithm_choice(p);
+  EXPECT_EQ(chosen.rfind(searched, 0), 0u) << chosen;  // the search's line, then what the plan's timing kept
+  EXPECT_NE(chosen.find(n == 1 ? "its pick stays (0.2500 ms" : " runs, algorithm "), std::string::npos) << chosen;
+  ASSERT_EQ(cudaMemset(y.get(), 0, static_cast<std::size_t>(p.m * p.n * 2)), cudaSuccess);
+  matmul.run(p, x.device.get(), w.device.get(), nullptr, y.get(), nullptr);
+  EXPECT_LT(fx::test::relative_error(fx::test::download(y.get(), p.m * p.n, DType::bf16), want), kBf16.tolerance);
+  EXPECT_EQ(matmul.cached_plan_count(), 1u);
+}
+
 TEST(ContractionMatmul, ColumnViewOutputLeavesOtherColumnsAlone) {
   FX_SKIP_WITHOUT_CUDA_DEVICE();
   // Y is columns [8, 8 + 24) of a [16, 40] matrix that holds a sentinel everywhere else.

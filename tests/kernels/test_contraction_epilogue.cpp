@@ -88,6 +88,20 @@ TEST(ContractionMatmulDescribe, NamesWhereTheSearchsChoiceCameFrom) {
             "stage count): not among the heuristic's, ");
 }
 
+// The end of the report line once the executor timed the search's finalists again in its plan.
+TEST(ContractionMatmulDescribe, SaysWhatTimingTheFinalistsInThePlanKept) {
+  using fx::gpu::describe_finalist_choice;
+  const std::string algo = "algorithm 66, tile 256x128, stages 64xAUTO, cluster 1x2x1";
+  EXPECT_EQ(describe_finalist_choice(0, algo, {0.2812, 0.2901, 0.2950}, ""),
+            "the search's 3 best timed again in the plan: its pick stays (0.2812 ms; its #2 0.2901 ms, its #3 0.2950 ms)");
+  EXPECT_EQ(describe_finalist_choice(1, algo, {0.2860, 0.2590, 0.2870}, ""),
+            "the search's 3 best timed again in the plan: its #2 runs, " + algo +
+                " (0.2590 ms; the search's pick 0.2860 ms, its #3 0.2870 ms)");
+  EXPECT_EQ(describe_finalist_choice(1, algo, {0.2822, 0.2655}, "its 3 GEMMs together"),
+            "the search's 2 best timed again in the plan: its #2 runs, " + algo +
+                " (0.2655 ms, its 3 GEMMs together; the search's pick 0.2822 ms)");
+}
+
 TEST(ContractionMatmulLayout, DefaultsArePacked) {
   MatmulProblem p{.batch = 2, .m = 5, .n = 7, .k = 3};
   auto l = fx::gpu::resolve_layout(p);
