@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "kernels/common/event_timing.h"
 #include "kernels/common/stream_gate.h"
@@ -40,30 +41,43 @@ void install(Step& st, std::size_t i) {
 // 0.0215-0.0237 ms in the tuning and 0.0174-0.0191 in the plan, and the layout that won with cold inputs was
 // up to 10% slower with the warm ones the plan gives it (fx_g10_merged: 8-byte accesses 0.0225 ms tuned,
 // 0.0191 in the plan; 16-byte 0.0228 tuned, 0.0174 in the plan).
+// The rounds run back to back, as the plan timing's do: every run is enqueued (each behind its StreamGate, so
+// the GPU never waits for the host inside a timed window) and the host waits once, at the end. Waiting for each
+// run left the GPU idle between runs, and on power-limited GEMMs that is another regime: qkv_bf16's three GEMMs
+// took 0.309 ms in such rounds and 0.268 in the plan timing of the same run, and the ranking of its
+// configurations, and of its merged call against its parts, followed the regime (docs/benchmarks.md, run Z).
 template <class Launch>
 std::vector<double> time_rounds(Executor::Impl& im, int p, std::size_t s, std::size_t n,
                                 const contraction_detail::DeviceMemory& flush, int rounds, Launch&& launch) {
-  const EventPair ev;
-  const auto medians = interleaved_medians(n, 1, rounds, [&](std::size_t i) -> std::optional<double> {
-    {
-      StreamGate gate(im.stream);  // opened when this scope ends, the run enqueued (or a launch threw)
-      if (flush.get()) {
-        FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
-      } else {
-        launch(i);
-      }
-      if (s > 0) im.launch(p, s - 1);
-      FX_CUDA_CALL(cudaEventRecord(ev.start, im.stream));
+  constexpr int kWarmupRounds = 1;
+  const std::size_t runs = static_cast<std::size_t>(kWarmupRounds + rounds) * n;
+  std::vector<EventPair> ev(runs);
+  for (std::size_t r = 0; r < runs; ++r) {
+    const std::size_t i = r % n;  // one run of each way per round
+    StreamGate gate(im.stream);   // opened when this scope ends, the run enqueued (or a launch threw)
+    if (flush.get()) {
+      FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
+    } else {
       launch(i);
-      FX_CUDA_CALL(cudaEventRecord(ev.stop, im.stream));
     }
-    FX_CUDA_CALL(cudaEventSynchronize(ev.stop));
+    if (s > 0) im.launch(p, s - 1);
+    FX_CUDA_CALL(cudaEventRecord(ev[r].start, im.stream));
+    launch(i);
+    FX_CUDA_CALL(cudaEventRecord(ev[r].stop, im.stream));
+  }
+  FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
+  std::vector<std::vector<double>> times(n);
+  for (std::size_t r = static_cast<std::size_t>(kWarmupRounds) * n; r < runs; ++r) {
     float ms = 0;
-    FX_CUDA_CALL(cudaEventElapsedTime(&ms, ev.start, ev.stop));
-    return ms;
-  });
+    FX_CUDA_CALL(cudaEventElapsedTime(&ms, ev[r].start, ev[r].stop));
+    times[r % n].push_back(ms);
+  }
   std::vector<double> med(n);
-  for (std::size_t i = 0; i < n; ++i) med[i] = *medians[i];  // every way runs: a launch that fails throws
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<double>& t = times[i];
+    std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
+    med[i] = t[t.size() / 2];  // as interleaved_medians takes it
+  }
   return med;
 }
 
