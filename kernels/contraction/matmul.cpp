@@ -491,9 +491,17 @@ Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operan
   return plan;
 }
 
+namespace {
+
+// A plan serves one problem at one alignment class of its pointers.
+PlanKey key_of(const MatmulProblem& p, const void* a, const void* b, const void* bias, const void* c) {
+  return PlanKey{p, alignment_of(a), alignment_of(b), alignment_of(c), epilogue_has_bias(p.epilogue) ? alignment_of(bias) : 0u};
+}
+
+}  // namespace
+
 const Plan& Matmul::Impl::plan_for(const MatmulProblem& p, const Operands& ops, const void* bias) {
-  PlanKey key{p, alignment_of(ops.a), alignment_of(ops.b), alignment_of(ops.c),
-              epilogue_has_bias(p.epilogue) ? alignment_of(bias) : 0u};
+  PlanKey key = key_of(p, ops.a, ops.b, bias, ops.c);
   auto it = plans.find(key);
   if (it == plans.end()) {
     Plan plan = build_plan(key, bias, ops);
@@ -527,8 +535,7 @@ void Matmul::run(const MatmulProblem& p, const void* a, const void* b, const voi
 void Matmul::run_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, const void* bias,
                           void* c, CUstream_st* stream) {
   if (!a || !b || !c) throw std::invalid_argument("matmul: null operand pointer");
-  PlanKey key{p, alignment_of(a), alignment_of(b), alignment_of(c), epilogue_has_bias(p.epilogue) ? alignment_of(bias) : 0u};
-  const auto it = impl_->plans.find(key);
+  const auto it = impl_->plans.find(key_of(p, a, b, bias, c));
   if (it == impl_->plans.end() || i >= it->second.finalists.size()) {
     throw std::logic_error("matmul: finalist " + std::to_string(i) + " of a problem whose search kept " +
                            std::to_string(it == impl_->plans.end() ? 0 : it->second.finalists.size()));
@@ -556,20 +563,21 @@ std::string Matmul::algorithm_choice(const MatmulProblem& p) const {
   return {};
 }
 
-std::size_t Matmul::finalist_count(const MatmulProblem& p) const {
-  for (const auto& [key, plan] : impl_->plans) {
-    if (key.problem == p) return plan.finalists.size();
-  }
-  return 0;
+std::size_t Matmul::finalist_count(const MatmulProblem& p, const void* a, const void* b, const void* bias,
+                                   const void* c) const {
+  const auto it = impl_->plans.find(key_of(p, a, b, bias, c));
+  return it == impl_->plans.end() ? 0 : it->second.finalists.size();
 }
 
-void Matmul::choose_finalist(const MatmulProblem& p, std::size_t i, const std::vector<double>& plan_ms,
-                             const std::string& timed_as) {
-  for (auto& [key, plan] : impl_->plans) {
-    if (!(key.problem == p) || i >= plan.finalists.size()) continue;
-    plan.algo = plan.finalists[i];
-    plan.choice = plan.search_choice + "; " + describe_finalist_choice(i, describe_algo(plan.algo), plan_ms, timed_as);
+void Matmul::choose_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, const void* bias,
+                             const void* c, const std::vector<double>& plan_ms, const std::string& timed_as) {
+  const auto it = impl_->plans.find(key_of(p, a, b, bias, c));
+  if (it == impl_->plans.end() || i >= it->second.finalists.size()) {
+    throw std::logic_error("matmul: no finalist " + std::to_string(i) + " to choose");
   }
+  Plan& plan = it->second;
+  plan.algo = plan.finalists[i];
+  plan.choice = plan.search_choice + "; " + describe_finalist_choice(i, describe_algo(plan.algo), plan_ms, timed_as);
 }
 
 }  // namespace fx::gpu

@@ -100,18 +100,18 @@ class Matmul {
   // keeps the fastest.
   std::string algorithm_choice(const MatmulProblem& p) const;
 
-  // The search's fastest configurations for `p`, fastest first: at most 3, none before p's first run() or where
-  // no search ran (one candidate, CUDA graph capture). The executor times them again inside its plan, where the
-  // L2 and the clocks are as the plan leaves them (kernels/executor/layout_tuning.h), and keeps the fastest
-  // there: run_finalist launches finalist i of p's cached plan for these operands (run()'s checks are not
-  // repeated; that plan must exist and hold i), choose_finalist makes finalist i the one run() launches, for
-  // every cached plan of p, and adds the times (of the whole of what was timed, `timed_as`, e.g. "its 3 GEMMs
-  // together") to algorithm_choice.
-  std::size_t finalist_count(const MatmulProblem& p) const;
+  // The search's fastest configurations for `p` on these operands (a plan serves one alignment class of the
+  // pointers), fastest first: at most 3, none before its first run() or where no search ran (one candidate, CUDA
+  // graph capture). The executor times them again inside its plan, where the L2 and the clocks are as the plan
+  // leaves them (kernels/executor/layout_tuning.h), and keeps the fastest there: run_finalist launches finalist
+  // i (run()'s checks are not repeated), choose_finalist makes finalist i the one run() launches and adds the
+  // times (of the whole of what was timed, `timed_as`, e.g. "its 3 GEMMs together") to algorithm_choice. Both
+  // throw std::logic_error where the plan does not hold finalist i.
+  std::size_t finalist_count(const MatmulProblem& p, const void* a, const void* b, const void* bias, const void* c) const;
   void run_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, const void* bias, void* c,
                     CUstream_st* stream);
-  void choose_finalist(const MatmulProblem& p, std::size_t i, const std::vector<double>& plan_ms,
-                       const std::string& timed_as = "");
+  void choose_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, const void* bias,
+                       const void* c, const std::vector<double>& plan_ms, const std::string& timed_as = "");
 
  private:
   struct Impl;

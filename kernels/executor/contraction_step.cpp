@@ -317,7 +317,8 @@ MatmulProblem LibraryStep::gemm_problem(const Executor::Impl& im, int plan) cons
 
 std::size_t LibraryStep::gemm_finalists(const Executor::Impl& im, int plan) const {
   if (!is_gemm() || !im.contraction || !im.contraction->matmul) return 0;
-  return im.contraction->matmul->finalist_count(gemm_problem(im, plan));
+  const GemmOperands o = gemm_operands(im, plan);
+  return im.contraction->matmul->finalist_count(gemm_problem(im, plan), o.a, o.b, o.bias, o.c);
 }
 
 void LibraryStep::launch_finalist(Executor::Impl& im, int plan, std::size_t i) const {
@@ -329,7 +330,8 @@ void LibraryStep::launch_finalist(Executor::Impl& im, int plan, std::size_t i) c
 void LibraryStep::choose_finalist(Executor::Impl& im, int plan, std::size_t i, const std::vector<double>& ms,
                                   const std::string& timed_as) const {
   if (!im.contraction || !im.contraction->matmul) throw std::logic_error(call_.name + ": no finalists before its first launch");
-  runtime(im).matmul->choose_finalist(gemm_problem(im, plan), i, ms, timed_as);
+  const GemmOperands o = gemm_operands(im, plan);
+  runtime(im).matmul->choose_finalist(i, gemm_problem(im, plan), o.a, o.b, o.bias, o.c, ms, timed_as);
 }
 
 // Horizontal: the part outputs sit at equal spacing in the arena (plan_memory places one step's outputs back to

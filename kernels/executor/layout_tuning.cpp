@@ -41,20 +41,29 @@ void install(Step& st, std::size_t i) {
 // 0.0215-0.0237 ms in the tuning and 0.0174-0.0191 in the plan, and the layout that won with cold inputs was
 // up to 10% slower with the warm ones the plan gives it (fx_g10_merged: 8-byte accesses 0.0225 ms tuned,
 // 0.0191 in the plan; 16-byte 0.0228 tuned, 0.0174 in the plan).
-// The rounds run back to back, as the plan timing's do: every run is enqueued (each behind its StreamGate, so
-// the GPU never waits for the host inside a timed window) and the host waits once, at the end. Waiting for each
-// run left the GPU idle between runs, and on power-limited GEMMs that is another regime: qkv_bf16's three GEMMs
-// took 0.309 ms in such rounds and 0.268 in the plan timing of the same run, and the ranking of its
-// configurations, and of its merged call against its parts, followed the regime (docs/benchmarks.md, run Z).
+// The rounds run back to back, as the plan timing's do: every run is enqueued and the host waits once, at the
+// end. Waiting for each run left the GPU idle between runs, and on power-limited GEMMs that is another regime:
+// qkv_bf16's three GEMMs took 0.309 ms in such rounds and 0.268 in the plan timing of the same run, and the
+// ranking of its configurations, and of its merged call against its parts, followed the regime
+// (docs/benchmarks.md, run Z). The GPU must never wait for the host inside a timed window (a way whose launches
+// cost the host more would be charged for them: stream_gate.h). With the flush, each run's 256 MB memset gives
+// the host a run's time to enqueue the next, so one gate, opened once the host is kHeadStart runs ahead, is
+// enough, and the runs follow each other with no gap; without it (a run after an untimed launch of the same way,
+// perhaps a few microseconds) each run is enqueued behind a gate of its own.
 template <class Launch>
 std::vector<double> time_rounds(Executor::Impl& im, int p, std::size_t s, std::size_t n,
                                 const contraction_detail::DeviceMemory& flush, int rounds, Launch&& launch) {
   constexpr int kWarmupRounds = 1;
+  constexpr std::size_t kHeadStart = 8;
   const std::size_t runs = static_cast<std::size_t>(kWarmupRounds + rounds) * n;
   std::vector<EventPair> ev(runs);
+  std::optional<StreamGate> head;  // opened when reset (or when a launch throws)
+  if (flush.get()) head.emplace(im.stream);
   for (std::size_t r = 0; r < runs; ++r) {
     const std::size_t i = r % n;  // one run of each way per round
-    StreamGate gate(im.stream);   // opened when this scope ends, the run enqueued (or a launch threw)
+    std::optional<StreamGate> gate;  // without the flush: opened when this scope ends, the run enqueued
+    if (!head) gate.emplace(im.stream);
+    if (head && r == kHeadStart) head.reset();
     if (flush.get()) {
       FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
     } else {
@@ -65,6 +74,7 @@ std::vector<double> time_rounds(Executor::Impl& im, int p, std::size_t s, std::s
     launch(i);
     FX_CUDA_CALL(cudaEventRecord(ev[r].stop, im.stream));
   }
+  head.reset();
   FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
   std::vector<std::vector<double>> times(n);
   for (std::size_t r = static_cast<std::size_t>(kWarmupRounds) * n; r < runs; ++r) {
@@ -123,6 +133,10 @@ std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int force
     choice = "NHWC: layout " + std::to_string(way + 1) + " of " + std::to_string(ways) + ", set by hand (not timed; " +
              call->conversion_layout_name(way - 1) + ")";
   } else {
+    // The NCHW call's first launch runs cuDNN's algorithm search, which synchronises: not inside the timed runs
+    // (it would wait there for a gate the host cannot open until the search returns).
+    launch(0);
+    FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
     const std::vector<double> med = time_rounds(im, p, s, ways, flush, kConvRounds, launch);
     way = static_cast<std::size_t>(std::min_element(med.begin(), med.end()) - med.begin());
     std::string times = "NCHW call " + ms_text(med[0]);
@@ -289,7 +303,16 @@ std::size_t tune_horizontal(Executor::Impl& im, int p, std::size_t s, int forced
       parts[0]->choose_finalist(im, p, fastest(parts_ms), parts_ms, together);
       timed.push_back(part_problem);
     }
-    const double merged_best = merged_ms[fastest(merged_ms)], parts_best = parts_ms[fastest(parts_ms)];
+    double merged_best = merged_ms[fastest(merged_ms)], parts_best = parts_ms[fastest(parts_ms)];
+    if (ways.size() > 2) {
+      // The least of several medians is biased low against one median: the two kinds, each in the configuration
+      // just kept, are timed again side by side for the choice between them.
+      const std::vector<double> two = time_rounds(im, p, s, 2, flush, kConvRounds, [&](std::size_t i) {
+        launch(HorizontalWay{i == 1, std::nullopt});
+      });
+      merged_best = two[0];
+      parts_best = two[1];
+    }
     alone = parts_best < merged_best;
     const std::string times = "the strided-batched call " + ms_text(merged_best) + ", its " + count +
                               " GEMMs alone " + ms_text(parts_best) + ", timed here";
@@ -320,14 +343,23 @@ std::size_t tune_horizontal(Executor::Impl& im, int p, std::size_t s, int forced
     names += (names.empty() ? "" : " + ") + c.name;
     split.push_back(std::move(st));
   }
-  const std::string note = ps.steps[s].group + ": " + lc.name + " runs as its " + count + " GEMMs, " + count +
-                           " launches (" + names + "): " +
+  // The group's note on its launches (contraction_step.cpp, where it has more than one) named the merged call:
+  // it is replaced by one that says what runs now.
+  const std::string group = ps.steps[s].group;
+  std::size_t group_steps = parts.size() - 1;
+  for (const Step& other : ps.steps) group_steps += other.group == group ? 1 : 0;
+  const std::string note = group + ": " + std::to_string(group_steps) + " launches: " + lc.name + " runs as its " +
+                           count + " GEMMs (" + names + "), " +
                            (forced >= 0 ? "set by hand" : "faster than the one strided-batched call here");
+  const std::string stale = group + ": ", merged_call = lc.name + " (";
   ps.notes.reserve(ps.notes.size() + 1);
   ps.steps.reserve(ps.steps.size() + split.size());  // no reallocation, so no exception, from here on
   ps.steps[s] = std::move(split[0]);
   ps.steps.insert(ps.steps.begin() + static_cast<std::ptrdiff_t>(s) + 1, std::make_move_iterator(split.begin() + 1),
                   std::make_move_iterator(split.end()));
+  std::erase_if(ps.notes, [&](const std::string& n) {
+    return n.rfind(stale, 0) == 0 && n.find(" launches: ") != std::string::npos && n.find(merged_call) != std::string::npos;
+  });
   ps.notes.push_back(note);
   for (std::size_t i = s; i < s + parts.size(); ++i) im.launch(p, i);
   return s + parts.size() - 1;

@@ -210,9 +210,9 @@ TEST(ContractionMatmul, EachFinalistComputesTheProductAndTheChosenOneRunsAfter) 
   const Operand w = fx::test::random_operand(p.k * p.n, DType::bf16, 0.1f, 92);
   fx::test::DeviceArray y(p.m * p.n * 2);
   Matmul matmul;
-  EXPECT_EQ(matmul.finalist_count(p), 0u);  // nothing searched yet
+  EXPECT_EQ(matmul.finalist_count(p, x.device.get(), w.device.get(), nullptr, y.get()), 0u);  // nothing searched yet
   matmul.run(p, x.device.get(), w.device.get(), nullptr, y.get(), nullptr);
-  const std::size_t n = matmul.finalist_count(p);
+  const std::size_t n = matmul.finalist_count(p, x.device.get(), w.device.get(), nullptr, y.get());
   ASSERT_GE(n, 1u) << matmul.algorithm_choice(p);
   ASSERT_LE(n, 3u);
   const std::vector<double> want = reference(p, x.host, w.host, {});
@@ -226,7 +226,8 @@ TEST(ContractionMatmul, EachFinalistComputesTheProductAndTheChosenOneRunsAfter) 
   const std::string searched = matmul.algorithm_choice(p);
   std::vector<double> ms(n, 0.5);
   ms[n - 1] = 0.25;
-  matmul.choose_finalist(p, n - 1, ms);
+  EXPECT_THROW(matmul.choose_finalist(n, p, x.device.get(), w.device.get(), nullptr, y.get(), ms), std::logic_error);
+  matmul.choose_finalist(n - 1, p, x.device.get(), w.device.get(), nullptr, y.get(), ms);
   const std::string chosen = matmul.algorithm_choice(p);
   EXPECT_EQ(chosen.rfind(searched, 0), 0u) << chosen;  // the search's line, then what the plan's timing kept
   EXPECT_NE(chosen.find(n == 1 ? "its pick stays (0.2500 ms" : " runs, algorithm "), std::string::npos) << chosen;
