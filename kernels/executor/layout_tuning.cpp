@@ -62,7 +62,7 @@ std::vector<double> time_rounds(Executor::Impl& im, int p, std::size_t s, std::s
   for (std::size_t r = 0; r < runs; ++r) {
     const std::size_t i = r % n;  // one run of each way per round
     std::optional<StreamGate> gate;  // without the flush: opened when this scope ends, the run enqueued
-    if (!head) gate.emplace(im.stream);
+    if (!flush.get()) gate.emplace(im.stream);
     if (head && r == kHeadStart) head.reset();
     if (flush.get()) {
       FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
