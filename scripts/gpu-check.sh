@@ -20,7 +20,8 @@ JOBS=${JOBS:-16}
 REPEAT=${REPEAT:-50}
 PART=${PART:-all}
 TEST_JOBS=${TEST_JOBS:-1}
-# CUPTI (one profiling session per device at a time; GpuFault runs fusion-cli, whose timing pass uses it) and the device's own rates (calibration, opt-in benchmarks).
+# Run alone with TEST_JOBS: CUPTI (one profiling session per device at a time; GpuFault runs fusion-cli, whose
+# timing pass uses it) and the device's own rates (calibration, opt-in benchmarks).
 SERIAL='^(Calibrate|DramProfilerTest|KernelTimerTest|JoinTimingRows|RunProfile|ProfileNoDevice|GpuFault|ContractionBench)\.'
 case "$PART" in all|tests|runs) ;; *) echo "PART must be all, tests or runs (not $PART)"; exit 2 ;; esac
 mkdir -p "$OUT/runs"

@@ -48,6 +48,12 @@ double median_event_ms(cudaStream_t stream, int repeat, F&& body) {
   return t[t.size() / 2];
 }
 
+// The median of timed runs as every choice here takes it: the upper middle one (t is reordered; not empty).
+inline double upper_median(std::vector<double>& t) {
+  std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
+  return t[t.size() / 2];
+}
+
 // Medians of n ways timed in interleaved rounds: `warmup` rounds not counted, then `rounds` counted ones, each
 // with one run of every way, so that a drift of the clocks during the search (large GEMMs run at the power limit)
 // moves every way alike instead of favouring whichever was timed while the clocks were high. time(i) returns the
@@ -68,8 +74,7 @@ std::vector<std::optional<double>> interleaved_medians(std::size_t n, int warmup
   for (std::size_t i = 0; i < n; ++i) {
     std::vector<double>& t = times[i];
     if (!runs[i] || t.empty()) continue;
-    std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
-    medians[i] = t[t.size() / 2];
+    medians[i] = upper_median(t);
   }
   return medians;
 }

@@ -321,17 +321,20 @@ std::size_t LibraryStep::gemm_finalists(const Executor::Impl& im, int plan) cons
   return im.contraction->matmul->finalist_count(gemm_problem(im, plan), o.a, o.b, o.bias, o.c);
 }
 
+Matmul& LibraryStep::searched_matmul(const Executor::Impl& im) const {
+  if (!im.contraction || !im.contraction->matmul) throw std::logic_error(call_.name + ": no finalists before its first launch");
+  return *im.contraction->matmul;
+}
+
 void LibraryStep::launch_finalist(Executor::Impl& im, int plan, std::size_t i) const {
   const GemmOperands o = gemm_operands(im, plan);
-  if (!im.contraction || !im.contraction->matmul) throw std::logic_error(call_.name + ": no finalists before its first launch");
-  runtime(im).matmul->run_finalist(i, gemm_problem(im, plan), o.a, o.b, o.bias, o.c, im.stream);
+  searched_matmul(im).run_finalist(i, gemm_problem(im, plan), o.a, o.b, o.bias, o.c, im.stream);
 }
 
 void LibraryStep::choose_finalist(Executor::Impl& im, int plan, std::size_t i, const std::vector<double>& ms,
                                   const std::string& timed_as) const {
-  if (!im.contraction || !im.contraction->matmul) throw std::logic_error(call_.name + ": no finalists before its first launch");
   const GemmOperands o = gemm_operands(im, plan);
-  runtime(im).matmul->choose_finalist(i, gemm_problem(im, plan), o.a, o.b, o.bias, o.c, ms, timed_as);
+  searched_matmul(im).choose_finalist(i, gemm_problem(im, plan), o.a, o.b, o.bias, o.c, ms, timed_as);
 }
 
 // Horizontal: the part outputs sit at equal spacing in the arena (plan_memory places one step's outputs back to
@@ -352,6 +355,14 @@ MatmulProblem LibraryStep::horizontal_problem(const Executor::Impl& im, int plan
   return p;
 }
 
+void name_step_after(const Graph& g, const LibraryCall& call, Step& s) {
+  s.kernel.name = call.name;
+  s.kernel.nodes = call.nodes;
+  s.kernel.inputs = call.inputs;
+  s.kernel.outputs = call.outputs;
+  s.kernel.bytes_moved = bytes_of(g, call.inputs) + bytes_of(g, call.outputs);
+}
+
 void append_contraction_steps(Executor::Impl& im, int p, const Group& group, const std::vector<NodeId>& nodes,
                               int group_index) {
   const Graph& g = im.graph;
@@ -368,11 +379,7 @@ void append_contraction_steps(Executor::Impl& im, int p, const Group& group, con
   std::string launches;
   for (LibraryCall& call : cp.calls) {
     Step s = base_step();
-    s.kernel.name = call.name;
-    s.kernel.nodes = call.nodes;
-    s.kernel.inputs = call.inputs;
-    s.kernel.outputs = call.outputs;
-    s.kernel.bytes_moved = bytes_of(g, call.inputs) + bytes_of(g, call.outputs);
+    name_step_after(g, call, s);
     launches += (launches.empty() ? "" : " + ") + call.name + " (" + call.description + ")";
     s.call = std::make_shared<LibraryStep>(std::move(call));
     // The channels-last way is compiled only when the run times layouts or forces it.

@@ -105,6 +105,7 @@ class LibraryStep {
     void* c;
   };
   GemmOperands gemm_operands(const Executor::Impl& im, int plan) const;
+  Matmul& searched_matmul(const Executor::Impl& im) const;  // the handle whose plan cache holds the finalists
   void prepare_nhwc(Executor::Impl& im);
   void free_nhwc();  // the permuted weights and the NHWC scratch
   // Where the NHWC x and y are: the plan's buffers of those values (use_plan_nhwc_buffers), else the scratch.
@@ -122,6 +123,9 @@ class LibraryStep {
   bool nhwc_dropped_ = false;
   bool plan_buffers_ = false;  // use_plan_nhwc_buffers
 };
+
+// Names a plan step after a library call: its name, nodes, the values it reads and writes, and their bytes.
+void name_step_after(const Graph& g, const LibraryCall& call, Step& s);
 
 // Adds a contraction group's steps to plan p: its library calls, then generated kernels for the elementwise
 // nodes no epilogue absorbed; notes say why a group takes more than one launch.

@@ -83,11 +83,7 @@ std::vector<double> time_rounds(Executor::Impl& im, int p, std::size_t s, std::s
     times[r % n].push_back(ms);
   }
   std::vector<double> med(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::vector<double>& t = times[i];
-    std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
-    med[i] = t[t.size() / 2];  // as interleaved_medians takes it
-  }
+  for (std::size_t i = 0; i < n; ++i) med[i] = upper_median(times[i]);
   return med;
 }
 
@@ -188,7 +184,8 @@ std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int force
 }
 
 // The GEMM problems whose search finalists were timed in a plan already: one choice per problem serves every
-// step that runs it, in both plans (the cuBLASLt plan cache is keyed by problem).
+// step that runs it, in both plans (the cuBLASLt plan cache is keyed by problem and pointer alignment, and the
+// arena aligns every value alike).
 using TimedProblems = std::vector<MatmulProblem>;
 
 bool timed_before(const TimedProblems& timed, const MatmulProblem& p) {
@@ -330,17 +327,10 @@ std::size_t tune_horizontal(Executor::Impl& im, int p, std::size_t s, int forced
   std::string names;
   for (const auto& part : parts) {
     Step st = ps.steps[s];
-    const LibraryCall& c = part->call();
-    st.kernel.name = c.name;
-    st.kernel.nodes = c.nodes;
-    st.kernel.inputs = c.inputs;
-    st.kernel.outputs = c.outputs;
-    st.kernel.bytes_moved = 0;
-    for (ValueId v : c.inputs) st.kernel.bytes_moved += g.value_type(v).bytes();
-    for (ValueId v : c.outputs) st.kernel.bytes_moved += g.value_type(v).bytes();
+    name_step_after(g, part->call(), st);
     st.call = part;
     st.layout_choice = parts_choice;
-    names += (names.empty() ? "" : " + ") + c.name;
+    names += (names.empty() ? "" : " + ") + part->call().name;
     split.push_back(std::move(st));
   }
   // The group's note on its launches (contraction_step.cpp, where it has more than one) named the merged call:

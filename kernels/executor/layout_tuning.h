@@ -13,10 +13,10 @@ namespace fx::gpu {
 // is installed untimed. A convolution that can run channels-last (LibraryStep::nhwc_ready) has its NCHW call
 // timed against the NHWC way (conversion, call, conversion) the same way; when NHWC wins (or layout 2 is
 // forced), its step becomes the three steps (Step::call_part). A cuBLASLt call has the search's best few
-// configurations (Matmul::finalist_count) timed again the same way and the fastest kept. A horizontal GEMM (LibraryStep::offers_split) has
-// its one strided-batched call timed against its parts run as calls of their own; when the parts win (or layout
-// 2 is forced), its step becomes one step per part. Leaves outputs written: call before the outputs are poisoned
-// for verification.
+// configurations (Matmul::finalist_count) timed again the same way and the fastest kept. A horizontal GEMM
+// (LibraryStep::offers_split) has its one strided-batched call timed against its parts run as calls of their
+// own; when the parts win (or layout 2 is forced), its step becomes one step per part. Leaves outputs written:
+// call before the outputs are poisoned for verification.
 void tune_layouts(Executor::Impl& im);
 
 }  // namespace fx::gpu
