@@ -2,6 +2,9 @@
 # Fusion Explorer vs PyTorch eager and torch.compile on every sample graph, on the GPU machine (needs python3
 # with torch, triton and numpy). Builds fusion-cli first when it is missing and cmake is available.
 #   scripts/bench.sh [--build DIR] [--check] [bench.py options, e.g. --samples relu_mul_add softmax]
+# Every sample takes longer than one 10-minute call on the GPU machine: run `--group elementwise` and
+# `--group contraction` (the two partition the samples), then merge the two reports on any machine:
+#   python3 tests/bench/bench_report.py merge --out DIR elementwise/bench.json contraction/bench.json
 # --check also runs `fusion-cli run --dump` on the same samples and cross-checks every output against
 # PyTorch (tests/bench/crosscheck.py); the exit status is non-zero on any mismatch.
 # Results: bench.json and bench.md in $OUT if set, else ./bench-out.
@@ -37,7 +40,12 @@ python3 "$repo/tests/bench/bench.py" "${cli_args[@]}" "${bench_args[@]}" || stat
 
 if ((check)) && [[ -x "$cli" ]]; then
   samples=()
-  for ((i = 0; i < ${#bench_args[@]}; i++)); do  # reuse --samples NAME... for the cross-check
+  for ((i = 0; i < ${#bench_args[@]}; i++)); do  # reuse --samples NAME... or --group G for the cross-check
+    if [[ ${bench_args[i]} == --group ]]; then
+      mapfile -t samples < <(cd "$repo/tests/bench" && python3 -c 'import glob, sys, fx_graph
+print("\n".join(fx_graph.samples_in_group(sorted(glob.glob(sys.argv[1] + "/sample_graphs/*.json")), sys.argv[2])))' \
+        "$repo" "${bench_args[i + 1]}")
+    fi
     if [[ ${bench_args[i]} == --samples ]]; then
       for ((j = i + 1; j < ${#bench_args[@]}; j++)); do
         name=${bench_args[j]}

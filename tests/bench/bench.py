@@ -34,6 +34,7 @@ from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_report  # noqa: E402
+import fx_graph  # noqa: E402
 import fx_torch  # noqa: E402
 import queue_plan  # noqa: E402
 
@@ -237,10 +238,12 @@ def find_cli(explicit):
     return max(found, key=os.path.getmtime) if found else None
 
 
-def sample_paths(names):
+def sample_paths(names, group="all"):
     every = sorted(glob.glob(os.path.join(REPO, "sample_graphs", "*.json")))
     if not names:
-        return every
+        return fx_graph.samples_in_group(every, group)
+    if group != "all":
+        raise SystemExit("bench: --group chooses among all the samples; give it or --samples, not both")
     by_name = {os.path.splitext(os.path.basename(p))[0]: p for p in every}
     missing = [n for n in names if n not in by_name and not os.path.exists(n)]
     if missing:
@@ -251,6 +254,9 @@ def sample_paths(names):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--samples", nargs="*", default=[], help="sample names or graph files (default: all)")
+    ap.add_argument("--group", choices=fx_graph.GROUPS, default="all",
+                    help="the samples without a matmul/conv2d (elementwise) or with one (contraction); the two "
+                         "groups' reports merge with `bench_report.py merge` (default: all)")
     ap.add_argument("--cli", help="fusion-cli binary (default: $FX_CLI, else the newest build*/app/fusion-cli)")
     ap.add_argument("--out", default=os.environ.get("OUT") or "bench-out")
     ap.add_argument("--runs", type=int, default=2, help="timed runs of each version (default 2)")
@@ -270,7 +276,7 @@ def main():
     print(f"device {torch.cuda.get_device_name()}, copy {copy_bw / 1e12:.2f} TB/s, fusion-cli {cli or 'not found'}",
           flush=True)
     rows = []
-    for path in sample_paths(args.samples):
+    for path in sample_paths(args.samples, args.group):
         t0 = time.perf_counter()
         graph = fx_torch.load_graph(path)
         row = {"name": graph.name, "file": os.path.relpath(path, REPO), "min_bytes": graph.min_bytes(),

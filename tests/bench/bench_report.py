@@ -365,11 +365,29 @@ def notes(rows, each_step=True):
     return out
 
 
+SAMPLE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sample_graphs")
+
+
+def samples_not_in(rows, sample_dir=SAMPLE_DIR):
+    """The sample graphs (by file name) that no row measured: a report of a subset says which are missing."""
+    have = {os.path.splitext(os.path.basename(r.get("file") or r["name"]))[0] for r in rows}
+    every = sorted(os.path.splitext(f)[0] for f in os.listdir(sample_dir) if f.endswith(".json")) \
+        if os.path.isdir(sample_dir) else []
+    return [n for n in every if n not in have]
+
+
 def markdown(report):
     header, body = table_rows(report["samples"])
+    parts = report.get("parts") or []
+    if len(parts) > 1:
+        copy = "; ".join(f"{(p.get('copy_tb_s') or 0):.2f} TB/s in run {i} ({len(p['samples'])} samples: "
+                         f"{', '.join(p['samples'])})" for i, p in enumerate(parts, start=1))
+        copy = (f"merged from {len(parts)} runs of bench.py on one device, each row from one run; device-to-device "
+                f"copy {copy} (read + write; each row's bw divides by its own run's)")
+    else:
+        copy = f"device-to-device copy {report.get('copy_tb_s') or 0:.2f} TB/s (read + write)"
     lines = [f"# Fusion Explorer vs PyTorch on {report.get('device', 'unknown device')}", "",
-             f"torch {report.get('torch')}, triton {report.get('triton')}; device-to-device copy "
-             f"{report.get('copy_tb_s', 0):.2f} TB/s (read + write). Timing: "
+             f"torch {report.get('torch')}, triton {report.get('triton')}; {copy}. Timing: "
              f"{report.get('timing', 'medians of triton.testing.do_bench')}. The "
              "value in parentheses is a second run of the same code, `spread` the largest difference between "
              "the two runs. `k` = CUDA kernels per call. `queued`: PyTorch's runs queued behind a spin kernel "
@@ -381,6 +399,9 @@ def markdown(report):
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(b) + " |" for b in body]
     lines += ["", "Targets (met when they hold in every round):", ""] + [f"- {t}" for t in targets(report["samples"])]
+    left_out = samples_not_in(report["samples"])
+    if left_out:
+        lines += ["", f"Not in this report: {len(left_out)} of the samples in sample_graphs/ ({', '.join(left_out)})."]
     extra = notes(report["samples"])
     if extra:
         lines += ["", "Notes:", ""] + [f"- {n}" for n in extra]
@@ -394,3 +415,63 @@ def write_reports(report, out_dir):
         f.write("\n")
     with open(os.path.join(out_dir, "bench.md"), "w", encoding="utf-8") as f:
         f.write(markdown(report))
+
+
+def merge(reports):
+    """One report from several bench.py runs (e.g. `--group elementwise` and `--group contraction`, one GPU call
+    each): their samples side by side, each row as its run derived it (its bandwidth fractions divide by the copy
+    bandwidth its own run measured). The runs must name the same device, torch and triton; a sample in two runs
+    is refused, since its rows would be two measurements of one thing. `parts` keeps each run's samples, copy
+    bandwidth and seconds."""
+    if not reports:
+        raise ValueError("merge: no reports")
+    first = reports[0]
+    for i, r in enumerate(reports[1:], start=2):
+        for key in ("device", "torch", "triton"):
+            if r.get(key) != first.get(key):
+                raise ValueError(f"merge: report {i} has {key} {r.get(key)!r}, report 1 {first.get(key)!r}")
+    seen = {}
+    for i, r in enumerate(reports, start=1):
+        for s in r.get("samples", []):
+            if s["name"] in seen:
+                raise ValueError(f"merge: sample {s['name']} is in report {seen[s['name']]} and report {i}")
+            seen[s["name"]] = i
+    parts = [{"samples": [s["name"] for s in r.get("samples", [])], "copy_tb_s": r.get("copy_tb_s"),
+              "seconds": r.get("seconds")} for r in reports]
+    merged = {k: first[k] for k in ("device", "torch", "triton", "timing", "fusion_cli") if k in first}
+    merged.update({"copy_tb_s": first.get("copy_tb_s"), "seconds": sum(r.get("seconds") or 0 for r in reports),
+                   "samples": [s for r in reports for s in r.get("samples", [])], "parts": parts})
+    return merged
+
+
+def main(argv):
+    import argparse
+    ap = argparse.ArgumentParser(description="bench.py's reports: `merge` writes one bench.json and bench.md "
+                                             "from the reports of several runs (one per --group)")
+    sub = ap.add_subparsers(dest="command", required=True)
+    m = sub.add_parser("merge", help="merge bench.json files of one device into one report")
+    m.add_argument("reports", nargs="+", help="bench.json files")
+    m.add_argument("--out", required=True, help="directory for the merged bench.json and bench.md")
+    args = ap.parse_args(argv)
+    reports = []
+    for path in args.reports:
+        try:
+            with open(path, encoding="utf-8") as f:
+                reports.append(json.load(f))
+        except (OSError, ValueError) as e:
+            print(f"bench_report: {path}: {e}")
+            return 2
+    try:
+        merged = merge(reports)
+    except ValueError as e:
+        print(f"bench_report: {e}")
+        return 2
+    write_reports(merged, args.out)
+    print(f"bench_report: {len(merged['samples'])} samples from {len(reports)} reports; wrote {args.out}/bench.json "
+          "and bench.md")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main(sys.argv[1:]))

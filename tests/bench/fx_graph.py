@@ -477,3 +477,19 @@ def dropout_plan(graph, output):
     if mixing:
         return "unsupported", f"{mixing[0]} mixes dropout elements before {output}"
     return "per_element", ""
+
+
+GROUPS = ("all", "elementwise", "contraction")
+
+
+def samples_in_group(paths, group):
+    """The graph files of one group: "elementwise" those without a matmul or conv2d (the elementwise and
+    reduction samples, whose target is a fraction of copy bandwidth), "contraction" those with one, "all" every
+    file. All the samples take longer than one 10-minute call on the GPU machine, so a full benchmark is one call
+    per group, merged afterwards (bench_report.py merge); the groups partition the samples, so none is left out."""
+    if group not in GROUPS:
+        raise ValueError(f"unknown group {group!r}; one of {', '.join(GROUPS)}")
+    if group == "all":
+        return list(paths)
+    want = group == "contraction"
+    return [p for p in paths if Graph.load(p).has_contraction() == want]

@@ -450,6 +450,77 @@ class Report(unittest.TestCase):
         self.assertEqual(fx["fx_unfused"], {"error": "fusion-cli exited 1"})
 
 
+class SplitRuns(unittest.TestCase):
+    """All the samples take longer than one call on the GPU machine: one bench run per group, merged after."""
+
+    def test_the_two_groups_partition_the_samples(self):
+        every = sorted(glob.glob(os.path.join(SAMPLES, "*.json")))
+        elementwise = fx_graph.samples_in_group(every, "elementwise")
+        contraction = fx_graph.samples_in_group(every, "contraction")
+        self.assertEqual(sorted(elementwise + contraction), every)
+        self.assertFalse(set(elementwise) & set(contraction))
+        names = lambda paths: {os.path.basename(p)[:-5] for p in paths}  # noqa: E731
+        self.assertIn("sum_of_squares", names(elementwise))
+        self.assertIn("qkv_bf16", names(contraction))
+        self.assertIn("gpt2_block_hf", names(contraction))
+        self.assertEqual(fx_graph.samples_in_group(every, "all"), every)
+        with self.assertRaisesRegex(ValueError, "unknown group 'gemm'"):
+            fx_graph.samples_in_group(every, "gemm")
+
+    @staticmethod
+    def report(names, copy=3.0, device="H100", torch_version="2.11"):
+        rows = []
+        for n in names:
+            row = {"name": n, "file": f"sample_graphs/{n}.json", "min_bytes": 256 * MIB, "has_contraction": False,
+                   "eager": {"ms": [0.5], "kernels": 2}, "compile": {"ms": [0.1], "kernels": 1},
+                   "fx_unfused": {"ms": [0.45], "kernels": 2}, "fx_fused": {"ms": [0.1], "kernels": 1}}
+            rows.append(bench_report.derive(row, copy * 1e12))
+        return {"device": device, "torch": torch_version, "triton": "3.6", "copy_tb_s": copy, "seconds": 10.0,
+                "samples": rows}
+
+    def test_merge_keeps_each_row_and_says_where_it_came_from(self):
+        a, b = self.report(["softmax", "layernorm"], copy=3.0), self.report(["qkv_bf16"], copy=2.9)
+        merged = bench_report.merge([a, b])
+        self.assertEqual([r["name"] for r in merged["samples"]], ["softmax", "layernorm", "qkv_bf16"])
+        self.assertEqual(merged["seconds"], 20.0)
+        self.assertEqual([p["samples"] for p in merged["parts"]], [["softmax", "layernorm"], ["qkv_bf16"]])
+        # each row keeps the bandwidth fraction its own run's copy bandwidth gave
+        self.assertAlmostEqual(merged["samples"][2]["bw_fraction"]["compile"], 256 * MIB / 0.1e-3 / 2.9e12)
+        md = bench_report.markdown(merged)
+        self.assertIn("merged from 2 runs", md)
+        self.assertIn("2.90 TB/s in run 2 (1 samples: qkv_bf16)", md)
+        self.assertIn("met on 3 of 3", md)
+        left_out = bench_report.samples_not_in(merged["samples"])
+        self.assertIn("gpt2_block_hf", left_out)
+        self.assertNotIn("qkv_bf16", left_out)
+        self.assertIn("Not in this report: %d of the samples" % len(left_out), md)
+
+    def test_merge_refuses_two_devices_and_a_sample_measured_twice(self):
+        with self.assertRaisesRegex(ValueError, "report 2 has device 'H200', report 1 'H100'"):
+            bench_report.merge([self.report(["softmax"]), self.report(["qkv_bf16"], device="H200")])
+        with self.assertRaisesRegex(ValueError, "sample softmax is in report 1 and report 2"):
+            bench_report.merge([self.report(["softmax"]), self.report(["softmax"])])
+        with self.assertRaisesRegex(ValueError, "no reports"):
+            bench_report.merge([])
+
+    def test_merge_command_writes_both_files_and_names_a_bad_input(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for i, names in enumerate((["softmax"], ["qkv_bf16"])):
+                paths.append(os.path.join(d, f"r{i}.json"))
+                with open(paths[-1], "w", encoding="utf-8") as f:
+                    json.dump(self.report(names), f)
+            out = os.path.join(d, "merged")
+            self.assertEqual(bench_report.main(["merge", "--out", out] + paths), 0)
+            with open(os.path.join(out, "bench.json"), encoding="utf-8") as f:
+                self.assertEqual(len(json.load(f)["samples"]), 2)
+            self.assertTrue(os.path.exists(os.path.join(out, "bench.md")))
+            with open(paths[1], "w", encoding="utf-8") as f:
+                f.write("{not json")
+            self.assertEqual(bench_report.main(["merge", "--out", out] + paths), 2)
+
+
 class QueuePlan(unittest.TestCase):
     """bench.queued_ms: the GPU must find every run of a stretch queued, and rest no more than it must."""
 
