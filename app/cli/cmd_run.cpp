@@ -26,7 +26,7 @@ const char* kHelp =
     "usage: fusion-cli run FILE [--plan PLAN | --auto] [--repeat N] [--warmup N] [--cold-l2] [--cuda-graph]\n"
     "                          [--json OUT] [--progress] [--dump DIR] [--seed S] [--device NAME|FILE]\n"
     "                          [--reference | --no-reference] [--no-profile] [--csv OUT] [--trace OUT]\n"
-    "                          [--no-autotune | --layout K] [--no-keep-nhwc]\n\n"
+    "                          [--no-autotune | --layout K] [--no-keep-nhwc] [--no-clocks]\n\n"
     "Runs the unfused plan (one kernel per node) and the fused plan (one kernel per group) on the same seeded\n"
     "inputs, compares every graph output (relative error; f32 1e-5, f16/bf16 1e-2; NaN never passes) and times\n"
     "both with CUDA events (median of --repeat runs, default 20, after --warmup runs, default 3): a plan's time\n"
@@ -65,6 +65,10 @@ const char* kHelp =
     "its step and group) and a counter pass (CUPTI range profiler, each step alone with a cold L2) measure DRAM\n"
     "bytes read and written per kernel, next to the cost model's bytes (docs/measurement.md).\n"
     "  --no-profile  skip the counter pass (bytes \"not measured\")\n"
+    "The GPU's SM clock, power and what held the clocks back (NVML, sampled every 5 ms) are reported for the\n"
+    "timing rounds and for each GEMM's tuning: compute-bound GEMMs run at the power limit, slower the longer the\n"
+    "GPU has been busy.\n"
+    "  --no-clocks   do not sample them\n"
     "  --csv OUT     kernel timings as CSV; --trace OUT as a Chrome trace (Perfetto), kernels named by group\n"
     "Exit codes: 0 verified, 1 verification failed or a GPU error, 2 bad input, 3 no CUDA device, 4 a GPU fault.\n"
     "A GPU fault (a kernel hit an illegal address, a trap, an assert...: a sticky CUDA error, after which the\n"
@@ -99,7 +103,7 @@ std::string default_device_for(const std::string& gpu_name) {
 }
 
 // --repeat, --warmup, --seed, --cold-l2, --cuda-graph, --dump, --reference, --progress, --no-autotune, --layout
-// and --no-keep-nhwc
+// --no-keep-nhwc and --no-clocks
 // into the executor's options; false after a message on err.
 bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out, std::ostream& err) {
   try {
@@ -117,6 +121,7 @@ bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out,
   }
   opt.autotune = !args.has("--no-autotune") && opt.force_layout < 0;
   opt.keep_nhwc = !args.has("--no-keep-nhwc");
+  opt.read_clocks = !args.has("--no-clocks");
   opt.cuda_graph = args.has("--cuda-graph");
   opt.cold_l2 = args.has("--cold-l2");
   opt.dump_dir = args.value("--dump").value_or("");
@@ -133,6 +138,13 @@ bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out,
 void print_checks(std::ostream& human, const gpu::RunReport& rep) {
   print_plan(human, rep.unfused);
   print_plan(human, rep.fused);
+  // The clocks the timing ran at (NVML): a compute-bound plan's time holds only at them.
+  if (rep.clocks.samples) {
+    human << "GPU while timing: " << gpu::describe_clock_span(rep.clocks) << "\n";
+    if (rep.graph_clocks.samples) human << "GPU while timing the CUDA graphs: " << gpu::describe_clock_span(rep.graph_clocks) << "\n";
+  } else if (!rep.clocks_note.empty()) {
+    human << rep.clocks_note << "\n";
+  }
   human << "speedup " << std::setprecision(2) << rep.speedup << "x; verification "
         << (rep.verified ? "passed" : "FAILED") << "\n";
   for (const auto& c : rep.checks) {
@@ -198,7 +210,7 @@ int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo
 int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   Args args(argv,
             {"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference", "--no-reference", "--no-profile",
-             "--no-autotune", "--no-keep-nhwc"},
+             "--no-autotune", "--no-keep-nhwc", "--no-clocks"},
             {"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed", "--device", "--csv", "--trace", "--layout"});
   if (!args.ok() || args.positionals().size() != 1) {
     err << "fusion-cli run: " << (args.ok() ? "name one graph file" : args.error()) << "\n";

@@ -196,7 +196,9 @@ bool RunPanel::open_report(const QString& path) {
     return false;
   }
   set_report(std::move(report));
-  status_->setText(tr("Report: %1 on %2").arg(report_->graph, report_->device));
+  QString status = tr("Report: %1 on %2").arg(report_->graph, report_->device);
+  if (!report_->clocks.isEmpty()) status += QLatin1Char('\n') + tr("GPU while timing: %1").arg(report_->clocks);
+  status_->setText(status);
   return true;
 }
 

@@ -46,6 +46,7 @@ struct RunReport {
   double peak_flops = 0;                  // FLOP/s, 0 when unknown
   std::vector<PlanRun> plans;
   std::optional<double> speedup;          // unfused time / fused time
+  QString clocks;  // the GPU's clocks while the plans were timed, in words ("timing"/"gpu_clocks"/"summary")
   const PlanRun* plan(const QString& name) const;
 };
 

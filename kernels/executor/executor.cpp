@@ -368,6 +368,7 @@ void Executor::Impl::launch_all(int p) {
 Executor::Executor(const Graph& graph, const Plan& unfused, const Plan& fused, RunOptions options)
     : impl_(std::make_unique<Impl>(graph, std::move(options))) {
   impl_->device = query_device(0);
+  impl_->clocks = std::make_unique<ClockMonitor>(impl_->options.read_clocks ? impl_->device.ordinal : -1);
   impl_->progress("device", 0.0, impl_->device.name + " (" + impl_->device.arch() + ")");
   FX_CUDA_CALL(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
   impl_->build_plan(0, unfused);

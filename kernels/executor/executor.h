@@ -13,6 +13,7 @@
 #include "core/fusion/plan.h"
 #include "core/graph/graph.h"
 #include "kernels/executor/gpu_fault.h"
+#include "kernels/profile/gpu_clocks.h"
 
 namespace fx::gpu {
 
@@ -62,6 +63,9 @@ struct RunOptions {
   // value once for a reader that needs NCHW (kernels/executor/channels_last_plan.h). Off: x and y are converted
   // around each such convolution, as tuning timed it.
   bool keep_nhwc = true;
+  // Sample the GPU's clocks through NVML while timing (gpu_clocks.h). Off: nothing is sampled and the report
+  // says so; for checking that the sampling thread leaves the timings as they are.
+  bool read_clocks = true;
   std::uint64_t seed = 20261122;
   std::string dump_dir;         // when set: inputs and both plans' outputs as .npy, and manifest.json
   // Both plans' outputs against the float64 CPU reference (core/reference): `automatic` checks graphs small
@@ -122,6 +126,11 @@ struct RunReport {
   // `verified`. Empty when the reference did not run, and then `reference_note` says why.
   std::vector<OutputCheck> reference_checks;
   std::string reference_note;
+  // The GPU's clocks while the plans were timed (time_plans' rounds) and while their CUDA graphs were
+  // (gpu_clocks.h): a compute-bound kernel's time holds only at the clocks it ran at. Empty spans, and
+  // `clocks_note` saying why, where NVML could not be read.
+  ClockSpan clocks, graph_clocks;
+  std::string clocks_note;
 };
 
 double tolerance_for(DType t);

@@ -104,6 +104,7 @@ struct Executor::Impl {
   // Where a sticky error is attributed (gpu_fault.h): the phase, and the last step whose launch call returned.
   FaultSite fault_site;
   bool sync_each_step = false;  // set for the verification pass: a fault then surfaces at the step that made it
+  std::unique_ptr<ClockMonitor> clocks;  // NVML for this device: the clocks of each timing (gpu_clocks.h)
 
   Impl(const Graph& g, RunOptions o) : graph(g), options(std::move(o)) {}
   ~Impl();

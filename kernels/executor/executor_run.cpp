@@ -252,7 +252,7 @@ PlanReport plan_report(Executor::Impl& im, int p, const Events& whole, const Eve
 // both). Run in one round, whole and stepped, the plans' timing lasted twice as long, and the power-limited
 // unfused plans of mlp_gelu_bf16 and swiglu_bf16 measured 1-3% slower at --repeat 100 than at 50; in this
 // order the rounds that give the plans' times last as long as when there were no step-by-step runs.
-std::array<PlanReport, 2> time_plans(Executor::Impl& im) {
+std::array<PlanReport, 2> time_plans(Executor::Impl& im, ClockSpan& clocks) {
   const int repeat = std::max(1, im.options.repeat);
   for (int w = 0; w < im.options.warmup; ++w) {
     for (int p = 0; p < 2; ++p) im.launch_all(p);
@@ -269,6 +269,7 @@ std::array<PlanReport, 2> time_plans(Executor::Impl& im) {
       im.launch_all(p);
     }
   };
+  ClockWatch watch(*im.clocks);
   for (std::size_t r = 0; r < n; ++r) {
     for (int p = 0; p < 2; ++p) {
       prepare(p);
@@ -289,6 +290,7 @@ std::array<PlanReport, 2> time_plans(Executor::Impl& im) {
     }
   }
   FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
+  clocks = watch.stop();
   return {plan_report(im, 0, whole[0], stepped[0]), plan_report(im, 1, whole[1], stepped[1])};
 }
 
@@ -372,19 +374,24 @@ RunReport run_phases(Executor::Impl& im) {
   }
   im.progress("time", 0.4, "timing both plans in interleaved rounds");
   im.begin_phase("timing", false);
-  auto timed = time_plans(im);
+  auto timed = time_plans(im, rep.clocks);
   rep.unfused = std::move(timed[0]);
   rep.fused = std::move(timed[1]);
   if (im.options.cuda_graph) {
     im.progress("graph", 0.9, "CUDA-graph replay");
     im.begin_phase("CUDA graph", false);
+    ClockWatch watch(*im.clocks);
     rep.unfused.graph_ms = time_graph(im, 0);
     rep.fused.graph_ms = time_graph(im, 1);
+    rep.graph_clocks = watch.stop();
     for (PlanReport* plan : {&rep.unfused, &rep.fused}) {
       if (std::string note = host_bound_note(*plan); !note.empty()) plan->notes.push_back(std::move(note));
     }
   }
   rep.device = im.device;
+  rep.clocks_note = im.clocks->available()        ? ""
+                    : !im.options.read_clocks ? "GPU clocks not read: --no-clocks"
+                                              : "GPU clocks not read: " + im.clocks->why_not();
   rep.repeat = std::max(1, im.options.repeat);
   rep.warmup = im.options.warmup;
   rep.cold_l2 = im.options.cold_l2;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "kernels/common/sticky_error.h"
 #include "kernels/contraction/device_memory.h"
 #include "kernels/executor/contraction_step.h"
+#include "kernels/profile/gpu_clocks.h"
 
 namespace fx::gpu {
 namespace {
@@ -196,6 +198,14 @@ std::size_t fastest(const std::vector<double>& ms) {
   return static_cast<std::size_t>(std::min_element(ms.begin(), ms.end()) - ms.begin());
 }
 
+// The clocks a GEMM's tuning rounds ran at, for its report line: a power-limited GEMM's configurations rank
+// differently at different clocks, and the plan's own timing may run at others (gpu_clocks.h). "" where NVML
+// was not read.
+std::string at_clocks(const ClockSpan& span) {
+  const std::string brief = clock_span_brief(span);
+  return brief.empty() ? "" : "GPU while tuning: " + brief;
+}
+
 // A GEMM call's first launch runs cuBLASLt's algorithm search, which synchronises: never inside a timed round.
 // Its inputs were written by the steps before it, which tuning has launched in order.
 void search(Executor::Impl& im, int p, const LibraryStep& call) {
@@ -214,10 +224,12 @@ std::size_t tune_gemm(Executor::Impl& im, int p, std::size_t s, const contractio
   const MatmulProblem problem = call->gemm_problem(im, p);
   const std::size_t n = call->gemm_finalists(im, p);
   if (n > 1 && !timed_before(timed, problem)) {
+    ClockWatch watch(*im.clocks);
     const std::vector<double> med = time_rounds(im, p, s, n, flush, kConvRounds, [&](std::size_t i) {
       call->launch_finalist(im, p, i);
       im.launched(p, s);
     });
+    im.plans[p].steps[s].layout_choice = at_clocks(watch.stop());
     call->choose_finalist(im, p, fastest(med), med);
     timed.push_back(problem);
   }
@@ -282,6 +294,7 @@ std::size_t tune_horizontal(Executor::Impl& im, int p, std::size_t s, int forced
   } else {
     search(im, p, *merged);
     for (const auto& part : parts) search(im, p, *part);
+    ClockWatch watch(*im.clocks);
     const MatmulProblem merged_problem = merged->gemm_problem(im, p), part_problem = parts[0]->gemm_problem(im, p);
     std::vector<HorizontalWay> ways;
     add_ways(ways, false, merged->gemm_finalists(im, p), timed_before(timed, merged_problem));
@@ -311,8 +324,10 @@ std::size_t tune_horizontal(Executor::Impl& im, int p, std::size_t s, int forced
       parts_best = two[1];
     }
     alone = parts_best < merged_best;
+    const std::string clocks = at_clocks(watch.stop());
     const std::string times = "the strided-batched call " + ms_text(merged_best) + ", its " + count +
-                              " GEMMs alone " + ms_text(parts_best) + ", timed here";
+                              " GEMMs alone " + ms_text(parts_best) + ", timed here" +
+                              (clocks.empty() ? "" : "; " + clocks);
     merged_choice = "one strided-batched call, the faster (" + times + ")";
     parts_choice = "run alone, one of " + lc.name + "'s " + count + " GEMMs: the faster way (" + times + ")";
   }

@@ -45,6 +45,22 @@ nlohmann::ordered_json plan_to_json(const PlanReport& p) {
           {"predicted_bytes", p.bytes}};
 }
 
+// What the clocks did while a timing ran; null fields where NVML was not read (`note` says why).
+nlohmann::ordered_json clocks_to_json(const ClockSpan& s, const std::string& note) {
+  auto or_null = [&](auto v) { return s.busy_samples ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); };
+  return {{"samples", s.samples},
+          {"busy_samples", s.busy_samples},
+          {"sm_mhz_min", or_null(s.sm_mhz_min)},
+          {"sm_mhz_max", or_null(s.sm_mhz_max)},
+          {"sm_mhz_median", or_null(s.sm_mhz_median())},
+          {"max_sm_mhz", s.max_sm_mhz ? nlohmann::ordered_json(s.max_sm_mhz) : nlohmann::ordered_json(nullptr)},
+          {"power_w_max", or_null(s.power_w_max)},
+          {"power_limit_w", s.power_limit_w > 0 ? nlohmann::ordered_json(s.power_limit_w) : nlohmann::ordered_json(nullptr)},
+          {"temperature_c_max", or_null(s.temperature_c_max)},
+          {"held_back_by", clock_reason_names(s.reasons)},
+          {"summary", s.samples ? describe_clock_span(s) : note}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json report_to_json(const RunReport& r) {
@@ -73,7 +89,11 @@ nlohmann::ordered_json report_to_json(const RunReport& r) {
                                                "rounds"
                                              : "CUDA events around each run, each after an untimed run of the same "
                                                "plan (warm L2, as back to back); the two plans in interleaved "
-                                               "rounds"}}},
+                                               "rounds"},
+                      {"gpu_clocks", clocks_to_json(r.clocks, r.clocks_note)},
+                      {"graph_gpu_clocks", r.fused.graph_ms
+                                               ? clocks_to_json(r.graph_clocks, r.clocks_note)
+                                               : nlohmann::ordered_json(nullptr)}}},
           {"compile", {{"kernels_compiled", r.kernels_compiled}, {"cache_hits", r.cache_hits}, {"seconds", r.compile_seconds}}},
           {"device_bytes", r.device_bytes}};
 }

@@ -81,12 +81,25 @@ TEST(RunReport, ParsesPlansTotalsAndSpeedup) {
   EXPECT_FALSE(report->plans[0].total_bytes());  // one kernel unmeasured: no made-up total
   ASSERT_TRUE(report->speedup);
   EXPECT_NEAR(*report->speedup, 481.0 / 240.0, 1e-9);
+  EXPECT_TRUE(report->clocks.isEmpty());  // a report without "timing": no clocks, and no made-up words
   EXPECT_FALSE(parse_run_report("[1,2]", &error));
   EXPECT_FALSE(error.isEmpty());
   const auto p = parse_progress_line(QStringLiteral(R"({"step": 2, "total": 5, "message": "fused plan"})"));
   ASSERT_TRUE(p);
   EXPECT_EQ(p->total, 5);
   EXPECT_FALSE(parse_progress_line(QStringLiteral("compiling...")));
+}
+
+// fusion-cli run's "timing" says what the GPU's clocks were while the plans were timed (NVML).
+TEST(RunReport, CarriesTheClocksOfTheTiming) {
+  QString error;
+  const auto report = parse_run_report(R"json({"plans": [{"name": "fused", "total_ms": 0.28, "kernels": [
+    {"name": "g", "measured_ms": 0.28}]}], "timing": {"repeat": 50, "gpu_clocks": {"samples": 12, "summary":
+    "SM clock 1755 MHz (median; 1740-1980, highest 1980), up to 691 W of 700 W; held back by the power cap (12 samples)"}}})json",
+                                       &error);
+  ASSERT_TRUE(report) << error.toStdString();
+  EXPECT_EQ(report->clocks.toStdString(),
+            "SM clock 1755 MHz (median; 1740-1980, highest 1980), up to 691 W of 700 W; held back by the power cap (12 samples)");
 }
 
 // fusion-cli's plan time ("total_ms", the plan run whole) is the plan's time; its steps, each timed with an

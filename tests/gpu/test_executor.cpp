@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <iostream>
 #include <map>
 
 #include "core/fusion/engine.h"
@@ -54,6 +55,18 @@ RunReport run_both(const Graph& g, int repeat, RunOptions opt = {}) {
   opt.warmup = 1;
   Executor ex(engine.graph(), unfused, engine.plan(), opt);
   return ex.run();
+}
+
+TEST(ExecutorGpu, ARunReportCarriesTheClocksOfItsTiming) {
+  FX_REQUIRE_DEVICE();
+  RunOptions opt;
+  opt.cuda_graph = true;
+  const RunReport r = run_both(mul_sigmoid(4096, 4096), 20, opt);
+  EXPECT_TRUE(r.clocks_note.empty()) << r.clocks_note;  // the GPU machine has the driver's NVML
+  EXPECT_GT(r.clocks.samples, 0);
+  EXPECT_GT(r.graph_clocks.samples, 0);
+  std::cout << "timing: " << describe_clock_span(r.clocks) << "\nCUDA graphs: " << describe_clock_span(r.graph_clocks)
+            << "\n";
 }
 
 // The kernels of both plans whose report line (path) contains `text`.

@@ -1,0 +1,78 @@
+// The clock report's arithmetic and words (kernels/profile/gpu_clocks.h), and the monitor where NVML is absent
+// (this machine and CI have no driver); tests/gpu/test_gpu_clocks.cpp reads a real GPU's clocks.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "kernels/profile/gpu_clocks.h"
+
+namespace fx::gpu {
+namespace {
+
+ClockSample busy(unsigned mhz, double watts, std::uint64_t reasons = 0) { return {mhz, watts, 48, reasons}; }
+
+TEST(GpuClocks, IdleSamplesCountButDoNotSetTheRange) {
+  ClockSpan s;
+  s.max_sm_mhz = 1980;
+  s.power_limit_w = 700;
+  s.add({345, 70, 35, kClockGpuIdle});  // the host between two stretches: the idle clock is not the timing's
+  s.add(busy(1980, 480));
+  s.add(busy(1740, 691, kClockSwPowerCap));
+  s.add(busy(1755, 690, kClockSwPowerCap | kClockSwThermal));
+  EXPECT_EQ(s.samples, 4);
+  EXPECT_EQ(s.busy_samples, 3);
+  EXPECT_EQ(s.sm_mhz_min, 1740u);
+  EXPECT_EQ(s.sm_mhz_max, 1980u);
+  EXPECT_DOUBLE_EQ(s.power_w_max, 691);
+  EXPECT_EQ(s.reasons, kClockSwPowerCap | kClockSwThermal);
+  EXPECT_EQ(s.sm_mhz_median(), 1755u);
+  EXPECT_EQ(describe_clock_span(s),
+            "SM clock 1755 MHz (median; 1740-1980, highest 1980), up to 691 W of 700 W, up to 48 C; held back by the "
+            "power cap and thermal slowdown (software) (3 samples)");
+  EXPECT_EQ(clock_span_brief(s), "SM 1755 MHz (1740-1980), power cap, thermal");
+}
+
+TEST(GpuClocks, SaysWhenNothingHeldTheClocksBackOrNothingWasSeen) {
+  ClockSpan s;
+  EXPECT_EQ(describe_clock_span(s), "");
+  EXPECT_EQ(clock_span_brief(s), "");
+  s.add({345, 70, 35, kClockGpuIdle});
+  EXPECT_EQ(clock_span_brief(s), "");
+  EXPECT_EQ(s.sm_mhz_median(), 0u);
+  EXPECT_NE(describe_clock_span(s).find("idle in all 1 samples"), std::string::npos);
+  s.add(busy(1980, 300));
+  EXPECT_EQ(describe_clock_span(s), "SM clock 1980 MHz, up to 300 W, up to 48 C; nothing held the clocks back (1 samples)");
+  EXPECT_EQ(clock_span_brief(s), "SM 1980 MHz");
+}
+
+TEST(GpuClocks, NamesEachReasonOnceInBitOrder) {
+  EXPECT_TRUE(clock_reason_names(0).empty());
+  EXPECT_TRUE(clock_reason_names(kClockGpuIdle).empty());
+  const auto names = clock_reason_names(kClockHwThermal | kClockSwPowerCap | kClockHwSlowdown | kClockGpuIdle);
+  ASSERT_EQ(names.size(), 3u);
+  EXPECT_EQ(names[0], "the power cap");
+  EXPECT_EQ(names[1], "a hardware slowdown");
+  EXPECT_EQ(names[2], "thermal slowdown (hardware)");
+}
+
+TEST(GpuClocks, AMonitorNotAskedForReadsNothing) {
+  ClockMonitor off(-1);  // fusion-cli run --no-clocks
+  EXPECT_FALSE(off.available());
+  EXPECT_EQ(off.why_not(), "not asked to read them");
+  EXPECT_EQ(ClockWatch(off).stop().samples, 0);
+}
+
+TEST(GpuClocks, WithoutNvmlTheMonitorSaysWhyAndAWatchSeesNothing) {
+  ClockMonitor m(0);
+  if (m.available()) GTEST_SKIP() << "NVML reads a GPU here: tests/gpu/test_gpu_clocks.cpp covers it";
+  EXPECT_FALSE(m.why_not().empty());
+  EXPECT_FALSE(m.sample().has_value());
+  ClockWatch w(m, std::chrono::milliseconds(1));
+  const ClockSpan s = w.stop();
+  EXPECT_EQ(s.samples, 0);
+  EXPECT_EQ(describe_clock_span(s), "");
+  EXPECT_EQ(w.stop().samples, 0);  // stopping twice is harmless
+}
+
+}  // namespace
+}  // namespace fx::gpu
