@@ -35,6 +35,7 @@ from torch.profiler import ProfilerActivity, profile  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_report  # noqa: E402
 import fx_graph  # noqa: E402
+import gpu_clocks  # noqa: E402
 import fx_torch  # noqa: E402
 import queue_plan  # noqa: E402
 
@@ -50,6 +51,21 @@ QUEUED_REPS = 100
 
 def measure_ms(fn, runs):
     return [float(triton.testing.do_bench(fn, return_mode="median")) for _ in range(runs)]
+
+
+# NVML for the benchmark's device (main() opens it): the clocks of each PyTorch timing, next to fusion-cli's own.
+# Sampled every 20 ms, not fusion-cli's 5: the sampling thread takes Python's GIL each time it wakes, and the
+# host-bound samples' eager timings are Python's time.
+_CLOCKS = {"monitor": None}
+CLOCK_PERIOD_S = 0.02
+
+
+def watched(row_entry, key, measure):
+    """measure() under a clock watch; its summary appended to row_entry[key] (None where NVML is not read)."""
+    with gpu_clocks.Watch(_CLOCKS["monitor"], CLOCK_PERIOD_S) as w:
+        value = measure()
+    row_entry.setdefault(key, []).append(w.summary)
+    return value
 
 
 # GPU cycles per second of torch.cuda._sleep, measured once (spin_cycles_per_s).
@@ -190,8 +206,9 @@ def bench_sample(cli, graph, path, runs, compile_too, timeout_s):
             if "error" in row[key]:
                 continue
             try:
-                row[key]["ms"] += measure_ms(v["fn"], 1)
-                row[key].setdefault("queued_ms", []).append(queued_ms(v["fn"], v["kernels"]))
+                row[key]["ms"] += watched(row[key], "clocks", lambda: measure_ms(v["fn"], 1))
+                row[key].setdefault("queued_ms", []).append(
+                    watched(row[key], "queued_clocks", lambda: queued_ms(v["fn"], v["kernels"])))
             except Exception as e:
                 row[key] = {"error": f"{type(e).__name__}: {e}"}
         bench_report.merge_fx_round(fx, bench_fx(cli, path, timeout_s))
@@ -270,6 +287,10 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = True  # f32 matmul on TF32 tensor cores, as our cuBLASLt plan does
     torch.backends.cudnn.allow_tf32 = True
     cli = find_cli(args.cli)
+    bus = getattr(torch.cuda.get_device_properties(0), "pci_bus_id", None)
+    _CLOCKS["monitor"] = gpu_clocks.Monitor(pci_bus_id=bus if isinstance(bus, str) else None)
+    if not _CLOCKS["monitor"].available:
+        print(f"bench: GPU clocks not read: {_CLOCKS['monitor'].why_not}", flush=True)
     start = time.perf_counter()
     copy_bw = copy_bandwidth()
     torch.cuda.empty_cache()

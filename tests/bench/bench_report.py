@@ -69,17 +69,32 @@ def read_fx_plan(doc, plan):
     return got
 
 
+CLOCK_KEYS = ("samples", "busy_samples", "sm_mhz_median", "sm_mhz_min", "sm_mhz_max", "held_back_by")
+
+
+def read_fx_clocks(doc):
+    """The clocks fusion-cli's timing ran at (its JSON's timing.gpu_clocks, both plans in interleaved rounds),
+    in the harness's summary form (gpu_clocks.summarize), or None where the run did not read them."""
+    timing = doc.get("timing") if isinstance(doc, dict) else None
+    c = timing.get("gpu_clocks") if isinstance(timing, dict) else None
+    if not isinstance(c, dict) or not c.get("busy_samples"):
+        return None
+    return {k: c.get(k) for k in CLOCK_KEYS}
+
+
 def fx_round(doc):
     """One fusion-cli run's plans as a round: {"fx_unfused": ..., "fx_fused": ...}, each {"ms": [ms], "kernels": n,
     "steps": [what each step ran]} plus its optional times as one-element lists (kept in bench.json: the plan with
     an event after each step, and replayed as a CUDA graph), or {"error": why}."""
     out = {}
+    clocks = read_fx_clocks(doc)
     for key, plan in (("fx_unfused", "unfused"), ("fx_fused", "fused")):
         got = read_fx_plan(doc, plan)
         if "error" in got:
             out[key] = {"error": got["error"]}
             continue
-        out[key] = {"ms": [got["ms"]], "kernels": got["kernels"], "steps": [plan_steps(doc, plan)]}
+        out[key] = {"ms": [got["ms"]], "kernels": got["kernels"], "steps": [plan_steps(doc, plan)],
+                    "clocks": [clocks]}
         for extra in ("stepped_ms", "graph_ms"):
             if extra in got:
                 out[key][extra] = [got[extra]]
@@ -96,7 +111,7 @@ def merge_fx_round(fx, one):
         elif "error" not in fx[key]:
             fx[key]["ms"] += one[key]["ms"]
             fx[key]["kernels"] = one[key]["kernels"]
-            for extra in ("steps", "stepped_ms", "graph_ms"):
+            for extra in ("steps", "stepped_ms", "graph_ms", "clocks"):
                 if extra in one[key]:
                     fx[key].setdefault(extra, []).extend(one[key][extra])
     return fx
@@ -362,7 +377,36 @@ def notes(rows, each_step=True):
                 gpu_times = " / ".join(f"{b:.3f}" for _, b in pairs)
                 out.append(f"{r['name']} {TITLES[s]}: host-bound: {times} ms {plain}, {gpu_times} ms {gpu_only}")
         out += changed_choices(r) if each_step else _count_changed_choices(r)
+        out += clock_notes(r)
     return out
+
+
+# Below this spread of the versions' median SM clocks, a memory-bound sample's clock note is left out.
+CLOCK_NOTE_SPREAD = 0.02
+
+
+def clock_notes(row):
+    """What the SM clock was while each version was timed, round by round (median MHz of each round's samples),
+    and what held it back: for every sample with a contraction (power-limited GEMMs), and for the others where
+    the versions' clocks differ by more than CLOCK_NOTE_SPREAD. Empty where no clocks were read."""
+    parts, medians = [], []
+    for s, key in (("eager", "clocks"), ("compile", "clocks"), ("compile", "queued_clocks"),
+                   ("fx_fused", "clocks")):
+        entry = row.get(s)
+        rounds = entry.get(key) if isinstance(entry, dict) else None
+        if not isinstance(rounds, list) or not any(isinstance(c, dict) and c.get("sm_mhz_median") for c in rounds):
+            continue
+        per_round = [str(c["sm_mhz_median"]) if isinstance(c, dict) and c.get("sm_mhz_median") else "n/a"
+                     for c in rounds]
+        medians += [c["sm_mhz_median"] for c in rounds if isinstance(c, dict) and c.get("sm_mhz_median")]
+        why = sorted({w for c in rounds if isinstance(c, dict) for w in c.get("held_back_by") or []})
+        title = "FX (both plans)" if s == "fx_fused" else TITLES[s] + (" queued" if key == "queued_clocks" else "")
+        parts.append(f"{title} {' / '.join(per_round)}" + (f" ({', '.join(why)})" if why else ""))
+    if not parts:
+        return []
+    if not row.get("has_contraction") and max(medians) <= (1 + CLOCK_NOTE_SPREAD) * min(medians):
+        return []
+    return [f"{row['name']} SM clock, median MHz per round: " + "; ".join(parts)]
 
 
 SAMPLE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sample_graphs")

@@ -2,11 +2,14 @@
 comparison rules, the generated PyTorch source, and the benchmark report. Run with plain python3 (no torch):
     python3 -m unittest discover -s tests/bench -p "test_*.py"
 """
+import contextlib
 import glob
+import io
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -14,6 +17,7 @@ sys.path.insert(0, HERE)
 import bench_report  # noqa: E402
 import fx_codegen  # noqa: E402
 import fx_graph  # noqa: E402
+import gpu_clocks  # noqa: E402
 import make_samples  # noqa: E402
 import queue_plan  # noqa: E402
 
@@ -399,8 +403,9 @@ class Report(unittest.TestCase):
         # Each step's path (its layout or algorithm) and time are kept; anything missing reads as None, not zero.
         unknown = {"name": None, "path": None, "ms": None}
         self.assertEqual(bench_report.fx_round(doc),
-                         {"fx_unfused": {"ms": [1.8], "kernels": 3, "steps": [[unknown] * 3], "stepped_ms": [2.0]},
-                          "fx_fused": {"ms": [0.9], "kernels": 2, "graph_ms": [0.85],
+                         {"fx_unfused": {"ms": [1.8], "kernels": 3, "steps": [[unknown] * 3], "stepped_ms": [2.0],
+                                         "clocks": [None]},
+                          "fx_fused": {"ms": [0.9], "kernels": 2, "graph_ms": [0.85], "clocks": [None],
                                        "steps": [[{"name": "fx_g0", "path": "16B x 256", "ms": 0.5},
                                                   {"name": "mm", "path": None, "ms": None}]]}})
         self.assertIn("error", bench_report.fx_round({"plans": []})["fx_fused"])
@@ -504,7 +509,6 @@ class SplitRuns(unittest.TestCase):
             bench_report.merge([])
 
     def test_merge_command_writes_both_files_and_names_a_bad_input(self):
-        import tempfile
         with tempfile.TemporaryDirectory() as d:
             paths = []
             for i, names in enumerate((["softmax"], ["qkv_bf16"])):
@@ -512,13 +516,73 @@ class SplitRuns(unittest.TestCase):
                 with open(paths[-1], "w", encoding="utf-8") as f:
                     json.dump(self.report(names), f)
             out = os.path.join(d, "merged")
-            self.assertEqual(bench_report.main(["merge", "--out", out] + paths), 0)
+            said = io.StringIO()
+            with contextlib.redirect_stdout(said):
+                self.assertEqual(bench_report.main(["merge", "--out", out] + paths), 0)
+            self.assertIn("2 samples from 2 reports", said.getvalue())
             with open(os.path.join(out, "bench.json"), encoding="utf-8") as f:
                 self.assertEqual(len(json.load(f)["samples"]), 2)
             self.assertTrue(os.path.exists(os.path.join(out, "bench.md")))
             with open(paths[1], "w", encoding="utf-8") as f:
                 f.write("{not json")
-            self.assertEqual(bench_report.main(["merge", "--out", out] + paths), 2)
+            with contextlib.redirect_stdout(said):
+                self.assertEqual(bench_report.main(["merge", "--out", out] + paths), 2)
+            self.assertIn("r1.json", said.getvalue())
+
+
+class Clocks(unittest.TestCase):
+    """Both sides' SM clocks next to their times: the power-limited GEMMs are only comparable at like clocks."""
+
+    def test_summary_leaves_idle_samples_out_of_the_clocks(self):
+        self.assertIsNone(gpu_clocks.summarize([]))
+        s = gpu_clocks.summarize([(345, 0x1), (1980, 0), (1740, 0x4), (1755, 0x4 | 0x20)])
+        self.assertEqual(s, {"samples": 4, "busy_samples": 3, "sm_mhz_median": 1755, "sm_mhz_min": 1740,
+                             "sm_mhz_max": 1980, "held_back_by": ["the power cap", "thermal slowdown (software)"]})
+        idle = gpu_clocks.summarize([(345, 0x1)])
+        self.assertEqual((idle["busy_samples"], idle["sm_mhz_median"]), (0, None))
+        self.assertEqual(gpu_clocks.median_of([s, None, idle, {"sm_mhz_median": 1980}]), (1755 + 1980) / 2)
+
+    def test_without_nvml_a_watch_reads_nothing_and_says_why(self):
+        monitor = gpu_clocks.Monitor()
+        if monitor.available:
+            self.skipTest("NVML reads a GPU here")
+        self.assertIn("NVML", monitor.why_not)
+        self.assertIsNone(monitor.sample())
+        with gpu_clocks.Watch(monitor) as w:
+            pass
+        self.assertIsNone(w.summary)
+        with gpu_clocks.Watch(None) as w:  # the harness before main() opened a monitor
+            pass
+        self.assertIsNone(w.summary)
+
+    def test_fusion_cli_clocks_join_the_rounds_and_the_notes(self):
+        def doc(mhz):
+            return {"plans": [{"name": "unfused", "kernels": [{}] * 3, "total_ms": 0.27},
+                              {"name": "fused", "kernels": [{}], "total_ms": 0.26}],
+                    "timing": {"gpu_clocks": {"samples": 40, "busy_samples": 39, "sm_mhz_median": mhz,
+                                              "sm_mhz_min": 1740, "sm_mhz_max": 1980, "held_back_by": [],
+                                              "summary": "..."}}}
+        fx = {"fx_unfused": {"ms": []}, "fx_fused": {"ms": []}}
+        for mhz in (1980, 1965):
+            bench_report.merge_fx_round(fx, bench_report.fx_round(doc(mhz)))
+        self.assertEqual([c["sm_mhz_median"] for c in fx["fx_fused"]["clocks"]], [1980, 1965])
+        self.assertIsNone(bench_report.read_fx_clocks({"timing": {"gpu_clocks": {"samples": 0, "busy_samples": 0}}}))
+        compile_clocks = [gpu_clocks.summarize([(1740, 0x4), (1755, 0x4)]), None]
+        row = {"name": "qkv_bf16", "has_contraction": True, "min_bytes": 136 * MIB,
+               "eager": {"ms": [0.28, 0.28], "kernels": 3},
+               "compile": {"ms": [0.29, 0.29], "kernels": 3, "clocks": compile_clocks,
+                           "queued_ms": [0.276, 0.276], "queued_clocks": [None, None]}}
+        row.update(fx)
+        self.assertEqual(bench_report.clock_notes(row),
+                         ["qkv_bf16 SM clock, median MHz per round: torch.compile 1755 / n/a (the power cap); "
+                          "FX (both plans) 1980 / 1965"])
+        # a memory-bound sample whose versions ran at like clocks needs no note; one that did not gets it
+        row["has_contraction"] = False
+        row["compile"]["clocks"] = [gpu_clocks.summarize([(1980, 0)])] * 2
+        self.assertEqual(bench_report.clock_notes(row), [])
+        row["compile"]["clocks"] = [gpu_clocks.summarize([(1830, 0x4)])] * 2
+        self.assertEqual(len(bench_report.clock_notes(row)), 1)
+        self.assertEqual(bench_report.clock_notes({"name": "x", "eager": {"ms": [1.0]}}), [])
 
 
 class QueuePlan(unittest.TestCase):
