@@ -65,7 +65,7 @@ const char* kHelp =
     "its step and group) and a counter pass (CUPTI range profiler, each step alone with a cold L2) measure DRAM\n"
     "bytes read and written per kernel, next to the cost model's bytes (docs/measurement.md).\n"
     "  --no-profile  skip the counter pass (bytes \"not measured\")\n"
-    "The GPU's SM clock, power and what held the clocks back (NVML, sampled every 5 ms) are reported for the\n"
+    "The GPU's SM clock, power and what held the clocks back (NVML, sampled every 10 ms) are reported for the\n"
     "timing rounds and for each GEMM's tuning: compute-bound GEMMs run at the power limit, slower the longer the\n"
     "GPU has been busy.\n"
     "  --no-clocks   do not sample them\n"

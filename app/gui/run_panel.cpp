@@ -197,7 +197,11 @@ bool RunPanel::open_report(const QString& path) {
   }
   set_report(std::move(report));
   QString status = tr("Report: %1 on %2").arg(report_->graph, report_->device);
-  if (!report_->clocks.isEmpty()) status += QLatin1Char('\n') + tr("GPU while timing: %1").arg(report_->clocks);
+  if (!report_->clocks.isEmpty()) {
+    status += QLatin1Char('\n') + tr("GPU while timing: %1").arg(report_->clocks);
+  } else if (!report_->clocks_note.isEmpty()) {
+    status += QLatin1Char('\n') + report_->clocks_note;
+  }
   status_->setText(status);
   return true;
 }

@@ -129,8 +129,10 @@ std::optional<RunReport> parse_run_report(const QByteArray& json, QString* error
     return std::nullopt;
   }
   r.speedup = number(root, {"speedup"});
-  r.clocks = text(root.value(QLatin1String("timing")).toObject().value(QLatin1String("gpu_clocks")).toObject(),
-                  {"summary"});
+  const QJsonObject clocks =
+      root.value(QLatin1String("timing")).toObject().value(QLatin1String("gpu_clocks")).toObject();
+  r.clocks = text(clocks, {"summary"});
+  r.clocks_note = text(clocks, {"note"});
   const PlanRun* unfused = r.plan(QStringLiteral("unfused"));
   const PlanRun* fused = r.plans.size() > 1 ? &r.plans.back() : nullptr;
   if (!r.speedup && unfused && fused && fused != unfused && fused->total_us() > 0)

@@ -46,7 +46,8 @@ struct RunReport {
   double peak_flops = 0;                  // FLOP/s, 0 when unknown
   std::vector<PlanRun> plans;
   std::optional<double> speedup;          // unfused time / fused time
-  QString clocks;  // the GPU's clocks while the plans were timed, in words ("timing"/"gpu_clocks"/"summary")
+  QString clocks;       // the GPU's clocks while the plans were timed, in words ("timing"/"gpu_clocks"/"summary")
+  QString clocks_note;  // why they were not read ("timing"/"gpu_clocks"/"note"), where they were not
   const PlanRun* plan(const QString& name) const;
 };
 

@@ -2,6 +2,7 @@
 // each kernel (median of the timed runs), optional CUDA-graph replay, and the .npy dump for the PyTorch harness.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -269,7 +270,13 @@ std::array<PlanReport, 2> time_plans(Executor::Impl& im, ClockSpan& clocks) {
       im.launch_all(p);
     }
   };
-  ClockWatch watch(*im.clocks);
+  // The clocks of the whole rounds, whose times the report gives, apart from the step-by-step rounds queued
+  // behind them: the watch's samples count as the whole rounds' until the last whole round's end event has been
+  // enqueued and has completed.
+  std::atomic<bool> whole_enqueued{false};
+  const cudaEvent_t whole_end = whole[1].e[2 * n - 1];
+  ClockWatch watch(*im.clocks, kClockPeriod,
+                   [&] { return whole_enqueued.load() && cudaEventQuery(whole_end) == cudaSuccess; });
   for (std::size_t r = 0; r < n; ++r) {
     for (int p = 0; p < 2; ++p) {
       prepare(p);
@@ -278,6 +285,7 @@ std::array<PlanReport, 2> time_plans(Executor::Impl& im, ClockSpan& clocks) {
       FX_CUDA_CALL(cudaEventRecord(whole[p].e[2 * r + 1], im.stream));
     }
   }
+  whole_enqueued = true;
   for (std::size_t r = 0; r < n; ++r) {
     for (int p = 0; p < 2; ++p) {
       prepare(p);
@@ -389,9 +397,13 @@ RunReport run_phases(Executor::Impl& im) {
     }
   }
   rep.device = im.device;
-  rep.clocks_note = im.clocks->available()        ? ""
-                    : !im.options.read_clocks ? "GPU clocks not read: --no-clocks"
-                                              : "GPU clocks not read: " + im.clocks->why_not();
+  if (!im.options.read_clocks) {
+    rep.clocks_note = "GPU clocks not read: --no-clocks";
+  } else if (!im.clocks->available()) {
+    rep.clocks_note = "GPU clocks not read: " + im.clocks->why_not();
+  } else if (rep.clocks.samples == 0) {
+    rep.clocks_note = "GPU clocks not read: every NVML reading failed (" + im.clocks->last_error() + ")";
+  }
   rep.repeat = std::max(1, im.options.repeat);
   rep.warmup = im.options.warmup;
   rep.cold_l2 = im.options.cold_l2;

@@ -45,20 +45,24 @@ nlohmann::ordered_json plan_to_json(const PlanReport& p) {
           {"predicted_bytes", p.bytes}};
 }
 
-// What the clocks did while a timing ran; null fields where NVML was not read (`note` says why).
+// What the clocks did while a timing ran: null where nothing was read (a failed power or temperature read
+// too), `summary` the line fusion-cli prints, `note` why the clocks were not read ("" when they were).
 nlohmann::ordered_json clocks_to_json(const ClockSpan& s, const std::string& note) {
-  auto or_null = [&](auto v) { return s.busy_samples ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); };
+  using J = nlohmann::ordered_json;
+  auto when = [](bool known, auto v) { return known ? J(v) : J(nullptr); };
+  const bool busy = s.busy_samples > 0;
   return {{"samples", s.samples},
           {"busy_samples", s.busy_samples},
-          {"sm_mhz_min", or_null(s.sm_mhz_min)},
-          {"sm_mhz_max", or_null(s.sm_mhz_max)},
-          {"sm_mhz_median", or_null(s.sm_mhz_median())},
-          {"max_sm_mhz", s.max_sm_mhz ? nlohmann::ordered_json(s.max_sm_mhz) : nlohmann::ordered_json(nullptr)},
-          {"power_w_max", or_null(s.power_w_max)},
-          {"power_limit_w", s.power_limit_w > 0 ? nlohmann::ordered_json(s.power_limit_w) : nlohmann::ordered_json(nullptr)},
-          {"temperature_c_max", or_null(s.temperature_c_max)},
-          {"held_back_by", clock_reason_names(s.reasons)},
-          {"summary", s.samples ? describe_clock_span(s) : note}};
+          {"sm_mhz_median", when(busy, s.sm_mhz_median())},
+          {"sm_mhz_min", when(busy, s.sm_mhz_min)},
+          {"sm_mhz_max", when(busy, s.sm_mhz_max)},
+          {"max_sm_mhz", when(s.max_sm_mhz > 0, s.max_sm_mhz)},
+          {"power_w_max", when(busy && s.power_w_max > 0, s.power_w_max)},
+          {"power_limit_w", when(s.power_limit_w > 0, s.power_limit_w)},
+          {"temperature_c_max", when(busy && s.temperature_c_max > 0, s.temperature_c_max)},
+          {"held_back_by", busy ? J(clock_reason_names(s.reasons)) : J(nullptr)},
+          {"summary", describe_clock_span(s)},
+          {"note", s.samples ? std::string() : note}};
 }
 
 }  // namespace

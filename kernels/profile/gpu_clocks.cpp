@@ -80,7 +80,8 @@ std::vector<std::string> clock_reason_names(std::uint64_t reasons) {
 std::string describe_clock_span(const ClockSpan& s) {
   if (s.samples == 0) return "";
   if (s.busy_samples == 0) {
-    return "the GPU was idle in all " + std::to_string(s.samples) + " samples of its clocks (the work ran between them)";
+    return "the GPU was idle in " + std::string(s.samples == 1 ? "the one sample" : "all " + std::to_string(s.samples) + " samples") +
+           " of its clocks (the work ran between samples)";
   }
   std::string out = "SM clock " + std::to_string(s.sm_mhz_median()) + " MHz";
   const std::string highest = s.max_sm_mhz ? "highest " + std::to_string(s.max_sm_mhz) : "";
@@ -96,12 +97,12 @@ std::string describe_clock_span(const ClockSpan& s) {
   if (s.temperature_c_max) out += ", up to " + std::to_string(s.temperature_c_max) + " C";
   const std::vector<std::string> why = clock_reason_names(s.reasons);
   out += why.empty() ? "; nothing held the clocks back" : "; held back by " + join(why, ", ", " and ");
-  out += " (" + std::to_string(s.busy_samples) + " samples)";
+  out += " (" + std::to_string(s.busy_samples) + (s.busy_samples == 1 ? " sample)" : " samples)");
   return out;
 }
 
 std::string clock_span_brief(const ClockSpan& s) {
-  if (s.busy_samples == 0) return "";
+  if (s.busy_samples < kBriefSamples) return "";
   std::string out = "SM " + std::to_string(s.sm_mhz_median()) + " MHz";
   if (s.sm_mhz_min != s.sm_mhz_max) out += " (" + mhz_range(s) + ")";
   for (const ReasonName& r : kReasonNames) {
@@ -153,6 +154,8 @@ struct ClockMonitor::Impl {
   std::string why_not;
   unsigned max_sm_mhz = 0;
   double power_limit_w = 0;
+  mutable std::mutex error_mutex;  // sample() runs on a watch's thread
+  mutable std::string last_error;
 
   explicit Impl(int ordinal) {
     if (ordinal < 0) {
@@ -170,14 +173,16 @@ struct ClockMonitor::Impl {
       find(nvml.lib, "nvmlDeviceGetCurrentClocksThrottleReasons", nvml.reasons);
     }
     find(nvml.lib, "nvmlErrorString", nvml.error_string);
+    // Power, its limit, the temperature and the highest clock are extras: without them the SM clock and the
+    // reasons still come.
+    find(nvml.lib, "nvmlDeviceGetMaxClockInfo", nvml.max_clock);
+    find(nvml.lib, "nvmlDeviceGetPowerUsage", nvml.power);
+    find(nvml.lib, "nvmlDeviceGetEnforcedPowerLimit", nvml.power_limit);
+    find(nvml.lib, "nvmlDeviceGetTemperature", nvml.temperature);
     if (!find(nvml.lib, "nvmlInit_v2", nvml.init) || !find(nvml.lib, "nvmlShutdown", nvml.shutdown) ||
         !find(nvml.lib, "nvmlDeviceGetHandleByPciBusId_v2", nvml.by_pci_bus_id) ||
-        !find(nvml.lib, "nvmlDeviceGetClockInfo", nvml.clock) ||
-        !find(nvml.lib, "nvmlDeviceGetMaxClockInfo", nvml.max_clock) ||
-        !find(nvml.lib, "nvmlDeviceGetPowerUsage", nvml.power) ||
-        !find(nvml.lib, "nvmlDeviceGetEnforcedPowerLimit", nvml.power_limit) ||
-        !find(nvml.lib, "nvmlDeviceGetTemperature", nvml.temperature) || !nvml.reasons) {
-      why_not = "the driver's NVML lacks a function this needs";
+        !find(nvml.lib, "nvmlDeviceGetClockInfo", nvml.clock) || !nvml.reasons) {
+      why_not = "the driver's NVML lacks a function this needs (the SM clock, the clocks-event reasons)";
       return;
     }
     if (const NvmlReturn r = nvml.init(); r != kNvmlSuccess) {
@@ -189,6 +194,7 @@ struct ClockMonitor::Impl {
     // included).
     std::array<char, 64> bus{};
     if (const cudaError_t e = cudaDeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), ordinal); e != cudaSuccess) {
+      cudaGetLastError();  // not an error of the run: leave no last error behind for a later check to find
       why_not = std::string("no PCI bus id for CUDA device ") + std::to_string(ordinal) + ": " + cudaGetErrorString(e);
       return;
     }
@@ -197,9 +203,9 @@ struct ClockMonitor::Impl {
       device = nullptr;
       return;
     }
-    nvml.max_clock(device, kNvmlClockSm, &max_sm_mhz);
+    if (nvml.max_clock) nvml.max_clock(device, kNvmlClockSm, &max_sm_mhz);
     unsigned mw = 0;
-    if (nvml.power_limit(device, &mw) == kNvmlSuccess) power_limit_w = mw / 1000.0;
+    if (nvml.power_limit && nvml.power_limit(device, &mw) == kNvmlSuccess) power_limit_w = mw / 1000.0;
   }
 
   ~Impl() {
@@ -216,41 +222,55 @@ const std::string& ClockMonitor::why_not() const { return impl_->why_not; }
 unsigned ClockMonitor::max_sm_mhz() const { return impl_->max_sm_mhz; }
 double ClockMonitor::power_limit_w() const { return impl_->power_limit_w; }
 
+std::string ClockMonitor::last_error() const {
+  std::lock_guard<std::mutex> lock(impl_->error_mutex);
+  return impl_->last_error;
+}
+
 std::optional<ClockSample> ClockMonitor::sample() const {
   if (!available()) return std::nullopt;
   const Nvml& n = impl_->nvml;
   ClockSample s;
   unsigned long long reasons = 0;
   unsigned mw = 0;
-  if (n.clock(impl_->device, kNvmlClockSm, &s.sm_mhz) != kNvmlSuccess ||
-      n.reasons(impl_->device, &reasons) != kNvmlSuccess) {
+  NvmlReturn r = n.clock(impl_->device, kNvmlClockSm, &s.sm_mhz);
+  if (r == kNvmlSuccess) r = n.reasons(impl_->device, &reasons);
+  if (r != kNvmlSuccess) {
+    std::lock_guard<std::mutex> lock(impl_->error_mutex);
+    impl_->last_error = n.error(r);
     return std::nullopt;
   }
   s.reasons = reasons;
-  if (n.power(impl_->device, &mw) == kNvmlSuccess) s.power_w = mw / 1000.0;
-  n.temperature(impl_->device, kNvmlTemperatureGpu, &s.temperature_c);
+  if (n.power && n.power(impl_->device, &mw) == kNvmlSuccess) s.power_w = mw / 1000.0;
+  if (n.temperature) n.temperature(impl_->device, kNvmlTemperatureGpu, &s.temperature_c);
   return s;
 }
 
 struct ClockWatch::Impl {
   const ClockMonitor& monitor;
   std::chrono::milliseconds period;
+  std::function<bool()> first_done;
   std::mutex m;
   std::condition_variable cv;
-  bool stopping = false;
-  ClockSpan span;
+  bool stopping = false, in_rest = false;
+  ClockSpan span, after;
   std::thread thread;
 
-  Impl(const ClockMonitor& mon, std::chrono::milliseconds p) : monitor(mon), period(p) {
-    span.max_sm_mhz = mon.max_sm_mhz();
-    span.power_limit_w = mon.power_limit_w();
+  Impl(const ClockMonitor& mon, std::chrono::milliseconds p, std::function<bool()> done)
+      : monitor(mon), period(p), first_done(std::move(done)) {
+    for (ClockSpan* s : {&span, &after}) {
+      s->max_sm_mhz = mon.max_sm_mhz();
+      s->power_limit_w = mon.power_limit_w();
+    }
   }
 
   void take() {
-    if (const std::optional<ClockSample> s = monitor.sample()) {
-      std::lock_guard<std::mutex> lock(m);
-      span.add(*s);
-    }
+    // Polled before the sample: a sample taken once the first part is done belongs to the rest.
+    const bool rest = in_rest || (first_done && first_done());
+    const std::optional<ClockSample> s = monitor.sample();
+    std::lock_guard<std::mutex> lock(m);
+    in_rest = rest;
+    if (s) (rest ? after : span).add(*s);
   }
 
   void run() {
@@ -263,28 +283,38 @@ struct ClockWatch::Impl {
     }
   }
 
-  ClockSpan finish() {
+  // Stops the thread and joins it; true if it was running.
+  bool halt() {
     {
       std::lock_guard<std::mutex> lock(m);
       stopping = true;
     }
     cv.notify_all();
-    if (thread.joinable()) {
-      thread.join();
-      take();  // the state as the work ended
-    }
-    std::lock_guard<std::mutex> lock(m);
-    return span;
+    if (!thread.joinable()) return false;
+    thread.join();
+    return true;
   }
 };
 
-ClockWatch::ClockWatch(const ClockMonitor& monitor, std::chrono::milliseconds period)
-    : impl_(std::make_unique<Impl>(monitor, period)) {
-  if (monitor.available()) impl_->thread = std::thread([this] { impl_->run(); });
+ClockWatch::ClockWatch(const ClockMonitor& monitor, std::chrono::milliseconds period, std::function<bool()> first_done)
+    : impl_(std::make_unique<Impl>(monitor, period, std::move(first_done))) {
+  if (monitor.available()) {
+    Impl* impl = impl_.get();
+    impl->thread = std::thread([impl] { impl->run(); });
+  }
 }
 
-ClockWatch::~ClockWatch() { impl_->finish(); }
+ClockWatch::~ClockWatch() { impl_->halt(); }
 
-ClockSpan ClockWatch::stop() { return impl_->finish(); }
+ClockSpan ClockWatch::stop() {
+  if (impl_->halt()) impl_->take();  // the state as the work ended
+  std::lock_guard<std::mutex> lock(impl_->m);
+  return impl_->span;
+}
+
+ClockSpan ClockWatch::rest() const {
+  std::lock_guard<std::mutex> lock(impl_->m);
+  return impl_->after;
+}
 
 }  // namespace fx::gpu

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,7 +64,9 @@ std::vector<std::string> clock_reason_names(std::uint64_t reasons);
 // "SM clock 1755 MHz (median; 1740-1980, highest 1980), up to 691 W of 700 W, up to 50 C; held back by the power
 // cap (3 samples)"; for a span without busy samples, what it saw; "" for no samples.
 std::string describe_clock_span(const ClockSpan& s);
-// The short form for a tuning note: "SM 1755 MHz (1740-1980), power cap"; "" for no busy samples.
+// The short form for a tuning note: "SM 1755 MHz (1740-1980), power cap"; "" for fewer than kBriefSamples busy
+// samples (a few milliseconds of tuning may hold one sample, perhaps of the clock ramping up from idle).
+constexpr int kBriefSamples = 3;
 std::string clock_span_brief(const ClockSpan& s);
 
 // NVML for one CUDA device. Never throws: where NVML or the device cannot be read, available() is false and
@@ -77,7 +80,8 @@ class ClockMonitor {
 
   bool available() const;
   const std::string& why_not() const;
-  std::optional<ClockSample> sample() const;  // nullopt when not available or a reading failed
+  std::optional<ClockSample> sample() const;  // nullopt when not available or the clock or reasons read failed
+  std::string last_error() const;  // NVML's words for the last failed reading; "" if none failed
   unsigned max_sm_mhz() const;
   double power_limit_w() const;
 
@@ -88,14 +92,20 @@ class ClockMonitor {
 
 // Samples a monitor every `period` on a thread of its own, from construction until stop() (or destruction): the
 // span of whatever the GPU ran meanwhile. With an unavailable monitor it starts no thread and stop() gives an
-// empty span.
+// empty span. With `first_done`, polled before each sample (from the sampling thread: it must be thread-safe,
+// e.g. an atomic flag and cudaEventQuery), the samples taken before it first returns true make stop()'s span
+// and the later ones rest()'s: the plan timing's whole rounds apart from the step-by-step rounds queued after.
+inline constexpr std::chrono::milliseconds kClockPeriod{10};
+
 class ClockWatch {
  public:
-  explicit ClockWatch(const ClockMonitor& monitor, std::chrono::milliseconds period = std::chrono::milliseconds(5));
-  ~ClockWatch();
+  explicit ClockWatch(const ClockMonitor& monitor, std::chrono::milliseconds period = kClockPeriod,
+                      std::function<bool()> first_done = {});
+  ~ClockWatch();  // stops and joins the thread, nothing more
   ClockWatch(const ClockWatch&) = delete;
   ClockWatch& operator=(const ClockWatch&) = delete;
-  ClockSpan stop();
+  ClockSpan stop();        // the span (before `first_done`, where given); stops sampling, with a last sample
+  ClockSpan rest() const;  // after stop(): the samples after `first_done` (empty without it)
 
  private:
   struct Impl;

@@ -100,6 +100,12 @@ TEST(RunReport, CarriesTheClocksOfTheTiming) {
   ASSERT_TRUE(report) << error.toStdString();
   EXPECT_EQ(report->clocks.toStdString(),
             "SM clock 1755 MHz (median; 1740-1980, highest 1980), up to 691 W of 700 W; held back by the power cap (12 samples)");
+  const auto unread = parse_run_report(R"json({"plans": [{"name": "fused", "total_ms": 0.28, "kernels": [
+    {"name": "g", "measured_ms": 0.28}]}], "timing": {"gpu_clocks": {"samples": 0, "summary": "",
+    "note": "GPU clocks not read: --no-clocks"}}})json", &error);
+  ASSERT_TRUE(unread) << error.toStdString();
+  EXPECT_TRUE(unread->clocks.isEmpty());
+  EXPECT_EQ(unread->clocks_note.toStdString(), "GPU clocks not read: --no-clocks");
 }
 
 // fusion-cli's plan time ("total_ms", the plan run whole) is the plan's time; its steps, each timed with an

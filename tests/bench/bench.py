@@ -54,7 +54,7 @@ def measure_ms(fn, runs):
 
 
 # NVML for the benchmark's device (main() opens it): the clocks of each PyTorch timing, next to fusion-cli's own.
-# Sampled every 20 ms, not fusion-cli's 5: the sampling thread takes Python's GIL each time it wakes, and the
+# Sampled every 20 ms, not fusion-cli's 10: the sampling thread takes Python's GIL each time it wakes, and the
 # host-bound samples' eager timings are Python's time.
 _CLOCKS = {"monitor": None}
 CLOCK_PERIOD_S = 0.02

@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "kernels/executor/report_json.h"
 #include "kernels/profile/gpu_clocks.h"
 
 namespace fx::gpu {
@@ -39,9 +40,13 @@ TEST(GpuClocks, SaysWhenNothingHeldTheClocksBackOrNothingWasSeen) {
   s.add({345, 70, 35, kClockGpuIdle});
   EXPECT_EQ(clock_span_brief(s), "");
   EXPECT_EQ(s.sm_mhz_median(), 0u);
-  EXPECT_NE(describe_clock_span(s).find("idle in all 1 samples"), std::string::npos);
+  EXPECT_NE(describe_clock_span(s).find("idle in the one sample"), std::string::npos);
   s.add(busy(1980, 300));
-  EXPECT_EQ(describe_clock_span(s), "SM clock 1980 MHz, up to 300 W, up to 48 C; nothing held the clocks back (1 samples)");
+  EXPECT_EQ(describe_clock_span(s), "SM clock 1980 MHz, up to 300 W, up to 48 C; nothing held the clocks back (1 sample)");
+  // A tuning note from one or two samples could be the clock ramping up from idle: none below kBriefSamples.
+  EXPECT_EQ(clock_span_brief(s), "");
+  s.add(busy(1980, 310));
+  s.add(busy(1980, 320));
   EXPECT_EQ(clock_span_brief(s), "SM 1980 MHz");
 }
 
@@ -72,6 +77,28 @@ TEST(GpuClocks, WithoutNvmlTheMonitorSaysWhyAndAWatchSeesNothing) {
   EXPECT_EQ(s.samples, 0);
   EXPECT_EQ(describe_clock_span(s), "");
   EXPECT_EQ(w.stop().samples, 0);  // stopping twice is harmless
+}
+
+TEST(GpuClocks, TheRunReportSaysWhatTheClocksWereOrWhyTheyWereNotRead) {
+  RunReport read;
+  read.clocks.max_sm_mhz = 1980;
+  read.clocks.power_limit_w = 700;
+  read.clocks.add(busy(1755, 691, kClockSwPowerCap));
+  const auto j = report_to_json(read)["timing"];
+  EXPECT_EQ(j["gpu_clocks"]["sm_mhz_median"], 1755);
+  EXPECT_EQ(j["gpu_clocks"]["held_back_by"], nlohmann::ordered_json::array({"the power cap"}));
+  EXPECT_EQ(j["gpu_clocks"]["summary"], describe_clock_span(read.clocks));
+  EXPECT_EQ(j["gpu_clocks"]["note"], "");
+  EXPECT_TRUE(j["graph_gpu_clocks"].is_null());  // no --cuda-graph: no graph timing, no clocks of it
+
+  RunReport unread;
+  unread.clocks_note = "GPU clocks not read: NVML not found (libnvidia-ml.so.1)";
+  const auto u = report_to_json(unread)["timing"]["gpu_clocks"];
+  EXPECT_EQ(u["summary"], "");
+  EXPECT_EQ(u["note"], unread.clocks_note);
+  for (const char* k : {"sm_mhz_median", "power_w_max", "temperature_c_max", "held_back_by", "max_sm_mhz"}) {
+    EXPECT_TRUE(u[k].is_null()) << k;  // never a zero that reads as a measurement
+  }
 }
 
 }  // namespace
