@@ -7,10 +7,11 @@
 #   SAMPLES="softmax layernorm" scripts/gpu-check.sh   # a subset of the benchmark samples
 #   PART=tests scripts/gpu-check.sh              # build and the ctest steps only; PART=runs: build, calibrate and
 #                                                # the sample runs only (a fresh machine builds in 130-190 s and
-#                                                # ctest -L gpu takes 240-360 s: the halves fit a 10-minute call each)
-#   TEST_JOBS=4 PART=tests scripts/gpu-check.sh  # the gpu tests 4 at a time on the one GPU, those that profile with
-#                                                # CUPTI or time the device for its own sake (SERIAL below) alone
-#                                                # after them (not yet tried on the device: the default stays 1)
+#                                                # ctest -L gpu about 160 s 4 at a time, 360 one at a time)
+#   TEST_JOBS=1 PART=tests scripts/gpu-check.sh  # the gpu tests one at a time; by default 4 at a time on the one
+#                                                # GPU, those that profile with CUPTI or time the device for its own
+#                                                # sake (SERIAL below) alone after them: on an H100 (2026-11-25) 115
+#                                                # tests in 118 s, then 29 in 44 s, against 358 s one at a time
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -19,7 +20,7 @@ BUILD=${BUILD:-$ROOT/build-gpu-check}
 JOBS=${JOBS:-16}
 REPEAT=${REPEAT:-50}
 PART=${PART:-all}
-TEST_JOBS=${TEST_JOBS:-1}
+TEST_JOBS=${TEST_JOBS:-4}
 # Run alone with TEST_JOBS: CUPTI (one profiling session per device at a time; GpuFault runs fusion-cli, whose
 # timing pass uses it) and the device's own rates (calibration, opt-in benchmarks).
 SERIAL='^(Calibrate|DramProfilerTest|KernelTimerTest|JoinTimingRows|RunProfile|ProfileNoDevice|GpuFault|ContractionBench)\.'
