@@ -48,8 +48,10 @@ double median_event_ms(cudaStream_t stream, int repeat, F&& body) {
   return t[t.size() / 2];
 }
 
-// The median of timed runs as every choice here takes it: the upper middle one (t is reordered; not empty).
-inline double upper_median(std::vector<double>& t) {
+// The median of timed runs (or of clock samples) as every choice here takes it: the upper middle one (t is
+// reordered; not empty).
+template <typename T>
+T upper_median(std::vector<T>& t) {
   std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
   return t[t.size() / 2];
 }

@@ -12,6 +12,8 @@
 
 #include <cuda_runtime.h>
 
+#include "kernels/common/event_timing.h"
+
 namespace fx::gpu {
 
 void ClockSpan::add(const ClockSample& s) {
@@ -29,8 +31,7 @@ void ClockSpan::add(const ClockSample& s) {
 unsigned ClockSpan::sm_mhz_median() const {
   if (busy_sm_mhz.empty()) return 0;
   std::vector<unsigned> v = busy_sm_mhz;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
+  return upper_median(v);
 }
 
 namespace {
