@@ -6,7 +6,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${FX_BUILD_DIR:-$root/build}"
 jobs="${FX_JOBS:-$(nproc)}"
 
-if [[ ! -f "$build/CMakeCache.txt" ]]; then
+# A configure that failed half way (a missing package) leaves a CMakeCache.txt but no build.ninja: configure again.
+if [[ ! -f "$build/CMakeCache.txt" || ! -f "$build/build.ninja" ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
 elif (($# > 0)); then
   cmake "$build" "$@"

@@ -1,4 +1,5 @@
 // fusion-cli run: runs the unfused and the fused plan of a graph on the GPU, verifies, times, reports.
+#include <cstdio>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -26,7 +27,8 @@ const char* kHelp =
     "usage: fusion-cli run FILE [--plan PLAN | --auto] [--repeat N] [--warmup N] [--cold-l2] [--cuda-graph]\n"
     "                          [--json OUT] [--progress] [--dump DIR] [--seed S] [--device NAME|FILE]\n"
     "                          [--reference | --no-reference] [--no-profile] [--csv OUT] [--trace OUT]\n"
-    "                          [--no-autotune | --layout K] [--no-keep-nhwc] [--no-clocks]\n\n"
+    "                          [--no-autotune | --layout K] [--no-keep-nhwc] [--no-clocks]\n"
+    "                          [--warmup-ms MS] [--repeat-ms MS] [--rest-ms MS]\n\n"
     "Runs the unfused plan (one kernel per node) and the fused plan (one kernel per group) on the same seeded\n"
     "inputs, compares every graph output (relative error; f32 1e-5, f16/bf16 1e-2; NaN never passes) and times\n"
     "both with CUDA events (median of --repeat runs, default 20, after --warmup runs, default 3): a plan's time\n"
@@ -39,6 +41,14 @@ const char* kHelp =
     "  --cold-l2     overwrite a 256 MB buffer before each timed run, as triton.testing.do_bench does, so the\n"
     "                times compare with PyTorch benchmarks (default: each timed run after an untimed run of\n"
     "                the same plan, the L2 kept warm); the two plans are timed in interleaved rounds either way\n"
+    "  --warmup-ms MS, --repeat-ms MS  warm up and time for about MS ms instead of --warmup and --repeat runs,\n"
+    "                as triton.testing.do_bench(warmup=25, rep=100) does: five rounds of both plans timed\n"
+    "                first give a round's time, then int(MS / round) rounds, at least 1 (a round runs each plan\n"
+    "                once); GEMMs at the power limit run at clocks that depend on how long the GPU has been busy\n"
+    "  --rest-ms MS  leave the GPU idle MS ms before the timing, before each plan's CUDA-graph replays and\n"
+    "                before each GEMM tuning comparison (the PyTorch harness, tests/bench/bench.py, rests as\n"
+    "                long before each of its timings); with --repeat-ms a GEMM's finalists and a horizontal\n"
+    "                GEMM's ways are compared as long as the plans are timed, in the regime the timing will see\n"
     "  --cuda-graph  also time each plan replayed as a CUDA graph (the host's launch time removed; with\n"
     "                --cold-l2 each replay after the flush); a plan over 1.15x its graph's time is noted\n"
     "                host-bound\n"
@@ -102,17 +112,30 @@ std::string default_device_for(const std::string& gpu_name) {
   return "h100";
 }
 
-// --repeat, --warmup, --seed, --cold-l2, --cuda-graph, --dump, --reference, --progress, --no-autotune, --layout
-// --no-keep-nhwc and --no-clocks
-// into the executor's options; false after a message on err.
+// --repeat, --warmup, --warmup-ms, --repeat-ms, --rest-ms, --seed, --cold-l2, --cuda-graph, --dump, --reference,
+// --progress, --no-autotune, --layout, --no-keep-nhwc and --no-clocks into the executor's options; false after a message on err.
 bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out, std::ostream& err) {
   try {
     if (auto r = args.value("--repeat")) opt.repeat = std::stoi(*r);
     if (auto w = args.value("--warmup")) opt.warmup = std::stoi(*w);
     if (auto s = args.value("--seed")) opt.seed = std::stoull(*s);
     if (auto k = args.value("--layout")) opt.force_layout = std::stoi(*k) - 1;
+    if (auto w = args.value("--warmup-ms")) opt.warmup_ms = std::stod(*w);
+    if (auto r = args.value("--repeat-ms")) opt.repeat_ms = std::stod(*r);
+    if (auto r = args.value("--rest-ms")) opt.rest_ms = std::stod(*r);
   } catch (const std::exception&) {
-    err << "fusion-cli run: --repeat, --warmup, --seed and --layout take numbers\n";
+    err << "fusion-cli run: --repeat, --warmup, --seed, --layout, --warmup-ms, --repeat-ms and --rest-ms take numbers\n";
+    return false;
+  }
+  for (const auto& [name, ms] : {std::pair{"--warmup-ms", opt.warmup_ms}, std::pair{"--repeat-ms", opt.repeat_ms},
+                                 std::pair{"--rest-ms", opt.rest_ms}}) {
+    if (!(ms >= 0 && ms <= 60'000)) {  // NaN fails too
+      err << "fusion-cli run: " << name << " takes milliseconds from 0 to 60000 (not " << ms << ")\n";
+      return false;
+    }
+  }
+  if (opt.repeat < 1 || opt.warmup < 0) {
+    err << "fusion-cli run: --repeat takes a count from 1, --warmup from 0\n";
     return false;
   }
   if (args.value("--layout") && (opt.force_layout < 0 || args.has("--no-autotune"))) {
@@ -138,6 +161,17 @@ bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out,
 void print_checks(std::ostream& human, const gpu::RunReport& rep) {
   print_plan(human, rep.unfused);
   print_plan(human, rep.fused);
+  // A timing asked for in milliseconds: the rounds it came to.
+  if (rep.round_ms > 0 || rep.rest_ms > 0) {
+    human << "timing: " << rep.repeat << " rounds of both plans after " << rep.warmup << " warm-up rounds";
+    if (rep.round_ms > 0) human << " (a round " << std::setprecision(3) << rep.round_ms << " ms, flush included)";
+    if (rep.rest_ms > 0) {
+      char rested[32];
+      std::snprintf(rested, sizeof rested, "%g", rep.rest_ms);  // "1000", not 1e+03
+      human << "; the GPU rested " << rested << " ms before";
+    }
+    human << "\n";
+  }
   // The clocks the timing ran at (NVML): a compute-bound plan's time holds only at them.
   if (rep.clocks.samples) {
     human << "GPU while timing: " << gpu::describe_clock_span(rep.clocks) << "\n";
@@ -211,12 +245,15 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   Args args(argv,
             {"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference", "--no-reference", "--no-profile",
              "--no-autotune", "--no-keep-nhwc", "--no-clocks"},
-            {"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed", "--device", "--csv", "--trace", "--layout"});
+            {"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed", "--device", "--csv", "--trace", "--layout",
+             "--warmup-ms", "--repeat-ms", "--rest-ms"});
   if (!args.ok() || args.positionals().size() != 1) {
     err << "fusion-cli run: " << (args.ok() ? "name one graph file" : args.error()) << "\n";
     return kBadInput;
   }
   std::ostream& human = args.has("--progress") ? err : out;  // stdout carries JSON lines with --progress
+  gpu::RunOptions opt;
+  if (!read_run_options(args, opt, out, err)) return kBadInput;
   gpu::DeviceInfo dev;
   try {
     dev = gpu::query_device(0);
@@ -230,8 +267,7 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
     return kBadInput;
   }
   auto plans = load_plans({args.positionals()[0], args.value("--plan"), args.has("--auto"), false}, *device, err);
-  gpu::RunOptions opt;
-  if (!plans || !read_run_options(args, opt, out, err)) return kBadInput;
+  if (!plans) return kBadInput;
   const Graph& g = plans->engine->graph();
   human << g.name() << ": " << plans->unfused.kernel_count() << " nodes -> " << plans->fused.kernel_count()
         << " groups (" << plans->how << ") on " << dev.name << "\n";

@@ -1,9 +1,12 @@
 // Executor setup: the device, code generation and NVRTC compile of both plans, the memory plan (computed
 // before any allocation), seeded inputs and poisoned outputs, and single launches.
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstring>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "kernels/codegen/emit.h"
 #include "kernels/codegen/test_fault.h"
@@ -60,6 +63,18 @@ double tolerance_for(DType t) {
     case DType::bf16: return 1e-2;
     default: return 0.0;  // integers and bool: exact
   }
+}
+
+TimingRounds timing_rounds(const RunOptions& options, double round_ms) {
+  TimingRounds r{std::max(0, options.warmup), std::max(1, options.repeat)};
+  if (!(round_ms > 0)) return r;
+  auto rounds = [&](double ms) {
+    const double n = std::floor(ms / round_ms);  // do_bench: max(1, int(rep / estimate_ms))
+    return static_cast<int>(std::clamp(n, 1.0, static_cast<double>(kMaxTimedRounds)));
+  };
+  if (options.warmup_ms > 0) r.warmup = rounds(options.warmup_ms);
+  if (options.repeat_ms > 0) r.repeat = rounds(options.repeat_ms);
+  return r;
 }
 
 namespace {
@@ -359,6 +374,12 @@ void Executor::Impl::begin_phase(const std::string& phase, bool sync_each) {
   fault_site = FaultSite{};
   fault_site.phase = phase;
   sync_each_step = sync_each;
+}
+
+void Executor::Impl::rest() {
+  if (!(options.rest_ms > 0)) return;
+  FX_CUDA_CALL(cudaStreamSynchronize(stream));
+  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(options.rest_ms));
 }
 
 void Executor::Impl::launch_all(int p) {

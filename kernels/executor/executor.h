@@ -51,6 +51,18 @@ struct RunOptions {
   // takes the two plans in interleaved rounds (unfused, fused, unfused, ...), so a drift of the clocks moves both
   // alike; `cuda_graph` replays each plan's graph on its own afterwards.
   bool cold_l2 = false;
+  // The timing's length in time instead of runs, as triton.testing.do_bench(fn, warmup=25, rep=100) sets its own
+  // (timing_rounds below): when either is above 0, five rounds of both plans (each run after the flush, with
+  // cold_l2) are timed first for a round's time; then the plans run warmup_ms / round rounds to warm up and
+  // repeat_ms / round rounds timed, each at least 1 (`warmup` and `repeat` where one of the two is 0). The
+  // bf16 GEMMs run at the power limit, where the clocks depend on how long the GPU has been busy: timed for as
+  // long as do_bench times a PyTorch function, the plans run in the same regime.
+  double warmup_ms = 0, repeat_ms = 0;
+  // Leave the GPU idle this long before the timing, before each plan's CUDA-graph replays and before each
+  // GEMM tuning comparison (layout_tuning.cpp: comparison_rounds, which with repeat_ms also runs as long as the
+  // timing), so that each starts from a rested GPU however busy the work before kept it (the PyTorch harness
+  // rests as long before each of its timings).
+  double rest_ms = 0;
   // Time each generated kernel's layouts (GeneratedKernel::alternatives) on the device before the verification
   // and keep the fastest, as cuBLASLt's algorithms are chosen; likewise a convolution's NCHW call against its
   // NHWC way, a horizontal GEMM's one strided-batched call against its GEMMs run alone, and a GEMM's best
@@ -119,7 +131,9 @@ struct RunReport {
   int kernels_compiled = 0, cache_hits = 0;
   double compile_seconds = 0;
   std::int64_t device_bytes = 0;  // allocated for the run: Executor::required_bytes()
-  int repeat = 0, warmup = 0;     // the timing protocol behind every median
+  int repeat = 0, warmup = 0;     // the timing protocol behind every median: the rounds run (timing_rounds)
+  double warmup_ms = 0, repeat_ms = 0, rest_ms = 0;  // RunOptions' (0: not asked for)
+  double round_ms = 0;            // one round of both plans as estimated for warmup_ms/repeat_ms (else 0)
   bool cold_l2 = false;
   std::string layouts;  // "timed" (autotune), "default", or "forced K"
   // Each plan's outputs against the float64 reference, named "unfused: y" / "fused: y"; their failure fails
@@ -134,6 +148,15 @@ struct RunReport {
 };
 
 double tolerance_for(DType t);
+
+// The warm-up and timed rounds of both plans for options asking for a time (warmup_ms, repeat_ms), given one
+// round's estimated time (flush included), with do_bench's arithmetic: int(ms / round_ms), at least 1, and at
+// most kMaxTimedRounds; `warmup` and `repeat` where the options ask for none or round_ms is not positive.
+struct TimingRounds {
+  int warmup = 0, repeat = 1;
+};
+inline constexpr int kMaxTimedRounds = 20000;
+TimingRounds timing_rounds(const RunOptions& options, double round_ms);
 
 // A plan is host-bound when, launched step by step, it took more than this times its CUDA-graph replay: its steps
 // took the host longer to launch (a library call costs the host far more than a kernel launch) than the GPU to

@@ -133,6 +133,8 @@ struct Executor::Impl {
     }
   }
   void launch_all(int p);
+  // RunOptions::rest_ms with the GPU idle: the stream drained first, so the rest is the GPU's, not the host's.
+  void rest();
   void* pointer(int p, ValueId v) const;
   // A value's NHWC buffer in plan p (channels_last.h), or null where it has none.
   void* nhwc_pointer(int p, ValueId v) const;

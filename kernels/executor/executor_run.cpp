@@ -253,16 +253,11 @@ PlanReport plan_report(Executor::Impl& im, int p, const Events& whole, const Eve
 // both). Run in one round, whole and stepped, the plans' timing lasted twice as long, and the power-limited
 // unfused plans of mlp_gelu_bf16 and swiglu_bf16 measured 1-3% slower at --repeat 100 than at 50; in this
 // order the rounds that give the plans' times last as long as when there were no step-by-step runs.
-std::array<PlanReport, 2> time_plans(Executor::Impl& im, ClockSpan& clocks) {
-  const int repeat = std::max(1, im.options.repeat);
-  for (int w = 0; w < im.options.warmup; ++w) {
-    for (int p = 0; p < 2; ++p) im.launch_all(p);
-  }
+// With warmup_ms or repeat_ms the rounds' counts come from five rounds timed first, as do_bench estimates a
+// function's time before its warm-up (timing_rounds); the counts then stand in im.options for everything after
+// (the step-by-step rounds, the CUDA-graph replays, the report).
+std::array<PlanReport, 2> time_plans(Executor::Impl& im, ClockSpan& clocks, double& round_ms) {
   const contraction_detail::DeviceMemory flush(im.options.cold_l2 ? kColdL2Bytes : 0);
-  const std::size_t k[2] = {im.plans[0].steps.size(), im.plans[1].steps.size()};
-  const std::size_t n = static_cast<std::size_t>(repeat);
-  Events whole[2] = {Events(n * 2), Events(n * 2)};
-  Events stepped[2] = {Events(n * (k[0] + 1)), Events(n * (k[1] + 1))};
   auto prepare = [&](int p) {
     if (flush.get()) {
       FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
@@ -270,6 +265,33 @@ std::array<PlanReport, 2> time_plans(Executor::Impl& im, ClockSpan& clocks) {
       im.launch_all(p);
     }
   };
+  im.rest();
+  round_ms = 0;
+  if (im.options.warmup_ms > 0 || im.options.repeat_ms > 0) {
+    constexpr int kEstimateRounds = 5;
+    Events estimate(2);
+    FX_CUDA_CALL(cudaEventRecord(estimate.e[0], im.stream));
+    for (int r = 0; r < kEstimateRounds; ++r) {
+      for (int p = 0; p < 2; ++p) {
+        prepare(p);
+        im.launch_all(p);
+      }
+    }
+    FX_CUDA_CALL(cudaEventRecord(estimate.e[1], im.stream));
+    FX_CUDA_CALL(cudaEventSynchronize(estimate.e[1]));
+    round_ms = elapsed(estimate.e[0], estimate.e[1]) / kEstimateRounds;
+    const TimingRounds rounds = timing_rounds(im.options, round_ms);
+    im.options.warmup = rounds.warmup;
+    im.options.repeat = rounds.repeat;
+  }
+  const int repeat = std::max(1, im.options.repeat);
+  for (int w = 0; w < im.options.warmup; ++w) {
+    for (int p = 0; p < 2; ++p) im.launch_all(p);
+  }
+  const std::size_t k[2] = {im.plans[0].steps.size(), im.plans[1].steps.size()};
+  const std::size_t n = static_cast<std::size_t>(repeat);
+  Events whole[2] = {Events(n * 2), Events(n * 2)};
+  Events stepped[2] = {Events(n * (k[0] + 1)), Events(n * (k[1] + 1))};
   // The clocks of the whole rounds, whose times the report gives, apart from the step-by-step rounds queued
   // behind them: the watch's samples count as the whole rounds' until the last whole round's end event has been
   // enqueued and has completed.
@@ -325,13 +347,28 @@ double time_graph(Executor::Impl& im, int p) {
     }
   } guard{graph, exec};
   FX_CUDA_CALL(cudaGraphInstantiate(&exec, graph, 0));
-  for (int w = 0; w < im.options.warmup; ++w) FX_CUDA_CALL(cudaGraphLaunch(exec, im.stream));
-  const int repeat = std::max(1, im.options.repeat);
-  Events ev(static_cast<std::size_t>(repeat) * 2);
   // With cold_l2 each replay follows the flush, as each run of time_plans does: its time then compares with the
   // plan's and with PyTorch's queued time (the same flush, the host's time taken out); without, replays run back
   // to back with the plan's operands in the L2.
   const contraction_detail::DeviceMemory flush(im.options.cold_l2 ? kColdL2Bytes : 0);
+  // Asked for in milliseconds, the plan's replays take that long on their own (do_bench's count from five
+  // replays timed first), as PyTorch's queued runs of one function do; otherwise as many as the plans' rounds.
+  TimingRounds rounds{im.options.warmup, std::max(1, im.options.repeat)};
+  if (im.options.warmup_ms > 0 || im.options.repeat_ms > 0) {
+    constexpr int kEstimateReplays = 5;
+    Events estimate(2);
+    FX_CUDA_CALL(cudaEventRecord(estimate.e[0], im.stream));
+    for (int r = 0; r < kEstimateReplays; ++r) {
+      if (flush.get()) FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
+      FX_CUDA_CALL(cudaGraphLaunch(exec, im.stream));
+    }
+    FX_CUDA_CALL(cudaEventRecord(estimate.e[1], im.stream));
+    FX_CUDA_CALL(cudaEventSynchronize(estimate.e[1]));
+    rounds = timing_rounds(im.options, elapsed(estimate.e[0], estimate.e[1]) / kEstimateReplays);
+  }
+  for (int w = 0; w < rounds.warmup; ++w) FX_CUDA_CALL(cudaGraphLaunch(exec, im.stream));
+  const int repeat = rounds.repeat;
+  Events ev(static_cast<std::size_t>(repeat) * 2);
   for (int r = 0; r < repeat; ++r) {
     if (flush.get()) FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
     FX_CUDA_CALL(cudaEventRecord(ev.e[2 * static_cast<std::size_t>(r)], im.stream));
@@ -382,16 +419,21 @@ RunReport run_phases(Executor::Impl& im) {
   }
   im.progress("time", 0.4, "timing both plans in interleaved rounds");
   im.begin_phase("timing", false);
-  auto timed = time_plans(im, rep.clocks);
+  auto timed = time_plans(im, rep.clocks, rep.round_ms);
   rep.unfused = std::move(timed[0]);
   rep.fused = std::move(timed[1]);
   if (im.options.cuda_graph) {
     im.progress("graph", 0.9, "CUDA-graph replay");
     im.begin_phase("CUDA graph", false);
+    im.rest();
     ClockWatch watch(*im.clocks);
     rep.unfused.graph_ms = time_graph(im, 0);
+    const ClockSpan unfused_clocks = watch.stop();
+    im.rest();
+    ClockWatch fused_watch(*im.clocks);
     rep.fused.graph_ms = time_graph(im, 1);
-    rep.graph_clocks = watch.stop();
+    rep.graph_clocks = unfused_clocks;
+    rep.graph_clocks.merge(fused_watch.stop());
     for (PlanReport* plan : {&rep.unfused, &rep.fused}) {
       if (std::string note = host_bound_note(*plan); !note.empty()) plan->notes.push_back(std::move(note));
     }
@@ -406,6 +448,9 @@ RunReport run_phases(Executor::Impl& im) {
   }
   rep.repeat = std::max(1, im.options.repeat);
   rep.warmup = im.options.warmup;
+  rep.warmup_ms = im.options.warmup_ms;
+  rep.repeat_ms = im.options.repeat_ms;
+  rep.rest_ms = im.options.rest_ms;
   rep.cold_l2 = im.options.cold_l2;
   rep.layouts = im.options.force_layout >= 0 ? "forced " + std::to_string(im.options.force_layout + 1)
                 : im.options.autotune                 ? "timed"

@@ -52,12 +52,18 @@ void install(Step& st, std::size_t i) {
 // the host a run's time to enqueue the next, so one gate, opened once the host is kHeadStart runs ahead, is
 // enough, and the runs follow each other with no gap; without it (a run after an untimed launch of the same way,
 // perhaps a few microseconds) each run is enqueued behind a gate of its own.
+// The rounds of one comparison: `timed` rounds after `warmup` (one by default).
+struct TuneRounds {
+  TuneRounds(int timed_rounds, int warmup_rounds = 1) : timed(timed_rounds), warmup(warmup_rounds) {}  // NOLINT
+  int timed, warmup;
+};
+
 template <class Launch>
 std::vector<double> time_rounds(Executor::Impl& im, int p, std::size_t s, std::size_t n,
-                                const contraction_detail::DeviceMemory& flush, int rounds, Launch&& launch) {
-  constexpr int kWarmupRounds = 1;
+                                const contraction_detail::DeviceMemory& flush, TuneRounds rounds, Launch&& launch) {
+  const int kWarmupRounds = std::max(0, rounds.warmup);
   constexpr std::size_t kHeadStart = 8;
-  const std::size_t runs = static_cast<std::size_t>(kWarmupRounds + rounds) * n;
+  const std::size_t runs = static_cast<std::size_t>(kWarmupRounds + rounds.timed) * n;
   std::vector<EventPair> ev(runs);
   std::optional<StreamGate> head;  // opened when reset (or when a launch throws)
   if (flush.get()) head.emplace(im.stream);
@@ -87,6 +93,42 @@ std::vector<double> time_rounds(Executor::Impl& im, int p, std::size_t s, std::s
   std::vector<double> med(n);
   for (std::size_t i = 0; i < n; ++i) med[i] = upper_median(times[i]);
   return med;
+}
+
+// The rounds of a GEMM's tuning comparison (its search's finalists, a horizontal GEMM's ways). A bf16 GEMM runs
+// at the power limit, where its configurations rank differently at different clocks: swiglu_bf16's search
+// timed tile 256x128 at 0.341 ms and 128x160 at 0.372, and its finalists, timed right after the search at a
+// power-capped 1590 MHz, kept 128x160, which then took 0.39 ms in the plan timing while Inductor's GEMMs of the
+// same problem took about 0.35 (H200, 2026-11-26). Where the timing is asked for in milliseconds
+// (RunOptions::warmup_ms, repeat_ms, rest_ms: the PyTorch harness's protocol), the comparison runs as the plan
+// timing will: after the same rest, warmed up as long and timed about as long (at least `rounds`), its round's
+// time taken from one round run first. Otherwise `rounds` after one warm-up round, right away.
+template <class Launch>
+TuneRounds comparison_rounds(Executor::Impl& im, int p, std::size_t s, std::size_t n,
+                             const contraction_detail::DeviceMemory& flush, int rounds, Launch&& launch) {
+  const RunOptions& o = im.options;
+  im.rest();
+  if (!(o.warmup_ms > 0 || o.repeat_ms > 0)) return rounds;
+  EventPair span;
+  FX_CUDA_CALL(cudaEventRecord(span.start, im.stream));
+  for (std::size_t i = 0; i < n; ++i) {
+    if (flush.get()) {
+      FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
+    } else {
+      launch(i);
+    }
+    if (s > 0) im.launch(p, s - 1);
+    launch(i);
+  }
+  FX_CUDA_CALL(cudaEventRecord(span.stop, im.stream));
+  FX_CUDA_CALL(cudaEventSynchronize(span.stop));
+  float round_ms = 0;
+  FX_CUDA_CALL(cudaEventElapsedTime(&round_ms, span.start, span.stop));
+  RunOptions counted = o;
+  counted.warmup = 1;
+  counted.repeat = rounds;
+  const TimingRounds r = timing_rounds(counted, round_ms);
+  return {std::max(rounds, r.repeat), r.warmup};
 }
 
 // The first line of a library error, for a one-line report.
@@ -224,11 +266,13 @@ std::size_t tune_gemm(Executor::Impl& im, int p, std::size_t s, const contractio
   const MatmulProblem problem = call->gemm_problem(im, p);
   const std::size_t n = call->gemm_finalists(im, p);
   if (n > 1 && !timed_before(timed, problem)) {
-    ClockWatch watch(*im.clocks);
-    const std::vector<double> med = time_rounds(im, p, s, n, flush, kConvRounds, [&](std::size_t i) {
+    auto finalist = [&](std::size_t i) {
       call->launch_finalist(im, p, i);
       im.launched(p, s);
-    });
+    };
+    const TuneRounds rounds = comparison_rounds(im, p, s, n, flush, kConvRounds, finalist);
+    ClockWatch watch(*im.clocks);
+    const std::vector<double> med = time_rounds(im, p, s, n, flush, rounds, finalist);
     im.plans[p].steps[s].layout_choice = at_clocks(watch.stop());
     call->choose_finalist(im, p, fastest(med), med);
     timed.push_back(problem);
@@ -294,14 +338,15 @@ std::size_t tune_horizontal(Executor::Impl& im, int p, std::size_t s, int forced
   } else {
     search(im, p, *merged);
     for (const auto& part : parts) search(im, p, *part);
-    ClockWatch watch(*im.clocks);
     const MatmulProblem merged_problem = merged->gemm_problem(im, p), part_problem = parts[0]->gemm_problem(im, p);
     std::vector<HorizontalWay> ways;
     add_ways(ways, false, merged->gemm_finalists(im, p), timed_before(timed, merged_problem));
     const std::size_t first_parts_way = ways.size();
     add_ways(ways, true, parts[0]->gemm_finalists(im, p), timed_before(timed, part_problem));
-    const std::vector<double> med =
-        time_rounds(im, p, s, ways.size(), flush, kConvRounds, [&](std::size_t i) { launch(ways[i]); });
+    auto way = [&](std::size_t i) { launch(ways[i]); };
+    const TuneRounds rounds = comparison_rounds(im, p, s, ways.size(), flush, kConvRounds, way);
+    ClockWatch watch(*im.clocks);
+    const std::vector<double> med = time_rounds(im, p, s, ways.size(), flush, rounds, way);
     const std::vector<double> merged_ms(med.begin(), med.begin() + static_cast<std::ptrdiff_t>(first_parts_way)),
         parts_ms(med.begin() + static_cast<std::ptrdiff_t>(first_parts_way), med.end());
     // Each kind keeps its fastest configuration (where its finalists were timed), whichever kind runs.
@@ -317,9 +362,9 @@ std::size_t tune_horizontal(Executor::Impl& im, int p, std::size_t s, int forced
     if (ways.size() > 2) {
       // The least of several medians is biased low against one median: the two kinds, each in the configuration
       // just kept, are timed again side by side for the choice between them.
-      const std::vector<double> two = time_rounds(im, p, s, 2, flush, kConvRounds, [&](std::size_t i) {
-        launch(HorizontalWay{i == 1, std::nullopt});
-      });
+      auto kind = [&](std::size_t i) { launch(HorizontalWay{i == 1, std::nullopt}); };
+      const std::vector<double> two =
+          time_rounds(im, p, s, 2, flush, comparison_rounds(im, p, s, 2, flush, kConvRounds, kind), kind);
       merged_best = two[0];
       parts_best = two[1];
     }

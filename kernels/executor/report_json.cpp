@@ -17,6 +17,9 @@ nlohmann::ordered_json device_to_json(const DeviceInfo& d) {
 
 namespace {
 
+// A time the options asked for; null where they did not (0).
+nlohmann::ordered_json ms_or_null(double ms) { return ms > 0 ? nlohmann::ordered_json(ms) : nullptr; }
+
 nlohmann::ordered_json plan_to_json(const PlanReport& p) {
   nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
   for (const KernelReport& k : p.kernels) {
@@ -87,7 +90,9 @@ nlohmann::ordered_json report_to_json(const RunReport& r) {
           {"verification", {{"passed", r.verified}, {"outputs", checks},
                             {"reference", {{"ran", !r.reference_checks.empty()}, {"note", r.reference_note},
                                            {"outputs", reference}}}}},
-          {"timing", {{"repeat", r.repeat}, {"warmup", r.warmup}, {"cold_l2", r.cold_l2}, {"layouts", r.layouts},
+          {"timing", {{"repeat", r.repeat}, {"warmup", r.warmup}, {"warmup_ms", ms_or_null(r.warmup_ms)},
+                      {"repeat_ms", ms_or_null(r.repeat_ms)}, {"round_ms", ms_or_null(r.round_ms)},
+                      {"rest_ms", ms_or_null(r.rest_ms)}, {"cold_l2", r.cold_l2}, {"layouts", r.layouts},
                       {"protocol", r.cold_l2 ? "CUDA events around each run, a 256 MB buffer overwritten before each "
                                                "(triton.testing.do_bench's protocol); the two plans in interleaved "
                                                "rounds"

@@ -28,6 +28,20 @@ void ClockSpan::add(const ClockSample& s) {
   ++busy_samples;
 }
 
+void ClockSpan::merge(const ClockSpan& other) {
+  samples += other.samples;
+  max_sm_mhz = std::max(max_sm_mhz, other.max_sm_mhz);
+  power_limit_w = std::max(power_limit_w, other.power_limit_w);
+  if (other.busy_samples == 0) return;
+  sm_mhz_min = busy_samples == 0 ? other.sm_mhz_min : std::min(sm_mhz_min, other.sm_mhz_min);
+  sm_mhz_max = std::max(sm_mhz_max, other.sm_mhz_max);
+  power_w_max = std::max(power_w_max, other.power_w_max);
+  temperature_c_max = std::max(temperature_c_max, other.temperature_c_max);
+  reasons |= other.reasons;
+  busy_sm_mhz.insert(busy_sm_mhz.end(), other.busy_sm_mhz.begin(), other.busy_sm_mhz.end());
+  busy_samples += other.busy_samples;
+}
+
 unsigned ClockSpan::sm_mhz_median() const {
   if (busy_sm_mhz.empty()) return 0;
   std::vector<unsigned> v = busy_sm_mhz;

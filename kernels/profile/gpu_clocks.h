@@ -56,6 +56,7 @@ struct ClockSpan {
   unsigned temperature_c_max = 0;
   std::uint64_t reasons = 0;  // every reason seen in a busy sample
   void add(const ClockSample& s);
+  void merge(const ClockSpan& other);  // as if other's samples had been added here
   unsigned sm_mhz_median() const;  // the upper median of busy_sm_mhz; 0 without busy samples
 };
 

@@ -42,15 +42,33 @@ import queue_plan  # noqa: E402
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
-# fusion-cli's timed runs per plan: do_bench runs each PyTorch version for about 100 ms (hundreds of runs for
-# the samples' 0.1-2 ms); 100 runs keep the median as steady without multiplying the harness's time.
-FX_REPEAT = 100
-# queued_ms's runs per round (about 100 ms for the samples).
-QUEUED_REPS = 100
+# How long every timing keeps the GPU busy: do_bench's defaults (warm-up 25 ms, then 100 ms of timed runs), passed
+# to do_bench, to queued_ms (runs for 100 ms) and to fusion-cli (--warmup-ms, --repeat-ms: its rounds of both
+# plans for 100 ms). Before each, the GPU rests (--rest, default REST_S). The bf16 and TF32 GEMMs run at the
+# power limit, where the SM clock depends on how long and how hard the GPU has been busy: counted in runs
+# (fusion-cli's 100, 66 ms for qkv_bf16) and right after other timings (torch.compile's after eager's), the
+# two sides ran at different clocks: on an H200 (2026-11-26) Inductor's qkv_bf16 GEMMs at a median 1650-1770
+# MHz, fusion-cli's at 1965, and its fused/compile ratio of 0.91 was partly the clocks'.
+DO_BENCH_WARMUP_MS = 25
+DO_BENCH_REP_MS = 100
+REST_S = 1.0
+_REST = {"s": REST_S}
+
+
+def rest():
+    """The GPU idle for --rest seconds: each timing starts from the same rested GPU."""
+    torch.cuda.synchronize()
+    if _REST["s"] > 0:
+        time.sleep(_REST["s"])
 
 
 def measure_ms(fn, runs):
-    return [float(triton.testing.do_bench(fn, return_mode="median")) for _ in range(runs)]
+    out = []
+    for _ in range(runs):
+        rest()
+        out.append(float(triton.testing.do_bench(fn, warmup=DO_BENCH_WARMUP_MS, rep=DO_BENCH_REP_MS,
+                                                 return_mode="median")))
+    return out
 
 
 # NVML for the benchmark's device (main() opens it): the clocks of each PyTorch timing, next to fusion-cli's own.
@@ -88,7 +106,7 @@ def spin(seconds):
     torch.cuda._sleep(int(spin_cycles_per_s() * seconds))
 
 
-def queued_ms(fn, kernels=None, reps=QUEUED_REPS):
+def queued_ms(fn, kernels=None, rep_ms=DO_BENCH_REP_MS):
     """Median GPU time of fn with its launches queued ahead. A spin kernel (torch.cuda._sleep) holds the stream
     while the host enqueues a stretch of runs, each as do_bench's: the 256 MB flush, the start event, fn, the
     end event; the GPU then runs the stretch back to back and finds fn's kernels queued behind each flush.
@@ -101,7 +119,9 @@ def queued_ms(fn, kernels=None, reps=QUEUED_REPS):
     torch.compile 0.771 ms against 0.852 in do_bench, eager 0.824 against 0.879; H100, 2026-11-25), while
     fusion-cli and do_bench run back to back. Nor are the runs synchronised one by one: with the GPU idle before
     each flush, relu_mul_add's Inductor kernel measured 0.3504 ms against 0.3516 back to back
-    (tools/microbench/protocol_check.py --queue)."""
+    (tools/microbench/protocol_check.py --queue).
+    The runs are as many as take rep_ms on the GPU (queue_plan.runs_for), after a rest and a do_bench-long
+    warm-up, as do_bench's and fusion-cli's timings."""
     cache = torch.empty(256 * 2**20 // 4, dtype=torch.int, device="cuda")
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
@@ -111,6 +131,7 @@ def queued_ms(fn, kernels=None, reps=QUEUED_REPS):
         fn()
         end.record()
 
+    rest()
     one_run()
     torch.cuda.synchronize()
     host_s = 0.0  # the host's time to enqueue one run, the slowest of three
@@ -129,6 +150,9 @@ def queued_ms(fn, kernels=None, reps=QUEUED_REPS):
     end.record()
     torch.cuda.synchronize()
     gpu_s = start.elapsed_time(end) * 1e-3 / pilot
+    reps = queue_plan.runs_for(rep_ms, gpu_s)
+    for _ in range(max(1, int(DO_BENCH_WARMUP_MS * 1e-3 / gpu_s))):  # do_bench's warm-up: fn back to back
+        fn()
     stretch = queue_plan.stretch(kernels, reps)
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
@@ -188,7 +212,8 @@ def prepare_torch(graph, compile_too=True):
 
 def bench_sample(cli, graph, path, runs, compile_too, timeout_s):
     """Eager, torch.compile and both fusion-cli plans, timed in interleaved rounds: round r times each version
-    once (a do_bench median and a queued_ms median, or one fusion-cli run of FX_REPEAT), so a drift of the clocks over the sample's
+    once (a do_bench median and a queued_ms median, or one fusion-cli run), each after a rest and for as long
+    (DO_BENCH_WARMUP_MS, DO_BENCH_REP_MS), so that each starts in the same state and a drift of the clocks over the sample's
     seconds (the bf16 GEMM samples run at the power limit) moves every column alike instead of favouring
     whichever was timed first."""
     row = {}
@@ -228,7 +253,10 @@ def bench_fx(cli, path, timeout_s):
         # that follows the timing (its DRAM bytes are gpu-check's and the GUI's business).
         # --cuda-graph: each plan also replayed as a CUDA graph, the GPU's time without the host's, as
         # PyTorch's queued_ms (resnet18's 20 cuDNN calls could outrun the GPU on the host).
-        cmd = [cli, "run", path, "--auto", "--cold-l2", "--repeat", str(FX_REPEAT), "--no-profile",
+        # --warmup-ms, --repeat-ms, --rest-ms: timed as long as do_bench times PyTorch, after the same rest
+        # (before the timing and before each plan's CUDA-graph replays).
+        cmd = [cli, "run", path, "--auto", "--cold-l2", "--warmup-ms", str(DO_BENCH_WARMUP_MS),
+               "--repeat-ms", str(DO_BENCH_REP_MS), "--rest-ms", str(round(_REST["s"] * 1e3)), "--no-profile",
                "--cuda-graph", "--json", json_path]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
@@ -282,7 +310,12 @@ def main():
     # run of 80b2aec), 25 s once the kernels are cached.
     ap.add_argument("--fx-timeout", type=int, default=300, help="seconds per fusion-cli run (default 300)")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile (quick look)")
+    ap.add_argument("--rest", type=float, default=REST_S,
+                    help=f"seconds the GPU idles before each timing, PyTorch's and fusion-cli's (default {REST_S})")
     args = ap.parse_args()
+    if not 0 <= args.rest <= 60:
+        raise SystemExit(f"bench: --rest takes seconds from 0 to 60, not {args.rest}")
+    _REST["s"] = args.rest
     torch.set_grad_enabled(False)
     torch.backends.cuda.matmul.allow_tf32 = True  # f32 matmul on TF32 tensor cores, as our cuBLASLt plan does
     torch.backends.cudnn.allow_tf32 = True
@@ -310,7 +343,9 @@ def main():
         print(f"  {graph.name}: {time.perf_counter() - t0:.1f} s", flush=True)
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
               "timing": "medians; CUDA events around each run with a 256 MB buffer overwritten before each, "
-                        "for PyTorch (triton.testing.do_bench) and Fusion Explorer (fusion-cli run --cold-l2)",
+                        "for PyTorch (triton.testing.do_bench) and Fusion Explorer (fusion-cli run --cold-l2); "
+                        f"each timing after {_REST['s']:g} s with the GPU idle, {DO_BENCH_WARMUP_MS} ms of warm-up "
+                        f"and {DO_BENCH_REP_MS} ms of timed runs",
               "copy_tb_s": copy_bw / 1e12, "fusion_cli": cli, "seconds": round(time.perf_counter() - start, 1),
               "samples": rows}
     print(bench_report.text_table(rows))

@@ -6,6 +6,19 @@ arithmetic, kept apart from bench.py (which needs torch and a GPU) so that the u
 QUEUE_LAUNCHES = 512
 
 
+# queued_ms's runs at most (the events it keeps) and at least (a median of a few is no median).
+MAX_RUNS = 2000
+MIN_RUNS = 10
+
+
+def runs_for(rep_ms, run_s):
+    """queued_ms's runs: as many as take rep_ms at run_s a run (flush included), do_bench's arithmetic
+    (int(rep / estimate)), so that PyTorch's queued runs keep the GPU busy as long as its do_bench runs and
+    fusion-cli's --repeat-ms rounds; within MIN_RUNS..MAX_RUNS."""
+    n = int(rep_ms / (run_s * 1e3)) if run_s > 0 else MAX_RUNS
+    return max(MIN_RUNS, min(MAX_RUNS, n))
+
+
 def stretch(kernels, reps):
     """Runs per spin: as many as fit QUEUE_LAUNCHES with fn's kernels (8 where the profiler saw none), the flush
     and two events, at least one and at most reps."""

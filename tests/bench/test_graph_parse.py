@@ -595,6 +595,13 @@ class QueuePlan(unittest.TestCase):
         self.assertEqual(queue_plan.stretch(600, 100), 1)  # never none
         self.assertEqual(queue_plan.stretch(None, 100), 512 // 11)  # kernels unknown: eight assumed
 
+    def test_queued_runs_last_as_long_as_do_bench_times(self):
+        self.assertEqual(queue_plan.runs_for(100, 0.66e-3), 151)  # do_bench: int(100 / 0.66)
+        self.assertEqual(queue_plan.runs_for(100, 0.067e-3), 1492)
+        self.assertEqual(queue_plan.runs_for(100, 1e-6), queue_plan.MAX_RUNS)
+        self.assertEqual(queue_plan.runs_for(100, 0.0), queue_plan.MAX_RUNS)
+        self.assertEqual(queue_plan.runs_for(100, 0.5), queue_plan.MIN_RUNS)  # a run of 500 ms: still ten
+
     def test_a_gpu_bound_stretch_spins_for_one_run_of_the_host(self):
         # 85 GEMM runs of 0.85 ms enqueued at 60 us each: the host stays ahead, one run's host time suffices.
         self.assertAlmostEqual(queue_plan.spin_seconds(60e-6, 850e-6, 85), 2 * 60e-6 + 50e-6)

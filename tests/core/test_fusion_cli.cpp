@@ -90,3 +90,25 @@ TEST(FusionCli, InfoTotalsBytesBeyondInt64) {
 }
 
 }  // namespace
+
+namespace {
+
+// fusion-cli run refuses bad timing options before it looks for a GPU (this machine and CI have none).
+TEST(FusionCli, RunRefusesBadTimingOptionsBeforeLookingForAGpu) {
+  const CliResult probe = cli("run " + sample("relu_mul_add.json") + " --repeat-ms 1e9");
+  if (probe.out.find("built without CUDA support") != std::string::npos) GTEST_SKIP() << probe.out;
+  EXPECT_EQ(probe.status, 2) << probe.out;
+  EXPECT_NE(probe.out.find("--repeat-ms takes milliseconds from 0 to 60000 (not 1e+09)"), std::string::npos)
+      << probe.out;
+  CliResult r = cli("run " + sample("relu_mul_add.json") + " --rest-ms soon");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("--rest-ms take numbers"), std::string::npos) << r.out;
+  r = cli("run " + sample("relu_mul_add.json") + " --warmup-ms -1");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("--warmup-ms takes milliseconds"), std::string::npos) << r.out;
+  r = cli("run " + sample("relu_mul_add.json") + " --repeat 0");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("--repeat takes a count from 1"), std::string::npos) << r.out;
+}
+
+}  // namespace

@@ -69,6 +69,35 @@ TEST(ExecutorGpu, ARunReportCarriesTheClocksOfItsTiming) {
             << "\n";
 }
 
+// A timing asked for in milliseconds, as do_bench's: a round timed first, the counts from it, and a rest before
+// the timing and each plan's CUDA-graph replays.
+TEST(ExecutorGpu, ATimingInMillisecondsRunsTheRoundsItComesTo) {
+  FX_REQUIRE_DEVICE();
+  RunOptions opt;
+  opt.cuda_graph = true;
+  opt.cold_l2 = true;
+  opt.warmup_ms = 5;
+  opt.repeat_ms = 30;
+  opt.rest_ms = 50;
+  const RunReport r = run_both(mul_sigmoid(2048, 2048), 20, opt);
+  ASSERT_GT(r.round_ms, 0.0);
+  // Each plan moves 48 MiB unfused, 32 fused, and each run follows the 256 MB flush: a round is well above
+  // 0.05 ms on any GPU, and far below the 30 ms asked for.
+  EXPECT_GT(r.round_ms, 0.05);
+  EXPECT_LT(r.round_ms, 15.0);
+  const TimingRounds expected = timing_rounds(opt, r.round_ms);
+  EXPECT_EQ(r.repeat, expected.repeat);
+  EXPECT_EQ(r.warmup, expected.warmup);
+  EXPECT_GE(r.repeat, 2);
+  EXPECT_EQ(r.repeat_ms, 30.0);
+  EXPECT_EQ(r.rest_ms, 50.0);
+  // The timed rounds lasted about repeat_ms: each plan's median times the rounds, flushes aside.
+  EXPECT_LT(r.repeat * (r.unfused.total_ms + r.fused.total_ms), 2 * 30.0);
+  EXPECT_GT(r.unfused.graph_ms.value_or(0), 0.0);
+  EXPECT_GT(r.fused.graph_ms.value_or(0), 0.0);
+  std::cout << "a round " << r.round_ms << " ms: " << r.warmup << " warm-up rounds, " << r.repeat << " timed\n";
+}
+
 // The kernels of both plans whose report line (path) contains `text`.
 int kernels_saying(const RunReport& r, const std::string& text) {
   int n = 0;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <vector>
 
 #include "kernels/executor/report_json.h"
 #include "kernels/profile/gpu_clocks.h"
@@ -31,6 +32,29 @@ TEST(GpuClocks, IdleSamplesCountButDoNotSetTheRange) {
             "SM clock 1755 MHz (median; 1740-1980, highest 1980), up to 691 W of 700 W, up to 48 C; held back by the "
             "power cap and thermal slowdown (software) (3 samples)");
   EXPECT_EQ(clock_span_brief(s), "SM 1755 MHz (1740-1980), power cap, thermal");
+}
+
+TEST(GpuClocks, TwoSpansMergeAsTheirSamplesAddedToOne) {
+  const std::vector<ClockSample> first = {{345, 70, 35, kClockGpuIdle}, busy(1980, 480), busy(1740, 691, kClockSwPowerCap)};
+  const std::vector<ClockSample> second = {busy(1755, 690, kClockSwThermal), {345, 60, 34, kClockGpuIdle}};
+  ClockSpan a, b, all;
+  a.max_sm_mhz = all.max_sm_mhz = 1980;
+  b.power_limit_w = all.power_limit_w = 700;
+  for (const auto& s : first) a.add(s), all.add(s);
+  for (const auto& s : second) b.add(s), all.add(s);
+  a.merge(b);
+  EXPECT_EQ(a.samples, all.samples);
+  EXPECT_EQ(a.busy_samples, all.busy_samples);
+  EXPECT_EQ(a.busy_sm_mhz, all.busy_sm_mhz);
+  EXPECT_EQ(describe_clock_span(a), describe_clock_span(all));
+  ClockSpan idle_only, empty;
+  idle_only.add({345, 70, 35, kClockGpuIdle});
+  empty.merge(idle_only);  // an idle span leaves the range unset
+  EXPECT_EQ(empty.samples, 1);
+  EXPECT_EQ(empty.busy_samples, 0);
+  b.merge(ClockSpan{});
+  EXPECT_EQ(b.busy_samples, 1);
+  EXPECT_EQ(b.sm_mhz_min, 1755u);
 }
 
 TEST(GpuClocks, SaysWhenNothingHeldTheClocksBackOrNothingWasSeen) {
