@@ -5,6 +5,8 @@
 # Every sample takes longer than one 10-minute call on the GPU machine: run `--group elementwise` and
 # `--group contraction` (the two partition the samples), then merge the two reports on any machine:
 #   python3 tests/bench/bench_report.py merge --out DIR elementwise/bench.json contraction/bench.json
+# With the default 1 s rest before every timing (bench.py --rest) and --runs 3 each group takes about 10 minutes
+# on an H200: split it with --samples (docs/benchmarks.md, How to reproduce) and merge every report.
 # --check also runs `fusion-cli run --dump` on the same samples and cross-checks every output against
 # PyTorch (tests/bench/crosscheck.py); the exit status is non-zero on any mismatch.
 # Results: bench.json and bench.md in $OUT if set, else ./bench-out.
