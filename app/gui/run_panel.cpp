@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 
+#include <QCheckBox>
 #include <QFile>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -39,6 +40,12 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   run_button_ = new QPushButton(QIcon(QStringLiteral(":/icons/run.svg")), tr("Run on GPU"), this);
   cancel_button_ = new QPushButton(tr("Cancel"), this);
   open_button_ = new QPushButton(tr("Open report…"), this);
+  like_pytorch_ = new QCheckBox(tr("Time as PyTorch benchmarks"), this);
+  like_pytorch_->setToolTip(
+      tr("Time both plans as triton.testing.do_bench times a PyTorch function, so the times compare with\n"
+         "PyTorch benchmarks: a 256 MB flush before each run, 25 ms of warm-up and 100 ms of timed runs, after\n"
+         "the GPU has idled 1 s (fusion-cli run --cold-l2 --warmup-ms 25 --repeat-ms 100 --rest-ms 1000).\n"
+         "Off: 20 runs of each plan with a warm L2, as back to back."));
   progress_ = new QProgressBar(this);
   status_ = new QLabel(this);
   status_->setWordWrap(true);
@@ -58,6 +65,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   auto* top = new QHBoxLayout;
   top->addWidget(run_button_);
   top->addWidget(cancel_button_);
+  top->addWidget(like_pytorch_);
   top->addWidget(progress_, 1);
   top->addWidget(open_button_);
   auto* layout = new QVBoxLayout(this);
@@ -132,6 +140,10 @@ void RunPanel::run() {
   report_path_ = temp_.filePath(QStringLiteral("run-report.json"));
   QFile::remove(report_path_);
   args << QStringLiteral("--json") << report_path_ << QStringLiteral("--progress");
+  if (like_pytorch_->isChecked()) {
+    args << QStringLiteral("--cold-l2") << QStringLiteral("--warmup-ms") << QStringLiteral("25")
+         << QStringLiteral("--repeat-ms") << QStringLiteral("100") << QStringLiteral("--rest-ms") << QStringLiteral("1000");
+  }
   log_->appendPlainText(QStringLiteral("$ %1 %2").arg(cli, args.join(' ')));
   progress_->setRange(0, 0);  // busy until the first progress line
   run_button_->setEnabled(false);
@@ -197,6 +209,7 @@ bool RunPanel::open_report(const QString& path) {
   }
   set_report(std::move(report));
   QString status = tr("Report: %1 on %2").arg(report_->graph, report_->device);
+  if (!report_->timing.isEmpty()) status += QLatin1Char('\n') + tr("Timing: %1").arg(report_->timing);
   if (!report_->clocks.isEmpty()) {
     status += QLatin1Char('\n') + tr("GPU while timing: %1").arg(report_->clocks);
   } else if (!report_->clocks_note.isEmpty()) {

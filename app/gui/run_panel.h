@@ -15,6 +15,7 @@
 
 class QProgressBar;
 class QPushButton;
+class QCheckBox;
 class QLabel;
 class QTableWidget;
 class QPlainTextEdit;
@@ -66,6 +67,7 @@ class RunPanel : public QWidget {
   QPushButton* run_button_;
   QPushButton* cancel_button_;
   QPushButton* open_button_;
+  QCheckBox* like_pytorch_;  // time as do_bench does (run()'s flags)
   QProgressBar* progress_;
   QLabel* status_;
   QTabWidget* tabs_;

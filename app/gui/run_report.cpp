@@ -99,6 +99,19 @@ const PlanRun* RunReport::plan(const QString& name) const {
   return nullptr;
 }
 
+QString describe_timing(const QJsonObject& timing) {
+  const double repeat = timing.value(QLatin1String("repeat")).toDouble(0);
+  if (repeat < 1) return {};
+  const int warmup = timing.value(QLatin1String("warmup")).toInt(0);
+  QString out = QObject::tr("median of %1 runs of each plan after %2 warm-up runs").arg(static_cast<int>(repeat)).arg(warmup);
+  if (timing.value(QLatin1String("cold_l2")).toBool(false)) out += QObject::tr(", a 256 MB flush before each");
+  const double repeat_ms = timing.value(QLatin1String("repeat_ms")).toDouble(0);
+  if (repeat_ms > 0) out += QObject::tr(" (about %1 ms of runs, as do_bench)").arg(repeat_ms);
+  const double rest_ms = timing.value(QLatin1String("rest_ms")).toDouble(0);
+  if (rest_ms > 0) out += QObject::tr("; the GPU idle %1 ms before").arg(rest_ms);
+  return out;
+}
+
 std::optional<RunReport> parse_run_report(const QByteArray& json, QString* error) {
   QJsonParseError pe;
   const QJsonDocument doc = QJsonDocument::fromJson(json, &pe);
@@ -133,6 +146,7 @@ std::optional<RunReport> parse_run_report(const QByteArray& json, QString* error
       root.value(QLatin1String("timing")).toObject().value(QLatin1String("gpu_clocks")).toObject();
   r.clocks = text(clocks, {"summary"});
   r.clocks_note = text(clocks, {"note"});
+  r.timing = describe_timing(root.value(QLatin1String("timing")).toObject());
   const PlanRun* unfused = r.plan(QStringLiteral("unfused"));
   const PlanRun* fused = r.plans.size() > 1 ? &r.plans.back() : nullptr;
   if (!r.speedup && unfused && fused && fused != unfused && fused->total_us() > 0)

@@ -2,6 +2,7 @@
 // GPU. Read tolerantly (several spellings of each field) so reports from other builds still open.
 #pragma once
 
+#include <QJsonObject>
 #include <QString>
 #include <optional>
 #include <vector>
@@ -48,8 +49,13 @@ struct RunReport {
   std::optional<double> speedup;          // unfused time / fused time
   QString clocks;       // the GPU's clocks while the plans were timed, in words ("timing"/"gpu_clocks"/"summary")
   QString clocks_note;  // why they were not read ("timing"/"gpu_clocks"/"note"), where they were not
+  QString timing;       // how the plans were timed, in words (describe_timing of "timing"); "" where not said
   const PlanRun* plan(const QString& name) const;
 };
+
+// fusion-cli run's "timing" in words: "median of 153 runs of each plan after 38 warm-up runs, a 256 MB flush
+// before each; the GPU idle 1000 ms before"; "" where it gives no run count.
+QString describe_timing(const QJsonObject& timing);
 
 // Parses a report; on failure returns nullopt and sets error.
 std::optional<RunReport> parse_run_report(const QByteArray& json, QString* error);

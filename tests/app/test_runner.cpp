@@ -108,6 +108,27 @@ TEST(RunReport, CarriesTheClocksOfTheTiming) {
   EXPECT_EQ(unread->clocks_note.toStdString(), "GPU clocks not read: --no-clocks");
 }
 
+// fusion-cli run's "timing" says how the plans were timed: runs, warm-up, flush, and a timing asked for in ms.
+TEST(RunReport, SaysHowThePlansWereTimed) {
+  QString error;
+  const auto counted = parse_run_report(R"json({"plans": [{"name": "fused", "total_ms": 0.28, "kernels": [
+    {"name": "g", "measured_ms": 0.28}]}], "timing": {"repeat": 20, "warmup": 3, "warmup_ms": null,
+    "repeat_ms": null, "round_ms": null, "rest_ms": null, "cold_l2": false}})json", &error);
+  ASSERT_TRUE(counted) << error.toStdString();
+  EXPECT_EQ(counted->timing.toStdString(), "median of 20 runs of each plan after 3 warm-up runs");
+  const auto like_pytorch = parse_run_report(R"json({"plans": [{"name": "fused", "total_ms": 0.28, "kernels": [
+    {"name": "g", "measured_ms": 0.28}]}], "timing": {"repeat": 153, "warmup": 38, "warmup_ms": 25,
+    "repeat_ms": 100, "round_ms": 0.652, "rest_ms": 1000, "cold_l2": true}})json", &error);
+  ASSERT_TRUE(like_pytorch) << error.toStdString();
+  EXPECT_EQ(like_pytorch->timing.toStdString(),
+            "median of 153 runs of each plan after 38 warm-up runs, a 256 MB flush before each (about 100 ms of runs, "
+            "as do_bench); the GPU idle 1000 ms before");
+  const auto unsaid = parse_run_report(R"json({"plans": [{"name": "fused", "total_ms": 0.28, "kernels": [
+    {"name": "g", "measured_ms": 0.28}]}]})json", &error);
+  ASSERT_TRUE(unsaid) << error.toStdString();
+  EXPECT_TRUE(unsaid->timing.isEmpty());  // an older report: nothing made up
+}
+
 // fusion-cli's plan time ("total_ms", the plan run whole) is the plan's time; its steps, each timed with an
 // event after it, add up to a little more.
 TEST(RunReport, ThePlanTimedWholeIsItsTime) {
