@@ -34,7 +34,13 @@ void install(Step& st, std::size_t i) {
   std::swap(st.function, alt.function);
 }
 
-// Times each of `n` ways of plan p's step s in interleaved rounds (one warm-up round); the medians. Each timed
+// The rounds of one comparison: `timed` rounds after `warmup` (one by default).
+struct TuneRounds {
+  TuneRounds(int timed_rounds, int warmup_rounds = 1) : timed(timed_rounds), warmup(warmup_rounds) {}  // NOLINT
+  int timed, warmup;
+};
+
+// Times each of `n` ways of plan p's step s in interleaved rounds (after rounds.warmup, one by default); the medians. Each timed
 // launch finds the L2 as the plan timing leaves it for that step: first what the plan timing puts before a
 // timed run (the flush when there is one, else an untimed launch of the same way: its operands in the L2),
 // then the step before it in the plan (untimed), whose outputs, just written, are in the L2 when the step runs
@@ -52,12 +58,6 @@ void install(Step& st, std::size_t i) {
 // the host a run's time to enqueue the next, so one gate, opened once the host is kHeadStart runs ahead, is
 // enough, and the runs follow each other with no gap; without it (a run after an untimed launch of the same way,
 // perhaps a few microseconds) each run is enqueued behind a gate of its own.
-// The rounds of one comparison: `timed` rounds after `warmup` (one by default).
-struct TuneRounds {
-  TuneRounds(int timed_rounds, int warmup_rounds = 1) : timed(timed_rounds), warmup(warmup_rounds) {}  // NOLINT
-  int timed, warmup;
-};
-
 template <class Launch>
 std::vector<double> time_rounds(Executor::Impl& im, int p, std::size_t s, std::size_t n,
                                 const contraction_detail::DeviceMemory& flush, TuneRounds rounds, Launch&& launch) {
