@@ -40,8 +40,8 @@ struct TuneRounds {
   int timed, warmup;
 };
 
-// Times each of `n` ways of plan p's step s in interleaved rounds (after rounds.warmup, one by default); the medians. Each timed
-// launch finds the L2 as the plan timing leaves it for that step: first what the plan timing puts before a
+// Times each of `n` ways of plan p's step s in interleaved rounds (after rounds.warmup, one by default); the
+// medians. Each timed launch finds the L2 as the plan timing leaves it for that step: first what the plan timing puts before a
 // timed run (the flush when there is one, else an untimed launch of the same way: its operands in the L2),
 // then the step before it in the plan (untimed), whose outputs, just written, are in the L2 when the step runs
 // in the plan. Without that, a kernel after the first was timed as if the whole plan began with it, its
