@@ -9,17 +9,21 @@
 # on an H200: split it with --samples (docs/benchmarks.md, How to reproduce) and merge every report.
 # --check also runs `fusion-cli run --dump` on the same samples and cross-checks every output against
 # PyTorch (tests/bench/crosscheck.py); the exit status is non-zero on any mismatch.
+# --paired N times the fused plan against torch.compile in N alternating pairs instead (tests/bench/paired.py,
+# for samples where the two are close; give --samples): paired.json and paired.md.
 # Results: bench.json and bench.md in $OUT if set, else ./bench-out.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build="$repo/build-bench"
 check=0
+paired=""
 bench_args=()
 while (($#)); do
   case "$1" in
     --build) build=$(realpath -m "$2"); shift 2 ;;
     --check) check=1; shift ;;
+    --paired) paired=$2; shift 2 ;;
     *) bench_args+=("$1"); shift ;;
   esac
 done
@@ -38,7 +42,11 @@ if [[ -x "$cli" ]]; then cli_args=(--cli "$cli"); else echo "bench.sh: no fusion
 export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/fx-bench/inductor}
 export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-/tmp/fx-bench/triton}
 status=0
-python3 "$repo/tests/bench/bench.py" "${cli_args[@]}" "${bench_args[@]}" || status=$?
+if [[ -n $paired ]]; then
+  python3 "$repo/tests/bench/paired.py" "${cli_args[@]}" --pairs "$paired" "${bench_args[@]}" || status=$?
+else
+  python3 "$repo/tests/bench/bench.py" "${cli_args[@]}" "${bench_args[@]}" || status=$?
+fi
 
 if ((check)) && [[ -x "$cli" ]]; then
   samples=()

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <istream>
 
 #include <nlohmann/json.hpp>
 
@@ -28,7 +29,7 @@ const char* kHelp =
     "                          [--json OUT] [--progress] [--dump DIR] [--seed S] [--device NAME|FILE]\n"
     "                          [--reference | --no-reference] [--no-profile] [--csv OUT] [--trace OUT]\n"
     "                          [--no-autotune | --layout K] [--no-keep-nhwc] [--no-clocks]\n"
-    "                          [--warmup-ms MS] [--repeat-ms MS] [--rest-ms MS]\n\n"
+    "                          [--warmup-ms MS] [--repeat-ms MS] [--rest-ms MS] [--timings-on-request]\n\n"
     "Runs the unfused plan (one kernel per node) and the fused plan (one kernel per group) on the same seeded\n"
     "inputs, compares every graph output (relative error; f32 1e-5, f16/bf16 1e-2; NaN never passes) and times\n"
     "both with CUDA events (median of --repeat runs, default 20, after --warmup runs, default 3): a plan's time\n"
@@ -49,6 +50,12 @@ const char* kHelp =
     "                before each GEMM tuning comparison (the PyTorch harness, tests/bench/bench.py, rests as\n"
     "                long before each of its timings); with --repeat-ms a GEMM's finalists and a horizontal\n"
     "                GEMM's ways are compared as long as the plans are timed, in the regime the timing will see\n"
+    "  --timings-on-request  after the timing, print it as one JSON line on stdout (\"timing\": 0,\n"
+    "                \"unfused_ms\", \"fused_ms\", the rounds and the GPU's clocks) and read a line on stdin:\n"
+    "                `time` times both plans again the same way (rest, rounds, clocks) and prints the next line;\n"
+    "                `end` or the end of input goes on with the run, whose report keeps timing 0. For a\n"
+    "                harness that alternates these timings with another program's on the same GPU\n"
+    "                (tests/bench/paired.py against torch.compile); the text report goes to stderr\n"
     "  --cuda-graph  also time each plan replayed as a CUDA graph (the host's launch time removed; with\n"
     "                --cold-l2 each replay after the flush); a plan over 1.15x its graph's time is noted\n"
     "                host-bound\n"
@@ -112,8 +119,24 @@ std::string default_device_for(const std::string& gpu_name) {
   return "h100";
 }
 
+// --timings-on-request: the next request on `in`, true for `time`; false for `end` or the end of input, and
+// after a message on err for anything else (the harness is out of step: no more timings).
+bool next_timing_requested(std::istream& in, std::ostream& err) {
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    if (line == "time") return true;
+    if (line == "end") return false;
+    err << "fusion-cli run: --timings-on-request reads `time` or `end`, not '" << line.substr(0, 80)
+        << "'; no more timings\n";
+    return false;
+  }
+  return false;
+}
+
 // --repeat, --warmup, --warmup-ms, --repeat-ms, --rest-ms, --seed, --cold-l2, --cuda-graph, --dump, --reference,
-// --progress, --no-autotune, --layout, --no-keep-nhwc and --no-clocks into the executor's options; false after a message on err.
+// --progress, --timings-on-request, --no-autotune, --layout, --no-keep-nhwc and --no-clocks into the executor's options; false after a message on err.
 bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out, std::ostream& err) {
   try {
     if (auto r = args.value("--repeat")) opt.repeat = std::stoi(*r);
@@ -150,6 +173,12 @@ bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out,
   opt.dump_dir = args.value("--dump").value_or("");
   if (args.has("--reference")) opt.reference = gpu::RunOptions::Reference::on;
   if (args.has("--no-reference")) opt.reference = gpu::RunOptions::Reference::off;
+  if (args.has("--timings-on-request")) {
+    opt.timed = [&out, &err](const gpu::TimingPass& pass) {
+      out << gpu::timing_pass_to_json(pass).dump() << std::endl;
+      return next_timing_requested(std::cin, err);
+    };
+  }
   if (args.has("--progress")) {
     opt.progress = [&out](const std::string& step, double fraction, const std::string& message) {
       out << nlohmann::json{{"step", step}, {"progress", fraction}, {"message", message}}.dump() << std::endl;
@@ -244,14 +273,15 @@ int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo
 int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   Args args(argv,
             {"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference", "--no-reference", "--no-profile",
-             "--no-autotune", "--no-keep-nhwc", "--no-clocks"},
+             "--no-autotune", "--no-keep-nhwc", "--no-clocks", "--timings-on-request"},
             {"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed", "--device", "--csv", "--trace", "--layout",
              "--warmup-ms", "--repeat-ms", "--rest-ms"});
   if (!args.ok() || args.positionals().size() != 1) {
     err << "fusion-cli run: " << (args.ok() ? "name one graph file" : args.error()) << "\n";
     return kBadInput;
   }
-  std::ostream& human = args.has("--progress") ? err : out;  // stdout carries JSON lines with --progress
+  // stdout carries JSON lines with --progress and --timings-on-request
+  std::ostream& human = args.has("--progress") || args.has("--timings-on-request") ? err : out;
   gpu::RunOptions opt;
   if (!read_run_options(args, opt, out, err)) return kBadInput;
   gpu::DeviceInfo dev;

@@ -48,6 +48,21 @@ double median_event_ms(cudaStream_t stream, int repeat, F&& body) {
   return t[t.size() / 2];
 }
 
+// Mean milliseconds of one of `count` (>= 1) runs of body() enqueued back to back on `stream` between one pair of
+// events, the host waiting at the end: a round's time as triton.testing.do_bench estimates one before counting
+// its warm-up and timed rounds (the executor's timing_rounds).
+template <typename F>
+double mean_event_ms(cudaStream_t stream, int count, F&& body) {
+  EventPair ev;
+  FX_CUDA_CALL(cudaEventRecord(ev.start, stream));
+  for (int r = 0; r < count; ++r) body();
+  FX_CUDA_CALL(cudaEventRecord(ev.stop, stream));
+  FX_CUDA_CALL(cudaEventSynchronize(ev.stop));
+  float ms = 0;
+  FX_CUDA_CALL(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+  return static_cast<double>(ms) / count;
+}
+
 // The median of timed runs (or of clock samples) as every choice here takes it: the upper middle one (t is
 // reordered; not empty).
 template <typename T>

@@ -40,6 +40,16 @@ struct LaunchInfo {
   std::uint64_t step_id = 0;  // plan * 1'000'000 + step: unique per launch site, for CUPTI external ids
 };
 
+// One timing of both plans (the whole-plan rounds of the run's timing), as RunOptions::timed receives it.
+struct TimingPass {
+  int index = 0;                        // 0: the run's own timing; 1, 2, ...: timed again on request
+  double unfused_ms = 0, fused_ms = 0;  // medians of the whole-plan runs
+  int warmup = 0, repeat = 0;           // the rounds run (timing_rounds)
+  double round_ms = 0;                  // one round as estimated for warmup_ms/repeat_ms (else 0)
+  ClockSpan clocks;                     // the GPU's clocks over the timed rounds
+  std::string clocks_note;              // why `clocks` is empty ("" when it is not), as RunReport's
+};
+
 struct RunOptions {
   int warmup = 3;
   int repeat = 20;              // timed runs per plan; the median is reported (at least 20 is recommended)
@@ -83,6 +93,13 @@ struct RunOptions {
   // Both plans' outputs against the float64 CPU reference (core/reference): `automatic` checks graphs small
   // enough for it (reference_is_affordable), `on` always, `off` never.
   enum class Reference : std::uint8_t { automatic, on, off } reference = Reference::automatic;
+  // Called with the run's timing as soon as it is done, before the CUDA-graph replays, the report and anything
+  // freed; while it returns true, both plans are timed again in the same way (the rest, the rounds counted anew,
+  // the clocks read) and it is called with that timing. For a harness that alternates this process's timings
+  // with another program's on the same GPU (tests/bench/paired.py against PyTorch): the two sides of each
+  // comparison then run seconds apart, in the same stretch of the GPU's heat and power. The report keeps the
+  // run's own timing (index 0). Empty: the plans are timed once.
+  std::function<bool(const TimingPass&)> timed;
   // Called before and after every kernel launch (the profiler wraps launches with these).
   std::function<void(const LaunchInfo&)> before_launch, after_launch;
   // Progress: step name, fraction done (0..1), one line for people.

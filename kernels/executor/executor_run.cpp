@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/common/cuda_call.h"
+#include "kernels/common/event_timing.h"
 #include "kernels/contraction/device_memory.h"
 #include "kernels/executor/contraction_step.h"
 #include "kernels/executor/executor_internal.h"
@@ -269,17 +270,12 @@ std::array<PlanReport, 2> time_plans(Executor::Impl& im, ClockSpan& clocks, doub
   round_ms = 0;
   if (im.options.warmup_ms > 0 || im.options.repeat_ms > 0) {
     constexpr int kEstimateRounds = 5;
-    Events estimate(2);
-    FX_CUDA_CALL(cudaEventRecord(estimate.e[0], im.stream));
-    for (int r = 0; r < kEstimateRounds; ++r) {
+    round_ms = mean_event_ms(im.stream, kEstimateRounds, [&] {
       for (int p = 0; p < 2; ++p) {
         prepare(p);
         im.launch_all(p);
       }
-    }
-    FX_CUDA_CALL(cudaEventRecord(estimate.e[1], im.stream));
-    FX_CUDA_CALL(cudaEventSynchronize(estimate.e[1]));
-    round_ms = elapsed(estimate.e[0], estimate.e[1]) / kEstimateRounds;
+    });
     const TimingRounds rounds = timing_rounds(im.options, round_ms);
     im.options.warmup = rounds.warmup;
     im.options.repeat = rounds.repeat;
@@ -356,15 +352,10 @@ double time_graph(Executor::Impl& im, int p) {
   TimingRounds rounds{im.options.warmup, std::max(1, im.options.repeat)};
   if (im.options.warmup_ms > 0 || im.options.repeat_ms > 0) {
     constexpr int kEstimateReplays = 5;
-    Events estimate(2);
-    FX_CUDA_CALL(cudaEventRecord(estimate.e[0], im.stream));
-    for (int r = 0; r < kEstimateReplays; ++r) {
-      if (flush.get()) FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
-      FX_CUDA_CALL(cudaGraphLaunch(exec, im.stream));
-    }
-    FX_CUDA_CALL(cudaEventRecord(estimate.e[1], im.stream));
-    FX_CUDA_CALL(cudaEventSynchronize(estimate.e[1]));
-    rounds = timing_rounds(im.options, elapsed(estimate.e[0], estimate.e[1]) / kEstimateReplays);
+    rounds = timing_rounds(im.options, mean_event_ms(im.stream, kEstimateReplays, [&] {
+                             if (flush.get()) FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
+                             FX_CUDA_CALL(cudaGraphLaunch(exec, im.stream));
+                           }));
   }
   for (int w = 0; w < rounds.warmup; ++w) FX_CUDA_CALL(cudaGraphLaunch(exec, im.stream));
   const int repeat = rounds.repeat;
@@ -379,6 +370,14 @@ double time_graph(Executor::Impl& im, int p) {
   std::vector<double> t;
   for (int r = 0; r < repeat; ++r) t.push_back(elapsed(ev.e[2 * static_cast<std::size_t>(r)], ev.e[2 * static_cast<std::size_t>(r) + 1]));
   return median(t);
+}
+
+// Why a timing's span has no clock samples ("" when it has some).
+std::string clocks_note(const Executor::Impl& im, const ClockSpan& span) {
+  if (!im.options.read_clocks) return "GPU clocks not read: --no-clocks";
+  if (!im.clocks->available()) return "GPU clocks not read: " + im.clocks->why_not();
+  if (span.samples == 0) return "GPU clocks not read: every NVML reading failed (" + im.clocks->last_error() + ")";
+  return {};
 }
 
 // The run's phases; each starts on an idle stream (gpu_fault.h: how a fault is attributed).
@@ -422,6 +421,23 @@ RunReport run_phases(Executor::Impl& im) {
   auto timed = time_plans(im, rep.clocks, rep.round_ms);
   rep.unfused = std::move(timed[0]);
   rep.fused = std::move(timed[1]);
+  if (im.options.timed) {
+    const TimingRounds first{im.options.warmup, im.options.repeat};
+    TimingPass pass{0, rep.unfused.total_ms, rep.fused.total_ms, first.warmup, std::max(1, first.repeat),
+                    rep.round_ms, rep.clocks, clocks_note(im, rep.clocks)};
+    while (im.options.timed(pass)) {
+      im.progress("time", 0.4, "timing both plans again (timing " + std::to_string(pass.index + 1) + ")");
+      auto again = time_plans(im, pass.clocks, pass.round_ms);
+      pass.index += 1;
+      pass.unfused_ms = again[0].total_ms;
+      pass.fused_ms = again[1].total_ms;
+      pass.warmup = im.options.warmup;
+      pass.repeat = std::max(1, im.options.repeat);
+      pass.clocks_note = clocks_note(im, pass.clocks);
+    }
+    im.options.warmup = first.warmup;  // the report's rounds are its own timing's
+    im.options.repeat = first.repeat;
+  }
   if (im.options.cuda_graph) {
     im.progress("graph", 0.9, "CUDA-graph replay");
     im.begin_phase("CUDA graph", false);
@@ -439,13 +455,7 @@ RunReport run_phases(Executor::Impl& im) {
     }
   }
   rep.device = im.device;
-  if (!im.options.read_clocks) {
-    rep.clocks_note = "GPU clocks not read: --no-clocks";
-  } else if (!im.clocks->available()) {
-    rep.clocks_note = "GPU clocks not read: " + im.clocks->why_not();
-  } else if (rep.clocks.samples == 0) {
-    rep.clocks_note = "GPU clocks not read: every NVML reading failed (" + im.clocks->last_error() + ")";
-  }
+  rep.clocks_note = clocks_note(im, rep.clocks);
   rep.repeat = std::max(1, im.options.repeat);
   rep.warmup = im.options.warmup;
   rep.warmup_ms = im.options.warmup_ms;

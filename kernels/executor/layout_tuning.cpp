@@ -109,21 +109,17 @@ TuneRounds comparison_rounds(Executor::Impl& im, int p, std::size_t s, std::size
   const RunOptions& o = im.options;
   im.rest();
   if (!(o.warmup_ms > 0 || o.repeat_ms > 0)) return rounds;
-  EventPair span;
-  FX_CUDA_CALL(cudaEventRecord(span.start, im.stream));
-  for (std::size_t i = 0; i < n; ++i) {
-    if (flush.get()) {
-      FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
-    } else {
+  const double round_ms = mean_event_ms(im.stream, 1, [&] {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (flush.get()) {
+        FX_CUDA_CALL(cudaMemsetAsync(flush.get(), 0, flush.bytes(), im.stream));
+      } else {
+        launch(i);
+      }
+      if (s > 0) im.launch(p, s - 1);
       launch(i);
     }
-    if (s > 0) im.launch(p, s - 1);
-    launch(i);
-  }
-  FX_CUDA_CALL(cudaEventRecord(span.stop, im.stream));
-  FX_CUDA_CALL(cudaEventSynchronize(span.stop));
-  float round_ms = 0;
-  FX_CUDA_CALL(cudaEventElapsedTime(&round_ms, span.start, span.stop));
+  });
   RunOptions counted = o;
   counted.warmup = 1;
   counted.repeat = rounds;

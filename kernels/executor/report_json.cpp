@@ -107,6 +107,17 @@ nlohmann::ordered_json report_to_json(const RunReport& r) {
           {"device_bytes", r.device_bytes}};
 }
 
+nlohmann::ordered_json timing_pass_to_json(const TimingPass& t) {
+  return {{"timing", t.index},
+          {"unfused_ms", t.unfused_ms},
+          {"fused_ms", t.fused_ms},
+          {"fused_over_unfused", t.unfused_ms > 0 ? nlohmann::ordered_json(t.fused_ms / t.unfused_ms) : nullptr},
+          {"warmup", t.warmup},
+          {"repeat", t.repeat},
+          {"round_ms", ms_or_null(t.round_ms)},
+          {"gpu_clocks", clocks_to_json(t.clocks, t.clocks_note)}};
+}
+
 namespace {
 
 nlohmann::ordered_json fault_to_json(const GpuFault& f) {

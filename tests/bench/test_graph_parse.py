@@ -19,6 +19,7 @@ import fx_codegen  # noqa: E402
 import fx_graph  # noqa: E402
 import gpu_clocks  # noqa: E402
 import make_samples  # noqa: E402
+import pairs  # noqa: E402
 import queue_plan  # noqa: E402
 
 SAMPLES = os.path.join(HERE, "..", "..", "sample_graphs")
@@ -613,6 +614,51 @@ class QueuePlan(unittest.TestCase):
         spin = queue_plan.spin_seconds(host_s, gpu_s, runs)
         for i in range(runs):  # the GPU reaches run i after the host has enqueued it
             self.assertGreaterEqual(spin + i * gpu_s, (i + 1) * host_s)
+
+
+class Pairs(unittest.TestCase):
+    """tests/bench/pairs.py: the alternating order and the statistics of paired.py."""
+
+    def test_the_sides_alternate_which_goes_first(self):
+        self.assertEqual([pairs.pair_order(i)[0] for i in range(4)], ["compile", "fx", "compile", "fx"])
+        self.assertEqual(sorted(pairs.pair_order(1)), ["compile", "fx"])
+
+    def test_the_median_interval_is_the_sign_test_one(self):
+        # n = 15 at 95%: x_(4) and x_(12), coverage 1 - 2 P(X <= 3) = 1 - 2 * 576 / 32768.
+        low, high, coverage = pairs.median_interval(list(range(15, 0, -1)))
+        self.assertEqual((low, high), (4, 12))
+        self.assertAlmostEqual(coverage, 1 - 2 * 576 / 32768)
+        self.assertGreaterEqual(coverage, 0.95)
+        # n = 6: only the extremes (coverage 1 - 2/64); n = 5 cannot reach 95%.
+        self.assertEqual(pairs.median_interval([3, 1, 2, 6, 5, 4])[:2], (1, 6))
+        self.assertIsNone(pairs.median_interval([1, 2, 3, 4, 5]))
+        self.assertIsNone(pairs.median_interval([]))
+
+    def test_the_verdict_reads_the_interval(self):
+        self.assertEqual(pairs.verdict(0.95, 0.99), "fused faster")
+        self.assertEqual(pairs.verdict(1.01, 1.05), "torch.compile faster")
+        self.assertEqual(pairs.verdict(0.98, 1.02), "no difference shown")
+        self.assertEqual(pairs.verdict(None, None), "too few pairs for an interval")
+
+    def test_a_summary_of_pairs(self):
+        timed = [{"compile_ms": 1.0, "fused_ms": f, "unfused_ms": 1.5, "compile_mhz": 1980, "fx_mhz": 1965,
+                  "first": pairs.pair_order(i)[0]} for i, f in enumerate([0.90, 0.92, 0.95, 0.97, 0.99, 1.01, 0.93])]
+        timed.append({"compile_ms": None, "fused_ms": 0.9})  # a failed timing is no pair
+        s = pairs.summarize(timed)
+        self.assertEqual(s["pairs"], 7)
+        self.assertAlmostEqual(s["ratio_median"], 0.95)
+        self.assertEqual(s["fused_faster_in"], 6)
+        self.assertEqual(s["interval"], [0.90, 1.01])  # n = 7: x_(1) and x_(7), coverage 1 - 2/128
+        self.assertEqual(s["verdict"], "no difference shown")
+        self.assertAlmostEqual(s["fused_spread"], 1.01 / 0.90 - 1)
+        self.assertEqual(s["compile_spread"], 0.0)
+        self.assertEqual((s["compile_mhz_median"], s["fx_mhz_median"]), (1980, 1965))
+        table = pairs.markdown([{"name": "qkv_bf16", "kernels": {"compile": 3, "fused": 1}, "summary": s},
+                                {"name": "bad", "error": "fusion-cli exited 2: x"}])
+        self.assertIn("| qkv_bf16 | 7 | 1.0000 (3) | 0.9500 (1) | 0.950 | 0.900 - 1.010 | 98.4% | 6 of 7 "
+                      "| no difference shown | 0.0% / 12.2% | 1980 / 1965 |", table)
+        self.assertIn("| bad | error: fusion-cli exited 2: x |", table)
+        self.assertEqual(len({line.count("|") for line in table.splitlines()}), 1)  # every row has every column
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
-// Helpers shared by the executor GPU tests (test_executor, test_executor_contraction, test_reference_gpu): the
-// no-device skip and the list of samples the generated kernels can run alone.
+// Helpers shared by the GPU tests (test_executor, test_executor_contraction, test_reference_gpu, and those that run
+// fusion-cli as a child): the no-device skip, the list of samples the generated kernels can run alone, and
+// reading back what a child wrote.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -48,6 +51,14 @@ inline std::vector<std::string> runnable_samples() {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// The whole text of a file (empty where it cannot be read): a child process's output.
+inline std::string read_all(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace fx::gpu

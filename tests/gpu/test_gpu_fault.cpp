@@ -30,13 +30,6 @@ constexpr const char* kGraph = R"({"format": "fusion-explorer/graph", "version":
             {"name": "y", "op": "relu", "inputs": ["add"]}],
   "outputs": ["y"]})";
 
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 struct CliRun {
   int exit_code = -1;
   std::string out, err;

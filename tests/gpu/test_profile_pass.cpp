@@ -17,6 +17,7 @@
 #include "core/graph/graph_io.h"
 #include "kernels/common/gpu_error.h"
 #include "kernels/executor/profile_pass.h"
+#include "tests/gpu/executor_test_support.h"
 
 namespace fx::gpu {
 namespace {
@@ -138,13 +139,6 @@ TEST_F(RunProfile, NoProfileKeepsTimingsAndSaysWhyBytesAreMissing) {
     }
     for (const KernelTimingRow& row : p.rows) EXPECT_FALSE(row.bytes_read) << row.kernel;
   }
-}
-
-std::string read_all(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 TEST_F(RunProfile, CliWritesMeasuredBytesCsvAndTrace) {

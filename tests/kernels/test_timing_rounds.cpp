@@ -71,5 +71,32 @@ TEST(TimingRounds, TheJsonSaysWhatWasAskedAndWhatItCameTo) {
   EXPECT_EQ(t["rest_ms"], 1000.0);
 }
 
+TEST(TimingRounds, ATimingPassIsOneJsonLine) {
+  TimingPass t;
+  t.index = 2;
+  t.unfused_ms = 0.5;
+  t.fused_ms = 0.25;
+  t.warmup = 37;
+  t.repeat = 151;
+  t.round_ms = 0.66;
+  t.clocks_note = "GPU clocks not read: --no-clocks";
+  const auto j = timing_pass_to_json(t);
+  EXPECT_EQ(j["timing"], 2);
+  EXPECT_EQ(j["unfused_ms"], 0.5);
+  EXPECT_EQ(j["fused_ms"], 0.25);
+  EXPECT_EQ(j["fused_over_unfused"], 0.5);
+  EXPECT_EQ(j["warmup"], 37);
+  EXPECT_EQ(j["repeat"], 151);
+  EXPECT_EQ(j["round_ms"], 0.66);
+  EXPECT_TRUE(j["gpu_clocks"]["sm_mhz_median"].is_null());
+  EXPECT_EQ(j["gpu_clocks"]["note"], "GPU clocks not read: --no-clocks");
+  EXPECT_EQ(j.dump().find('\n'), std::string::npos);  // one line of the protocol
+  t.unfused_ms = 0;  // nothing timed: no ratio
+  t.round_ms = 0;    // counted in runs
+  const auto counted = timing_pass_to_json(t);
+  EXPECT_TRUE(counted["fused_over_unfused"].is_null());
+  EXPECT_TRUE(counted["round_ms"].is_null());
+}
+
 }  // namespace
 }  // namespace fx::gpu

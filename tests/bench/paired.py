@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Fusion Explorer's fused plan against torch.compile in alternating pairs, for the samples where the two are
+close: one `fusion-cli run --timings-on-request` process stays up and times both plans each time it is asked,
+while this process times torch.compile (do_bench) between its timings. Each side's timing is bench.py's: the GPU
+rested --rest seconds before, 25 ms of warm-up and 100 ms of timed runs after a 256 MB flush each. Pair i times
+torch.compile first when i is even and fusion-cli first when it is odd. The ratio fused / compile of each pair
+is one observation; the report gives their median, its 95% distribution-free interval and a verdict (fused
+faster, torch.compile faster, or no difference shown), with each side's spread and SM clock (tests/bench/pairs.py).
+
+    python3 tests/bench/paired.py --samples qkv_bf16 swiglu_bf16 [--pairs 15] [--cli build/app/cli/fusion-cli]
+
+Writes paired.json and paired.md to --out (default $OUT, else ./bench-out)."""
+import argparse
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402  (sets the Inductor and Triton cache directories before torch loads)
+import gpu_clocks  # noqa: E402
+import pairs  # noqa: E402
+import torch  # noqa: E402
+import triton  # noqa: E402
+import fx_torch  # noqa: E402
+
+# Seconds fusion-cli may take to reach its first timing (compiling, tuning and verifying come first; resnet18's
+# first run on a fresh machine took over 60 s) and to answer a request (a rest, a round estimate, 125 ms of runs
+# and as many step by step).
+FIRST_TIMING_S = 300
+REQUEST_S = 60
+
+
+class FxTimings:
+    """fusion-cli run FILE --timings-on-request as a child: timing() returns its next JSON line."""
+
+    def __init__(self, cli, path, rest_s):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.err_path = os.path.join(self._tmp.name, "stderr.txt")
+        self.json_path = os.path.join(self._tmp.name, "run.json")
+        cmd = [cli, "run", path, "--auto", "--cold-l2", "--warmup-ms", str(bench.DO_BENCH_WARMUP_MS),
+               "--repeat-ms", str(bench.DO_BENCH_REP_MS), "--rest-ms", str(round(rest_s * 1e3)), "--no-profile",
+               "--timings-on-request", "--json", self.json_path]
+        self._err = open(self.err_path, "w", encoding="utf-8")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, text=True,
+                                     bufsize=1)
+        self._lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        try:
+            self.first = self._next(FIRST_TIMING_S)
+        except Exception:
+            self.kill()
+            raise
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def _next(self, timeout_s):
+        try:
+            line = self._lines.get(timeout=timeout_s)
+        except queue.Empty:
+            raise RuntimeError(f"fusion-cli gave no timing within {timeout_s} s") from None
+        if line is None:
+            self.proc.wait()
+            raise RuntimeError(f"fusion-cli exited {self.proc.returncode}: {self.stderr_tail()}")
+        return json.loads(line)
+
+    def stderr_tail(self):
+        self._err.flush()
+        with open(self.err_path, encoding="utf-8") as f:
+            lines = f.read().strip().splitlines()
+        return lines[-1][:200] if lines else "no output"
+
+    def timing(self):
+        self.proc.stdin.write("time\n")
+        self.proc.stdin.flush()
+        return self._next(REQUEST_S)
+
+    def finish(self):
+        """Ends the timings; the run's report (kernel counts, verification) or raises."""
+        try:
+            self.proc.stdin.write("end\n")
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        self.proc.wait(timeout=FIRST_TIMING_S)
+        self._err.close()
+        try:
+            if self.proc.returncode != 0:
+                raise RuntimeError(f"fusion-cli exited {self.proc.returncode}: {self.stderr_tail()}")
+            with open(self.json_path, encoding="utf-8") as f:
+                return json.load(f)
+        finally:
+            self._tmp.cleanup()
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self._err.close()
+        self._tmp.cleanup()
+
+
+def fx_mhz(line):
+    c = line.get("gpu_clocks") or {}
+    return c.get("sm_mhz_median")
+
+
+def pair_sample(cli, graph, path, n_pairs, monitor):
+    """n_pairs alternating pairs of one sample: {"name", "kernels", "pairs": [...], "summary"} or with "error"."""
+    row = {"name": graph.name, "file": os.path.relpath(path, bench.REPO)}
+    compiled = bench.prepare_torch(graph)["compile"]
+    if "error" in compiled:
+        row["error"] = compiled["error"]
+        return row
+    fx = FxTimings(cli, path, bench._REST["s"])
+    try:
+        timed = []
+        for i in range(n_pairs):
+            entry = {"first": pairs.pair_order(i)[0]}
+            for side in pairs.pair_order(i):
+                if side == "compile":
+                    with gpu_clocks.Watch(monitor, bench.CLOCK_PERIOD_S) as w:
+                        entry["compile_ms"] = bench.measure_ms(compiled["fn"], 1)[0]
+                    entry["compile_mhz"] = (w.summary or {}).get("sm_mhz_median")
+                else:
+                    line = fx.timing()
+                    entry.update(fused_ms=line["fused_ms"], unfused_ms=line["unfused_ms"], fx_mhz=fx_mhz(line),
+                                 fx_rounds=line["repeat"])
+            timed.append(entry)
+            print(f"    pair {i + 1}: compile {entry['compile_ms']:.4f} ms, fused {entry['fused_ms']:.4f} ms, "
+                  f"ratio {entry['fused_ms'] / entry['compile_ms']:.3f}", flush=True)
+        report = fx.finish()
+    except Exception:
+        fx.kill()
+        raise
+    row["kernels"] = {"compile": compiled["kernels"], "fused": report["plans"][1]["kernel_count"],
+                      "unfused": report["plans"][0]["kernel_count"]}
+    row["verified"] = report["verification"]["passed"]
+    row["pairs"] = timed
+    row["summary"] = pairs.summarize(timed)
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--samples", nargs="+", required=True, help="sample names or graph files")
+    ap.add_argument("--pairs", type=int, default=15, help="pairs per sample (default 15; at least 6 for an interval)")
+    ap.add_argument("--cli", help="fusion-cli binary (default: $FX_CLI, else the newest build*/app/fusion-cli)")
+    ap.add_argument("--out", default=os.environ.get("OUT") or "bench-out")
+    ap.add_argument("--rest", type=float, default=bench.REST_S,
+                    help=f"seconds the GPU idles before each timing, on both sides (default {bench.REST_S})")
+    args = ap.parse_args()
+    if not 1 <= args.pairs <= 1000:
+        raise SystemExit(f"paired: --pairs takes a count from 1 to 1000, not {args.pairs}")
+    if not 0 <= args.rest <= 60:
+        raise SystemExit(f"paired: --rest takes seconds from 0 to 60, not {args.rest}")
+    cli = bench.find_cli(args.cli)
+    if not cli:
+        raise SystemExit("paired: no fusion-cli (build it, or pass --cli)")
+    bench._REST["s"] = args.rest
+    torch.set_grad_enabled(False)
+    torch.backends.cuda.matmul.allow_tf32 = True  # as bench.py: f32 matmul on TF32, as our cuBLASLt plan
+    torch.backends.cudnn.allow_tf32 = True
+    bus = getattr(torch.cuda.get_device_properties(0), "pci_bus_id", None)
+    monitor = gpu_clocks.Monitor(pci_bus_id=bus if isinstance(bus, str) else None)
+    start = time.perf_counter()
+    print(f"device {torch.cuda.get_device_name()}, fusion-cli {cli}, {args.pairs} pairs per sample", flush=True)
+    rows = []
+    for path in bench.sample_paths(args.samples):
+        t0 = time.perf_counter()
+        graph = fx_torch.load_graph(path)
+        print(f"  {graph.name}", flush=True)
+        try:
+            row = pair_sample(cli, graph, path, args.pairs, monitor)
+        except Exception as e:  # a failing sample is reported, the others still run
+            row = {"name": graph.name, "error": f"{type(e).__name__}: {e}"}
+        torch._dynamo.reset()
+        torch.cuda.empty_cache()
+        rows.append(row)
+        s = row.get("summary")
+        print(f"  {graph.name}: {time.perf_counter() - t0:.1f} s" +
+              (f", median ratio {s['ratio_median']:.3f}, {s['verdict']}" if s else f", {row.get('error')}"),
+              flush=True)
+    report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+              "timing": f"alternating pairs; each timing after {args.rest:g} s with the GPU idle, "
+                        f"{bench.DO_BENCH_WARMUP_MS} ms of warm-up and {bench.DO_BENCH_REP_MS} ms of timed runs, "
+                        "a 256 MB flush before each run (do_bench; fusion-cli run --cold-l2 --timings-on-request)",
+              "confidence": pairs.CONFIDENCE, "fusion_cli": cli, "seconds": round(time.perf_counter() - start, 1),
+              "samples": rows}
+    table = pairs.markdown(rows)
+    print(table)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "paired.json"), "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=1)
+    with open(os.path.join(args.out, "paired.md"), "w", encoding="utf-8") as f:
+        f.write(f"Paired timings on {report['device']} (torch {report['torch']}, triton {report['triton']}); "
+                f"{report['timing']}.\n\n{table}\n")
+    print(f"paired: {len(rows)} samples in {report['seconds']} s; wrote {args.out}/paired.json and paired.md")
+    return 0 if all(not r.get("error") and r.get("verified") for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""Paired timings of Fusion Explorer's fused plan against torch.compile (tests/bench/paired.py): the order of each
+pair, the statistics of the ratios and the report. Plain Python, kept apart from paired.py (which needs torch
+and a GPU) so that the unit tests check it anywhere (test_graph_parse.py).
+
+Why pairs: on a power-limited GPU the same bf16 GEMM timed in rounds a minute apart moved by 10-13% (run AC,
+H200, 2026-11-26), more than the 1-9% between the two sides; timed seconds apart, in alternating order, the two
+sides of a pair share the GPU's heat and power, and a drift moves both. The ratio of each pair is one
+observation; its median comes with a distribution-free confidence interval (order statistics of the ratios)."""
+import math
+
+# The confidence asked of the interval around the median ratio.
+CONFIDENCE = 0.95
+
+
+def pair_order(i):
+    """Which side goes first in pair i: alternating, so that neither side always follows the other's heat."""
+    return ("compile", "fx") if i % 2 == 0 else ("fx", "compile")
+
+
+def _binom_cdf(k, n):
+    """P(X <= k) for X ~ Binomial(n, 1/2)."""
+    if k < 0:
+        return 0.0
+    return sum(math.comb(n, j) for j in range(0, min(k, n) + 1)) / 2.0 ** n
+
+
+def median_interval(values, confidence=CONFIDENCE):
+    """(low, high, coverage): the order statistics x_(k) <= median <= x_(n+1-k) with the largest k whose
+    coverage 1 - 2 P(X <= k-1), X ~ Binomial(n, 1/2), is at least `confidence` (the sign-test interval, no
+    assumption on the ratios' distribution). None where n is too small for that confidence (n < 6 at 95%)."""
+    x = sorted(values)
+    n = len(x)
+    best = None
+    for k in range(1, n // 2 + 1):
+        coverage = 1.0 - 2.0 * _binom_cdf(k - 1, n)
+        if coverage >= confidence:
+            best = (x[k - 1], x[n - k], coverage)
+        else:
+            break
+    return best
+
+
+def median(values):
+    x = sorted(values)
+    n = len(x)
+    if n == 0:
+        return None
+    return x[n // 2] if n % 2 else 0.5 * (x[n // 2 - 1] + x[n // 2])
+
+
+def verdict(low, high):
+    """What the interval says of fused / torch.compile."""
+    if low is None:
+        return "too few pairs for an interval"
+    if high < 1.0:
+        return "fused faster"
+    if low > 1.0:
+        return "torch.compile faster"
+    return "no difference shown"
+
+
+def summarize(pairs, confidence=CONFIDENCE):
+    """pairs: [{"compile_ms", "fused_ms", "unfused_ms", "compile_mhz", "fx_mhz", "first"}] (MHz may be None).
+    The pairs' ratios fused / compile and their summary."""
+    ok = [p for p in pairs if p.get("compile_ms") and p.get("fused_ms")]
+    ratios = [p["fused_ms"] / p["compile_ms"] for p in ok]
+    out = {"pairs": len(ok), "ratios": ratios, "ratio_median": median(ratios),
+           "compile_ms_median": median([p["compile_ms"] for p in ok]),
+           "fused_ms_median": median([p["fused_ms"] for p in ok]),
+           "unfused_ms_median": median([p["unfused_ms"] for p in ok if p.get("unfused_ms")]),
+           "fused_faster_in": sum(r < 1.0 for r in ratios),
+           "compile_mhz_median": median([p["compile_mhz"] for p in ok if p.get("compile_mhz")]),
+           "fx_mhz_median": median([p["fx_mhz"] for p in ok if p.get("fx_mhz")])}
+    interval = median_interval(ratios, confidence) if ratios else None
+    out["interval"] = list(interval[:2]) if interval else None
+    out["coverage"] = interval[2] if interval else None
+    out["verdict"] = verdict(*(interval[:2] if interval else (None, None)))
+    # Each side's spread over the pairs (max / min - 1): what unpaired rounds would have had to see through.
+    for side in ("compile_ms", "fused_ms"):
+        xs = [p[side] for p in ok]
+        out[side.replace("_ms", "_spread")] = (max(xs) / min(xs) - 1.0) if xs else None
+    return out
+
+
+def _f(x, fmt):
+    return "-" if x is None else format(x, fmt)
+
+
+def markdown(rows):
+    """rows: [{"name", "kernels": {"compile", "fused"}, "summary", "error"?}] -> a Markdown table."""
+    lines = ["| sample | pairs | torch.compile ms (k) | FX fused ms (k) | fused/compile median | interval | coverage "
+             "| fused faster in | verdict | spread compile / fused | SM MHz compile / FX |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r.get("error"):
+            lines.append(f"| {r['name']} | error: {r['error']} |" + " |" * 9)
+            continue
+        s, k = r["summary"], r.get("kernels", {})
+        iv = s["interval"]
+        lines.append(
+            f"| {r['name']} | {s['pairs']} | {_f(s['compile_ms_median'], '.4f')} ({k.get('compile', '-')}) "
+            f"| {_f(s['fused_ms_median'], '.4f')} ({k.get('fused', '-')}) | {_f(s['ratio_median'], '.3f')} "
+            f"| {'-' if not iv else f'{iv[0]:.3f} - {iv[1]:.3f}'} | {_f(s['coverage'], '.1%')} "
+            f"| {s['fused_faster_in']} of {s['pairs']} | {s['verdict']} "
+            f"| {_f(s['compile_spread'], '.1%')} / {_f(s['fused_spread'], '.1%')} "
+            f"| {_f(s['compile_mhz_median'], '.0f')} / {_f(s['fx_mhz_median'], '.0f')} |")
+    return "\n".join(lines)
