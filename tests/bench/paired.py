@@ -9,7 +9,8 @@ faster, torch.compile faster, or no difference shown), with each side's spread a
 
     python3 tests/bench/paired.py --samples qkv_bf16 swiglu_bf16 [--pairs 15] [--cli build/app/cli/fusion-cli]
 
-Writes paired.json and paired.md to --out (default $OUT, else ./bench-out)."""
+Writes paired.json and paired.md to --out (default $OUT, else ./bench-out); several such reports merge with
+`python3 tests/bench/pairs.py merge --out DIR a/paired.json b/paired.json ...`."""
 import argparse
 import json
 import os
@@ -194,14 +195,7 @@ def main():
                         "a 256 MB flush before each run (do_bench; fusion-cli run --cold-l2 --timings-on-request)",
               "confidence": pairs.CONFIDENCE, "fusion_cli": cli, "seconds": round(time.perf_counter() - start, 1),
               "samples": rows}
-    table = pairs.markdown(rows)
-    print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "paired.json"), "w", encoding="utf-8") as f:
-        json.dump(report, f, indent=1)
-    with open(os.path.join(args.out, "paired.md"), "w", encoding="utf-8") as f:
-        f.write(f"Paired timings on {report['device']} (torch {report['torch']}, triton {report['triton']}); "
-                f"{report['timing']}.\n\n{table}\n")
+    print(pairs.write(report, args.out))
     print(f"paired: {len(rows)} samples in {report['seconds']} s; wrote {args.out}/paired.json and paired.md")
     return 0 if all(not r.get("error") and r.get("verified") for r in rows) else 1
 

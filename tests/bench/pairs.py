@@ -6,7 +6,11 @@ Why pairs: on a power-limited GPU the same bf16 GEMM timed in rounds a minute ap
 H200, 2026-11-26), more than the 1-9% between the two sides; timed seconds apart, in alternating order, the two
 sides of a pair share the GPU's heat and power, and a drift moves both. The ratio of each pair is one
 observation; its median comes with a distribution-free confidence interval (order statistics of the ratios)."""
+import argparse
+import json
 import math
+import os
+import sys
 
 # The confidence asked of the interval around the median ratio.
 CONFIDENCE = 0.95
@@ -99,9 +103,55 @@ def markdown(rows):
         iv = s["interval"]
         lines.append(
             f"| {r['name']} | {s['pairs']} | {_f(s['compile_ms_median'], '.4f')} ({k.get('compile', '-')}) "
-            f"| {_f(s['fused_ms_median'], '.4f')} ({k.get('fused', '-')}) | {_f(s['ratio_median'], '.3f')} "
-            f"| {'-' if not iv else f'{iv[0]:.3f} - {iv[1]:.3f}'} | {_f(s['coverage'], '.1%')} "
+            f"| {_f(s['fused_ms_median'], '.4f')} ({k.get('fused', '-')}) | {_f(s['ratio_median'], '.4f')} "
+            f"| {'-' if not iv else f'{iv[0]:.4f} - {iv[1]:.4f}'} | {_f(s['coverage'], '.1%')} "
             f"| {s['fused_faster_in']} of {s['pairs']} | {s['verdict']} "
             f"| {_f(s['compile_spread'], '.1%')} / {_f(s['fused_spread'], '.1%')} "
             f"| {_f(s['compile_mhz_median'], '.0f')} / {_f(s['fx_mhz_median'], '.0f')} |")
     return "\n".join(lines)
+
+
+def merge(reports):
+    """Several paired.py reports of one device and versions as one, their samples in the order given."""
+    first = reports[0]
+    for r in reports[1:]:
+        for key in ("device", "torch", "triton", "timing", "confidence"):
+            if r.get(key) != first.get(key):
+                raise ValueError(f"reports differ in {key}: {first.get(key)!r} and {r.get(key)!r}")
+    merged = dict(first)
+    merged["samples"] = [s for r in reports for s in r["samples"]]
+    merged["seconds"] = round(sum(r.get("seconds", 0) for r in reports), 1)
+    return merged
+
+
+def write(report, out):
+    """paired.json and paired.md in `out`."""
+    os.makedirs(out, exist_ok=True)
+    table = markdown(report["samples"])
+    with open(os.path.join(out, "paired.json"), "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=1)
+    with open(os.path.join(out, "paired.md"), "w", encoding="utf-8") as f:
+        f.write(f"Paired timings on {report['device']} (torch {report['torch']}, triton {report['triton']}); "
+                f"{report['timing']}.\n\n{table}\n")
+    return table
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description="merge paired.py reports (one device, one set of versions)")
+    ap.add_argument("command", choices=["merge"])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("reports", nargs="+")
+    args = ap.parse_args(argv)
+    reports = []
+    for path in args.reports:
+        with open(path, encoding="utf-8") as f:
+            reports.append(json.load(f))
+    try:
+        print(write(merge(reports), args.out))
+    except ValueError as e:
+        raise SystemExit(f"pairs merge: {e}") from None
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -655,10 +655,31 @@ class Pairs(unittest.TestCase):
         self.assertEqual((s["compile_mhz_median"], s["fx_mhz_median"]), (1980, 1965))
         table = pairs.markdown([{"name": "qkv_bf16", "kernels": {"compile": 3, "fused": 1}, "summary": s},
                                 {"name": "bad", "error": "fusion-cli exited 2: x"}])
-        self.assertIn("| qkv_bf16 | 7 | 1.0000 (3) | 0.9500 (1) | 0.950 | 0.900 - 1.010 | 98.4% | 6 of 7 "
+        self.assertIn("| qkv_bf16 | 7 | 1.0000 (3) | 0.9500 (1) | 0.9500 | 0.9000 - 1.0100 | 98.4% | 6 of 7 "
                       "| no difference shown | 0.0% / 12.2% | 1980 / 1965 |", table)
         self.assertIn("| bad | error: fusion-cli exited 2: x |", table)
         self.assertEqual(len({line.count("|") for line in table.splitlines()}), 1)  # every row has every column
+
+    def test_reports_of_one_device_merge_and_others_do_not(self):
+        head = {"device": "NVIDIA H200", "torch": "2.11.0", "triton": "3.6.0", "timing": "pairs", "confidence": 0.95}
+        a = dict(head, samples=[{"name": "a", "error": "x"}], seconds=10.0)
+        b = dict(head, samples=[{"name": "b", "error": "y"}], seconds=5.5)
+        merged = pairs.merge([a, b])
+        self.assertEqual([s["name"] for s in merged["samples"]], ["a", "b"])
+        self.assertEqual(merged["seconds"], 15.5)
+        with self.assertRaisesRegex(ValueError, "reports differ in device"):
+            pairs.merge([a, dict(b, device="NVIDIA H100 80GB HBM3")])
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, r in (("a.json", a), ("b.json", b)):
+                with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
+                    json.dump(r, f)
+            with contextlib.redirect_stdout(io.StringIO()):
+                pairs.main(["merge", "--out", os.path.join(tmp, "out"), os.path.join(tmp, "a.json"),
+                            os.path.join(tmp, "b.json")])
+            with open(os.path.join(tmp, "out", "paired.md"), encoding="utf-8") as f:
+                text = f.read()
+            self.assertIn("Paired timings on NVIDIA H200 (torch 2.11.0, triton 3.6.0); pairs.", text)
+            self.assertIn("| b | error: y |", text)
 
 
 if __name__ == "__main__":
