@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import queue
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -39,13 +40,13 @@ REQUEST_S = 60
 class FxTimings:
     """fusion-cli run FILE --timings-on-request as a child: timing() returns its next JSON line."""
 
-    def __init__(self, cli, path, rest_s):
+    def __init__(self, cli, path, rest_s, extra=()):
         self._tmp = tempfile.TemporaryDirectory()
         self.err_path = os.path.join(self._tmp.name, "stderr.txt")
         self.json_path = os.path.join(self._tmp.name, "run.json")
         cmd = [cli, "run", path, "--auto", "--cold-l2", "--warmup-ms", str(bench.DO_BENCH_WARMUP_MS),
                "--repeat-ms", str(bench.DO_BENCH_REP_MS), "--rest-ms", str(round(rest_s * 1e3)), "--no-profile",
-               "--timings-on-request", "--json", self.json_path]
+               "--timings-on-request", "--json", self.json_path, *extra]
         self._err = open(self.err_path, "w", encoding="utf-8")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, text=True,
                                      bufsize=1)
@@ -113,14 +114,16 @@ def fx_mhz(line):
     return c.get("sm_mhz_median")
 
 
-def pair_sample(cli, graph, path, n_pairs, monitor):
-    """n_pairs alternating pairs of one sample: {"name", "kernels", "pairs": [...], "summary"} or with "error"."""
-    row = {"name": graph.name, "file": os.path.relpath(path, bench.REPO)}
+def pair_sample(cli, graph, path, n_pairs, monitor, fx_args=()):
+    """n_pairs alternating pairs of one sample: {"name", "kernels", "fused_paths", "pairs": [...], "summary"} or
+    with "error". fx_args: more fusion-cli run options (e.g. --layout 2), named in the row's name."""
+    name = graph.name + (f" ({' '.join(fx_args)})" if fx_args else "")
+    row = {"name": name, "file": os.path.relpath(path, bench.REPO)}
     compiled = bench.prepare_torch(graph)["compile"]
     if "error" in compiled:
         row["error"] = compiled["error"]
         return row
-    fx = FxTimings(cli, path, bench._REST["s"])
+    fx = FxTimings(cli, path, bench._REST["s"], fx_args)
     try:
         timed = []
         for i in range(n_pairs):
@@ -144,6 +147,8 @@ def pair_sample(cli, graph, path, n_pairs, monitor):
     row["kernels"] = {"compile": compiled["kernels"], "fused": report["plans"][1]["kernel_count"],
                       "unfused": report["plans"][0]["kernel_count"]}
     row["verified"] = report["verification"]["passed"]
+    # What ran: each fused kernel's library path or generated layout (and the layouts' times where tuned).
+    row["fused_paths"] = [k.get("path", "") for k in report["plans"][1]["kernels"]]
     row["pairs"] = timed
     row["summary"] = pairs.summarize(timed)
     return row
@@ -155,6 +160,8 @@ def main():
     ap.add_argument("--pairs", type=int, default=15, help="pairs per sample (default 15; at least 6 for an interval)")
     ap.add_argument("--cli", help="fusion-cli binary (default: $FX_CLI, else the newest build*/app/fusion-cli)")
     ap.add_argument("--out", default=os.environ.get("OUT") or "bench-out")
+    ap.add_argument("--fx-args", default="",
+                    help="more `fusion-cli run` options, one string (e.g. \"--layout 2\"), named in the table")
     ap.add_argument("--rest", type=float, default=bench.REST_S,
                     help=f"seconds the GPU idles before each timing, on both sides (default {bench.REST_S})")
     args = ap.parse_args()
@@ -179,7 +186,7 @@ def main():
         graph = fx_torch.load_graph(path)
         print(f"  {graph.name}", flush=True)
         try:
-            row = pair_sample(cli, graph, path, args.pairs, monitor)
+            row = pair_sample(cli, graph, path, args.pairs, monitor, shlex.split(args.fx_args))
         except Exception as e:  # a failing sample is reported, the others still run
             row = {"name": graph.name, "error": f"{type(e).__name__}: {e}"}
         torch._dynamo.reset()
