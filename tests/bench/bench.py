@@ -241,6 +241,17 @@ def bench_sample(cli, graph, path, runs, compile_too, timeout_s):
     return row
 
 
+def fx_run_command(cli, path, json_path, *extra):
+    """`fusion-cli run` timed as this harness times PyTorch (also paired.py's): the 256 MB flush before each run
+    (--cold-l2), as long as do_bench times a function after the same rest (--warmup-ms, --repeat-ms, --rest-ms:
+    before the timing, each plan's CUDA-graph replays and each GEMM tuning comparison). --no-profile: the
+    harness reads the plans' times and kernel counts, not the CUPTI counter pass that follows the timing (its
+    DRAM bytes are gpu-check's and the GUI's business)."""
+    return [cli, "run", path, "--auto", "--cold-l2", "--warmup-ms", str(DO_BENCH_WARMUP_MS), "--repeat-ms",
+            str(DO_BENCH_REP_MS), "--rest-ms", str(round(_REST["s"] * 1e3)), "--no-profile", "--json", json_path,
+            *extra]
+
+
 def bench_fx(cli, path, timeout_s):
     """Runs fusion-cli once; per plan {"ms": [ms], "kernels": n, "stepped_ms": [..], "graph_ms": [..]} or
     {"error": why} (bench_report.fx_round; merge_fx_round adds it to the rounds so far)."""
@@ -249,15 +260,9 @@ def bench_fx(cli, path, timeout_s):
         return {k: {"error": "fusion-cli not found (pass --cli)"} for k in keys}
     with tempfile.TemporaryDirectory() as tmp:
         json_path = os.path.join(tmp, "run.json")
-        # --no-profile: the harness reads the plans' times and kernel counts, not the CUPTI counter pass
-        # that follows the timing (its DRAM bytes are gpu-check's and the GUI's business).
         # --cuda-graph: each plan also replayed as a CUDA graph, the GPU's time without the host's, as
         # PyTorch's queued_ms (resnet18's 20 cuDNN calls could outrun the GPU on the host).
-        # --warmup-ms, --repeat-ms, --rest-ms: timed as long as do_bench times PyTorch, after the same rest
-        # (before the timing and before each plan's CUDA-graph replays).
-        cmd = [cli, "run", path, "--auto", "--cold-l2", "--warmup-ms", str(DO_BENCH_WARMUP_MS),
-               "--repeat-ms", str(DO_BENCH_REP_MS), "--rest-ms", str(round(_REST["s"] * 1e3)), "--no-profile",
-               "--cuda-graph", "--json", json_path]
+        cmd = fx_run_command(cli, path, json_path, "--cuda-graph")
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired:

@@ -40,13 +40,11 @@ REQUEST_S = 60
 class FxTimings:
     """fusion-cli run FILE --timings-on-request as a child: timing() returns its next JSON line."""
 
-    def __init__(self, cli, path, rest_s, extra=()):
+    def __init__(self, cli, path, extra=()):
         self._tmp = tempfile.TemporaryDirectory()
         self.err_path = os.path.join(self._tmp.name, "stderr.txt")
         self.json_path = os.path.join(self._tmp.name, "run.json")
-        cmd = [cli, "run", path, "--auto", "--cold-l2", "--warmup-ms", str(bench.DO_BENCH_WARMUP_MS),
-               "--repeat-ms", str(bench.DO_BENCH_REP_MS), "--rest-ms", str(round(rest_s * 1e3)), "--no-profile",
-               "--timings-on-request", "--json", self.json_path, *extra]
+        cmd = bench.fx_run_command(cli, path, self.json_path, "--timings-on-request", *extra)
         self._err = open(self.err_path, "w", encoding="utf-8")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, text=True,
                                      bufsize=1)
@@ -123,7 +121,7 @@ def pair_sample(cli, graph, path, n_pairs, monitor, fx_args=()):
     if "error" in compiled:
         row["error"] = compiled["error"]
         return row
-    fx = FxTimings(cli, path, bench._REST["s"], fx_args)
+    fx = FxTimings(cli, path, fx_args)
     try:
         timed = []
         for i in range(n_pairs):

@@ -10,6 +10,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import sys
 
 # The confidence asked of the interval around the median ratio.
@@ -45,11 +46,8 @@ def median_interval(values, confidence=CONFIDENCE):
 
 
 def median(values):
-    x = sorted(values)
-    n = len(x)
-    if n == 0:
-        return None
-    return x[n // 2] if n % 2 else 0.5 * (x[n // 2 - 1] + x[n // 2])
+    """statistics.median, None for no values."""
+    return statistics.median(values) if values else None
 
 
 def verdict(low, high):
