@@ -181,9 +181,10 @@ def count_kernels(fn):
     return count or None  # every graph launches a kernel: zero means the profiler saw nothing (report n/a)
 
 
-def copy_bandwidth():
-    """Bytes per second of a 1 GiB device-to-device copy, counting bytes read plus bytes written."""
-    src = torch.randn(2**28, device="cuda")
+def copy_bandwidth(traffic=2**31):
+    """Bytes per second of a device-to-device copy that moves `traffic` bytes, half read and half written
+    (the default: 1 GiB copied), timed as the samples are (do_bench: the 256 MB flush before each run)."""
+    src = torch.randn(max(1, traffic // 8), device="cuda")
     dst = torch.empty_like(src)
     ms = triton.testing.do_bench(lambda: dst.copy_(src), return_mode="median")
     return 2 * src.numel() * src.element_size() / (ms * 1e-3)
@@ -340,6 +341,10 @@ def main():
         graph = fx_torch.load_graph(path)
         row = {"name": graph.name, "file": os.path.relpath(path, REPO), "min_bytes": graph.min_bytes(),
                "has_contraction": graph.has_contraction()}
+        if not row["has_contraction"]:  # bw*: against a copy of the sample's own bytes
+            rest()
+            row["copy_same_bytes_tb_s"] = copy_bandwidth(row["min_bytes"]) / 1e12
+            torch.cuda.empty_cache()
         row.update(bench_sample(cli, graph, path, args.runs, not args.no_compile, args.fx_timeout))
         torch._dynamo.reset()
         torch.cuda.empty_cache()

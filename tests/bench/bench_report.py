@@ -160,6 +160,12 @@ def derive(row, copy_bytes_per_s):
         frac = None if row.get("has_contraction") else bandwidth_fraction(
             row["min_bytes"], first_ms(row.get(s)), copy_bytes_per_s)
         row["bw_fraction"][s] = frac
+    # The same against a copy that moves the sample's own minimum bytes (bench.copy_bandwidth), timed under the
+    # same flush: the run's 1 GiB copy pays the flush's dirty lines over 2 GiB of traffic, a 256 MiB kernel over
+    # 256 MiB, so against the big copy a small kernel looks slower than it streams.
+    same = row.get("copy_same_bytes_tb_s")
+    row["bw_fraction_same_bytes"] = {s: None if row.get("has_contraction") or not same else bandwidth_fraction(
+        row["min_bytes"], first_ms(row.get(s)), same * 1e12) for s in SYSTEMS}
     spreads = []
     for s in SYSTEMS:
         ms = row.get(s, {}).get("ms") if isinstance(row.get(s), dict) else None
@@ -198,18 +204,21 @@ def table_rows(rows):
     for s in SYSTEMS:
         header += [f"{TITLES[s]} ms (run 2)", "k"]
     header += ["fused/compile (run 2)", "unfused/eager (run 2)", "torch.compile queued ms (run 2)",
-               "fused/compile queued (run 2)", "bw eager", "bw compile", "bw FX unfused", "bw FX fused", "spread"]
+               "fused/compile queued (run 2)", "bw eager", "bw compile", "bw FX unfused", "bw FX fused",
+               "same-bytes copy TB/s", "bw* compile", "bw* FX fused", "spread"]
     body = []
     for r in rows:
         line = [r["name"], f"{r['min_bytes'] / 2**20:.1f}"]
         for s in SYSTEMS:
             line += [_ms_cell(r.get(s)), _k_cell(r.get(s))]
         bw = r.get("bw_fraction", {})
+        same = r.get("bw_fraction_same_bytes") or {}
         ratios = r.get("ratios", {})
         line += [_ratio_cell(ratios.get("fused_compile"), ".3f"), _ratio_cell(ratios.get("unfused_eager"), ".2f"),
                  _ms_cell(r.get("compile"), "queued_ms"), _ratio_cell(ratios.get("fused_compile_queued"), ".3f"),
                  _f(bw.get("eager"), ".2f"), _f(bw.get("compile"), ".2f"), _f(bw.get("fx_unfused"), ".2f"),
-                 _f(bw.get("fx_fused"), ".2f"),
+                 _f(bw.get("fx_fused"), ".2f"), _f(r.get("copy_same_bytes_tb_s"), ".2f"),
+                 _f(same.get("compile"), ".2f"), _f(same.get("fx_fused"), ".2f"),
                  NA if r.get("spread") is None else f"{100 * r['spread']:.1f}%"]
         body.append(line)
     return header, body
@@ -245,8 +254,8 @@ def _every_round(limit, key, difference=None, den_key="ms"):
     return check
 
 
-def _copy_bandwidth(r):
-    bw = r.get("bw_fraction", {}).get("fx_fused")
+def _copy_bandwidth(r, key="bw_fraction"):
+    bw = (r.get(key) or {}).get("fx_fused")
     return None if bw is None else (bw >= 0.95, f"{bw:.3f}")
 
 
@@ -274,6 +283,9 @@ TARGETS = (
     # And with ours taken out too: the fused plan replayed as a CUDA graph (fusion-cli run --cuda-graph).
     ("fused as a CUDA graph / torch.compile queued <= 1.0", lambda r: True,
      _every_round(1.0, "fused_graph_compile_queued")),
+    # The bandwidth target again, against a copy of the sample's own bytes under the same flush.
+    ("elementwise/reduction: FX fused >= 0.95 of a copy of the same bytes (round 1)",
+     lambda r: not r.get("has_contraction"), lambda r: _copy_bandwidth(r, "bw_fraction_same_bytes")),
 )
 
 
@@ -437,7 +449,10 @@ def markdown(report):
              "the two runs. `k` = CUDA kernels per call. `queued`: PyTorch's runs queued behind a spin kernel "
              "(bench.queued_ms), the GPU's time without the host's (where the two differ, the "
              "notes name the sample). `bw` = minimum bytes (inputs read once, outputs "
-             "written once) per second as a fraction of copy bandwidth, for graphs without a contraction. "
+             "written once) per second as a fraction of copy bandwidth, for graphs without a contraction; `bw*` "
+             "the same against a copy that moves the sample's own minimum bytes (half read, half written) under "
+             "the same flush (`same-bytes copy`): the flush leaves about 50 MiB of dirty lines in the L2, which "
+             "cost a kernel of 256 MiB more of its time than the 1 GiB copy. "
              "Ratios are taken within a round; fused/compile < 1: Fusion Explorer's fused plan is faster than "
              "torch.compile.", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]

@@ -308,6 +308,9 @@ class Report(unittest.TestCase):
         values = dict(zip(cells, (c.strip() for c in data.strip("|").split("|"))))
         self.assertEqual([values[c] for c in ("bw eager", "bw compile", "bw FX unfused", "bw FX fused")],
                          ["0.51", "1.02", "n/a", "1.27"])
+        # no copy of the sample's own bytes in this row: its columns say n/a, never a fraction of nothing
+        self.assertEqual([values[c] for c in ("same-bytes copy TB/s", "bw* compile", "bw* FX fused")],
+                         ["n/a", "n/a", "n/a"])
         self.assertIn("- relu_mul_add FX unfused: fusion-cli not found", md)
         self.assertIn("- unfused / eager <= 1.2: met on 0 of 1; not measured: relu_mul_add", md)
 
@@ -336,9 +339,36 @@ class Report(unittest.TestCase):
                                    "2; not met: tie 0.926")
         self.assertEqual(lines[5], "contraction: FX fused <= torch.compile with fewer kernels: met on 1 of 2; "
                                    "not met: gemm_more_kernels 0.889 / 0.889 (-100.0 / -100.0 us), 2 vs 2 kernels")
+        # against a copy of the same bytes: not measured in these rows, so not met by default
+        self.assertEqual(lines[7], "elementwise/reduction: FX fused >= 0.95 of a copy of the same bytes (round 1): "
+                                   "met on 0 of 2; not measured: fast, tie")
         only_gemms = bench_report.targets(rows[2:])
         self.assertEqual(only_gemms[4], "elementwise/reduction: FX fused >= 0.95 of copy bandwidth (round 1): no "
                                         "sample of this run")
+
+    def test_bandwidth_against_a_copy_of_the_same_bytes(self):
+        # sum_of_squares' 256 MiB read in 0.0951 ms after the flush (cubin race on an H100, 2026-11-26), against
+        # illustrative copy rates: a 1 GiB copy at 3.02 TB/s, one of 128 MiB to 128 MiB at 2.80 TB/s
+        row = bench_report.derive({"name": "sum_of_squares", "min_bytes": 256 * MIB, "has_contraction": False,
+                                   "copy_same_bytes_tb_s": 2.80,
+                                   "compile": {"ms": [0.0953], "kernels": 1},
+                                   "fx_fused": {"ms": [0.0951], "kernels": 1}}, 3.02e12)
+        self.assertAlmostEqual(row["bw_fraction"]["fx_fused"], 256 * MIB / 0.0951e-3 / 3.02e12)
+        self.assertAlmostEqual(row["bw_fraction_same_bytes"]["fx_fused"], 256 * MIB / 0.0951e-3 / 2.80e12)
+        self.assertIsNone(row["bw_fraction_same_bytes"]["eager"])  # no eager time
+        lines = bench_report.targets([row])
+        self.assertEqual(lines[4], "elementwise/reduction: FX fused >= 0.95 of copy bandwidth (round 1): met on 0 of "
+                                   "1; not met: sum_of_squares 0.935")
+        self.assertEqual(lines[7], "elementwise/reduction: FX fused >= 0.95 of a copy of the same bytes (round 1): "
+                                   "met on 1 of 1")
+        header, body = bench_report.table_rows([row])
+        values = dict(zip(header, body[0]))
+        self.assertEqual([values[c] for c in ("same-bytes copy TB/s", "bw* compile", "bw* FX fused")],
+                         ["2.80", "1.01", "1.01"])
+        # a contraction has neither fraction
+        gemm = bench_report.derive({"name": "m", "min_bytes": 1, "has_contraction": True, "copy_same_bytes_tb_s": 1.0,
+                                    "fx_fused": {"ms": [1.0], "kernels": 1}}, 1e12)
+        self.assertIsNone(gemm["bw_fraction_same_bytes"]["fx_fused"])
 
     def test_queued_times_give_their_own_ratios_targets_and_host_bound_notes(self):
         # conv_bn_relu as measured on an H100: torch.compile's five kernels about 0.078 ms, do_bench 0.16-0.23 ms

@@ -1,7 +1,10 @@
 // Times compiled kernels from different compilers (Triton's cubins from its cache, our generated kernels
 // compiled with nvcc -cubin) in one process under one protocol: medians of 50 runs, each after a 256 MB memset
 // (do_bench's flush), in interleaved rounds so that a drift over time touches every kernel alike.
-//   nvcc -O3 -std=c++17 -arch=sm_90 tools/microbench/cubin_race.cu -lcuda -o /tmp/race && /tmp/race SPEC [ROUNDS]
+//   nvcc -O3 -std=c++17 -arch=sm_90 tools/microbench/cubin_race.cu -lcuda -o /tmp/race && /tmp/race SPEC [ROUNDS] [FLUSH]
+// FLUSH: memset (the default, do_bench's: it leaves the L2 full of dirty lines, which the timed kernel's traffic
+// evicts to DRAM) or read (a kernel reads the 256 MB instead: the L2 is left holding clean lines, so the timed
+// kernel's DRAM traffic is its own).
 // SPEC, one item per line ('#' starts a comment):
 //   buffer NAME BYTES [random]            device memory, zeroed or filled with uniform floats in [-3, 3)
 //   kernel LABEL FILE FUNCTION GRID BLOCK SHMEM ARG...   ARG: a buffer name, u32:N, or null
@@ -42,9 +45,20 @@ __global__ void fill_uniform(float* p, size_t n, unsigned seed) {
   }
 }
 
+__global__ void read_flush(const float4* p, size_t n4, float* sink) {
+  float s = 0.0f;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x) {
+    const float4 v = p[i];
+    s += v.x + v.y + v.z + v.w;
+  }
+  if (s == 12345.0f) *sink = s;  // never true for the zeroed buffer: keeps the loads
+}
+
 int main(int argc, char** argv) {
-  if (argc < 2) { std::printf("usage: race SPEC [ROUNDS]\n"); return 2; }
+  if (argc < 2) { std::printf("usage: race SPEC [ROUNDS] [memset|read]\n"); return 2; }
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 5;
+  const std::string flush_mode = argc > 3 ? argv[3] : "memset";
+  if (flush_mode != "memset" && flush_mode != "read") { std::printf("FLUSH: memset or read\n"); return 2; }
   CK(cudaFree(nullptr));  // the primary context, shared with the driver API calls below
   std::map<std::string, Buffer> buffers;
   std::map<std::string, CUmodule> modules;
@@ -115,6 +129,9 @@ int main(int argc, char** argv) {
   }
   void* flush;
   CK(cudaMalloc(&flush, 256u << 20));
+  CK(cudaMemset(flush, 0, 256u << 20));
+  float* sink;
+  CK(cudaMalloc(&sink, sizeof(float)));
   constexpr int kRuns = 50;
   std::vector<cudaEvent_t> s(kRuns), e(kRuns);
   for (int i = 0; i < kRuns; ++i) { CK(cudaEventCreate(&s[i])); CK(cudaEventCreate(&e[i])); }
@@ -124,7 +141,8 @@ int main(int argc, char** argv) {
       const Kernel& k = kernels[(ki + r) % kernels.size()];  // rotate the order per round
       for (int w = 0; w < 10; ++w) k.launch();
       for (int i = 0; i < kRuns; ++i) {
-        CK(cudaMemsetAsync(flush, 0, 256u << 20));
+        if (flush_mode == "memset") CK(cudaMemsetAsync(flush, 0, 256u << 20));
+        else read_flush<<<132 * 8, 256>>>(static_cast<const float4*>(flush), (256u << 20) / 16, sink);
         CK(cudaEventRecord(s[i]));
         k.launch();
         CK(cudaEventRecord(e[i]));
@@ -136,7 +154,8 @@ int main(int argc, char** argv) {
       medians[(ki + r) % kernels.size()].push_back(t[kRuns / 2]);
     }
   }
-  std::printf("%-28s %10s %10s %10s   (%d rounds of %d flushed runs)\n", "kernel", "median ms", "min", "max", rounds, kRuns);
+  std::printf("%-28s %10s %10s %10s   (%d rounds of %d runs, each after a %s flush)\n", "kernel", "median ms", "min", "max",
+              rounds, kRuns, flush_mode.c_str());
   for (size_t ki = 0; ki < kernels.size(); ++ki) {
     auto m = medians[ki];
     std::sort(m.begin(), m.end());
