@@ -29,7 +29,8 @@ const char* kHelp =
     "                          [--json OUT] [--progress] [--dump DIR] [--seed S] [--device NAME|FILE]\n"
     "                          [--reference | --no-reference] [--no-profile] [--csv OUT] [--trace OUT]\n"
     "                          [--no-autotune | --layout K] [--no-keep-nhwc] [--no-clocks]\n"
-    "                          [--warmup-ms MS] [--repeat-ms MS] [--rest-ms MS] [--timings-on-request]\n\n"
+    "                          [--warmup-ms MS] [--repeat-ms MS] [--rest-ms MS] [--timings-on-request]\n"
+    "                          [--placement S]\n\n"
     "Runs the unfused plan (one kernel per node) and the fused plan (one kernel per group) on the same seeded\n"
     "inputs, compares every graph output (relative error; f32 1e-5, f16/bf16 1e-2; NaN never passes) and times\n"
     "both with CUDA events (median of --repeat runs, default 20, after --warmup runs, default 3): a plan's time\n"
@@ -56,6 +57,10 @@ const char* kHelp =
     "                `end` or the end of input goes on with the run, whose report keeps timing 0. For a\n"
     "                harness that alternates these timings with another program's on the same GPU\n"
     "                (tests/bench/paired.py against torch.compile); the text report goes to stderr\n"
+    "  --placement S put the buffers at other addresses: a gap of 0-15 MiB drawn from S before each input and\n"
+    "                before each step's outputs (0, the default: back to back). Where buffers lie moves a\n"
+    "                memory-bound kernel's time by tenths of a percent; tests/bench/paired.py --placements\n"
+    "                draws one for every pair, on PyTorch's side too\n"
     "  --cuda-graph  also time each plan replayed as a CUDA graph (the host's launch time removed; with\n"
     "                --cold-l2 each replay after the flush); a plan over 1.15x its graph's time is noted\n"
     "                host-bound\n"
@@ -136,7 +141,8 @@ bool next_timing_requested(std::istream& in, std::ostream& err) {
 }
 
 // --repeat, --warmup, --warmup-ms, --repeat-ms, --rest-ms, --seed, --cold-l2, --cuda-graph, --dump, --reference,
-// --progress, --timings-on-request, --no-autotune, --layout, --no-keep-nhwc and --no-clocks into the executor's options; false after a message on err.
+// --progress, --timings-on-request, --no-autotune, --layout, --no-keep-nhwc, --no-clocks and --placement into the executor's options;
+// false after a message on err.
 bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out, std::ostream& err) {
   try {
     if (auto r = args.value("--repeat")) opt.repeat = std::stoi(*r);
@@ -156,6 +162,14 @@ bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out,
       err << "fusion-cli run: " << name << " takes milliseconds from 0 to 60000 (not " << ms << ")\n";
       return false;
     }
+  }
+  if (auto s = args.value("--placement")) {
+    // Digits only: std::stoull would take "-1" as 2^64 - 1.
+    if (s->empty() || s->size() > 18 || s->find_first_not_of("0123456789") != std::string::npos) {
+      err << "fusion-cli run: --placement takes a seed, a whole number from 0 (not '" << *s << "')\n";
+      return false;
+    }
+    opt.placement = std::stoull(*s);
   }
   if (opt.repeat < 1 || opt.warmup < 0) {
     err << "fusion-cli run: --repeat takes a count from 1, --warmup from 0\n";
@@ -200,6 +214,10 @@ void print_checks(std::ostream& human, const gpu::RunReport& rep) {
       human << "; the GPU rested " << rested << " ms before";
     }
     human << "\n";
+  }
+  if (rep.placement) {
+    human << "buffers: placement " << rep.placement << ", gaps of " << (rep.placement_gaps >> 20)
+          << " MiB in all before the inputs and the steps' outputs\n";
   }
   // The clocks the timing ran at (NVML): a compute-bound plan's time holds only at them.
   if (rep.clocks.samples) {
@@ -275,7 +293,7 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
             {"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference", "--no-reference", "--no-profile",
              "--no-autotune", "--no-keep-nhwc", "--no-clocks", "--timings-on-request"},
             {"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed", "--device", "--csv", "--trace", "--layout",
-             "--warmup-ms", "--repeat-ms", "--rest-ms"});
+             "--warmup-ms", "--repeat-ms", "--rest-ms", "--placement"});
   if (!args.ok() || args.positionals().size() != 1) {
     err << "fusion-cli run: " << (args.ok() ? "name one graph file" : args.error()) << "\n";
     return kBadInput;

@@ -77,6 +77,16 @@ TimingRounds timing_rounds(const RunOptions& options, double round_ms) {
   return r;
 }
 
+std::size_t placement_gap(std::uint64_t placement, std::size_t index) {
+  if (placement == 0) return 0;
+  // splitmix64 of (placement, index): gaps that differ from buffer to buffer and from placement to placement.
+  std::uint64_t z = placement * 0x9E3779B97F4A7C15ull + (index + 1) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<std::size_t>(z % 16) << 20;
+}
+
 namespace {
 
 std::size_t align256(std::int64_t b) { return (static_cast<std::size_t>(b) + 255) / 256 * 256; }
@@ -208,20 +218,32 @@ void Executor::Impl::build_plan(int p, const Plan& plan) {
 }
 
 void Executor::Impl::plan_memory() {
-  std::size_t at = 0;
+  // With a placement (RunOptions::placement), a gap before each input and before each step's outputs; a step's
+  // outputs stay back to back (a horizontal GEMM writes its parts at equal spacing).
+  std::size_t at = 0, gaps = 0, buffers = 0;
+  auto gap = [&] {
+    const std::size_t g = placement_gap(options.placement, buffers++);
+    at += g;
+    gaps += g;
+  };
   for (ValueId v = 0; v < static_cast<ValueId>(graph.inputs().size()); ++v) {
+    gap();
     input_offsets[v] = at;
     at += align256(graph.value_type(v).bytes());
   }
   for (auto& ps : plans) {
     for (const Step& s : ps.steps) {
+      bool first = true;
       for (ValueId v : s.kernel.outputs) {
         if (ps.offsets.count(v)) continue;
+        if (first) gap();
+        first = false;
         ps.offsets[v] = at;
         at += align256(graph.value_type(v).bytes());
       }
     }
   }
+  placement_gaps = gaps;
   sort_workspace_offset = at;  // one workspace for every sort step: steps run one at a time on one stream
   at += align256(static_cast<std::int64_t>(sort_workspace_bytes));
   arena_bytes = at;

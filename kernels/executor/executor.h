@@ -89,6 +89,13 @@ struct RunOptions {
   // says so; for checking that the sampling thread leaves the timings as they are.
   bool read_clocks = true;
   std::uint64_t seed = 20261122;
+  // Where the run's buffers lie in its one allocation. 0 (the default): packed back to back. Above 0: a gap of
+  // 0-15 MiB drawn from this seed (placement_gap) before each input and before each step's outputs, so the same
+  // kernels read and write other addresses. One 256 MiB copy timed 0.45% apart (H100; 1.3% on an H200) with its
+  // buffers at different offsets of one allocation (tools/microbench/placement.cu): a comparison of two programs
+  // at a tenth of that compares placements as much as kernels, and tests/bench/paired.py --placements draws a new
+  // placement on both sides for every pair.
+  std::uint64_t placement = 0;
   std::string dump_dir;         // when set: inputs and both plans' outputs as .npy, and manifest.json
   // Both plans' outputs against the float64 CPU reference (core/reference): `automatic` checks graphs small
   // enough for it (reference_is_affordable), `on` always, `off` never.
@@ -152,6 +159,8 @@ struct RunReport {
   double warmup_ms = 0, repeat_ms = 0, rest_ms = 0;  // RunOptions' (0: not asked for)
   double round_ms = 0;            // one round of both plans as estimated for warmup_ms/repeat_ms (else 0)
   bool cold_l2 = false;
+  std::uint64_t placement = 0;      // RunOptions'
+  std::int64_t placement_gaps = 0;  // the bytes its gaps add to the run's allocation
   std::string layouts;  // "timed" (autotune), "default", or "forced K"
   // Each plan's outputs against the float64 reference, named "unfused: y" / "fused: y"; their failure fails
   // `verified`. Empty when the reference did not run, and then `reference_note` says why.
@@ -174,6 +183,11 @@ struct TimingRounds {
 };
 inline constexpr int kMaxTimedRounds = 20000;
 TimingRounds timing_rounds(const RunOptions& options, double round_ms);
+
+// The gap before the index-th buffer (inputs first, then each step's outputs in plan order) of a run with
+// RunOptions::placement `placement`: 0 for placement 0, else a whole number of MiB from 0 to 15 drawn from
+// (placement, index) alone, so that one placement puts every run's buffers at the same offsets.
+std::size_t placement_gap(std::uint64_t placement, std::size_t index);
 
 // A plan is host-bound when, launched step by step, it took more than this times its CUDA-graph replay: its steps
 // took the host longer to launch (a library call costs the host far more than a kernel launch) than the GPU to

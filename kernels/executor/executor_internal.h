@@ -101,6 +101,7 @@ struct Executor::Impl {
   std::shared_ptr<ContractionRuntime> contraction;  // made with the first contraction group
   std::map<ValueId, double> tolerances;  // outputs checked looser than their dtype (TF32 contractions upstream)
   std::size_t sort_workspace_offset = 0, sort_workspace_bytes = 0;  // CUB's, in the arena, shared by sort steps
+  std::size_t placement_gaps = 0;  // the bytes RunOptions::placement's gaps add to the arena (plan_memory)
   // Where a sticky error is attributed (gpu_fault.h): the phase, and the last step whose launch call returned.
   FaultSite fault_site;
   bool sync_each_step = false;  // set for the verification pass: a fault then surfaces at the step that made it

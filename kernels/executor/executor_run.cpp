@@ -462,6 +462,8 @@ RunReport run_phases(Executor::Impl& im) {
   rep.repeat_ms = im.options.repeat_ms;
   rep.rest_ms = im.options.rest_ms;
   rep.cold_l2 = im.options.cold_l2;
+  rep.placement = im.options.placement;
+  rep.placement_gaps = static_cast<std::int64_t>(im.placement_gaps);
   rep.layouts = im.options.force_layout >= 0 ? "forced " + std::to_string(im.options.force_layout + 1)
                 : im.options.autotune                 ? "timed"
                                                       : "default";

@@ -207,7 +207,9 @@ def prepare_torch(graph, compile_too=True):
     torch.cuda.synchronize()
     compile_s = time.perf_counter() - start
     compiled = lambda: compiled_fn(inputs)  # noqa: E731
-    out["compile"] = {"fn": compiled, "kernels": count_kernels(compiled), "compile_s": round(compile_s, 2)}
+    # "call" and "inputs": the compiled function on inputs of the caller's (paired.py --placements).
+    out["compile"] = {"fn": compiled, "kernels": count_kernels(compiled), "compile_s": round(compile_s, 2),
+                      "call": compiled_fn, "inputs": inputs}
     return out  # the inputs live as long as the lambdas; main() drops them after the sample
 
 

@@ -7,7 +7,15 @@ torch.compile first when i is even and fusion-cli first when it is odd. The rati
 is one observation; the report gives their median, its 95% distribution-free interval and a verdict (fused
 faster, torch.compile faster, or no difference shown), with each side's spread and SM clock (tests/bench/pairs.py).
 
+With --placements every pair puts both sides' buffers somewhere else: a new fusion-cli process with
+`--placement P` (gaps of 0-15 MiB before its buffers; its tuning and first timing come before the pair's timing,
+and every process verifies), and PyTorch's inputs copied anew after gaps of 0-15 MiB drawn from P. Where buffers
+lie moves a memory-bound kernel by tenths of a percent and stays put for the life of a process
+(tools/microbench/placement.cu), so pairs on one placement compare placements as much as kernels; drawn anew
+per pair, placement becomes part of the spread and the verdict is about the kernels.
+
     python3 tests/bench/paired.py --samples qkv_bf16 swiglu_bf16 [--pairs 15] [--cli build/app/cli/fusion-cli]
+    python3 tests/bench/paired.py --samples relu_mul_add --placements
 
 Writes paired.json and paired.md to --out (default $OUT, else ./bench-out); several such reports merge with
 `python3 tests/bench/pairs.py merge --out DIR a/paired.json b/paired.json ...`."""
@@ -112,39 +120,65 @@ def fx_mhz(line):
     return c.get("sm_mhz_median")
 
 
-def pair_sample(cli, graph, path, n_pairs, monitor, fx_args=()):
+def placed(inputs, seed):
+    """Copies of the inputs, each allocated after a gap drawn from seed (pairs.torch_gaps_mib), and the gaps,
+    which must stay allocated while the copies are used: the caching allocator then puts the copies elsewhere."""
+    gaps, moved = [], {}
+    for (name, x), mib in zip(inputs.items(), pairs.torch_gaps_mib(seed, len(inputs))):
+        gaps.append(torch.empty(max(1, mib << 20), dtype=torch.uint8, device="cuda"))
+        moved[name] = x.clone()
+    return gaps, moved
+
+
+def pair_sample(cli, graph, path, n_pairs, monitor, fx_args=(), placements=False):
     """n_pairs alternating pairs of one sample: {"name", "kernels", "fused_paths", "pairs": [...], "summary"} or
-    with "error". fx_args: more fusion-cli run options (e.g. --layout 2), named in the row's name."""
-    name = graph.name + (f" ({' '.join(fx_args)})" if fx_args else "")
+    with "error". fx_args: more fusion-cli run options (e.g. --layout 2), named in the row's name. placements: a
+    new placement on both sides for every pair (the module's docstring)."""
+    name = graph.name + (f" ({' '.join(fx_args)})" if fx_args else "") + (" (placements)" if placements else "")
     row = {"name": name, "file": os.path.relpath(path, bench.REPO)}
     compiled = bench.prepare_torch(graph)["compile"]
     if "error" in compiled:
         row["error"] = compiled["error"]
         return row
-    fx = FxTimings(cli, path, fx_args)
+    fx = None if placements else FxTimings(cli, path, fx_args)
+    verified = True
     try:
         timed = []
         for i in range(n_pairs):
             entry = {"first": pairs.pair_order(i)[0]}
+            fn, gaps = compiled["fn"], []
+            if placements:
+                entry["placement"] = pairs.placement(graph.name, i)
+                gaps, moved = placed(compiled["inputs"], entry["placement"])
+                fn = lambda: compiled["call"](moved)  # noqa: E731
+                fx = FxTimings(cli, path, (*fx_args, "--placement", str(entry["placement"])))
             for side in pairs.pair_order(i):
                 if side == "compile":
                     with gpu_clocks.Watch(monitor, bench.CLOCK_PERIOD_S) as w:
-                        entry["compile_ms"] = bench.measure_ms(compiled["fn"], 1)[0]
+                        entry["compile_ms"] = bench.measure_ms(fn, 1)[0]
                     entry["compile_mhz"] = (w.summary or {}).get("sm_mhz_median")
                 else:
                     line = fx.timing()
                     entry.update(fused_ms=line["fused_ms"], unfused_ms=line["unfused_ms"], fx_mhz=fx_mhz(line),
                                  fx_rounds=line["repeat"])
+            if placements:  # each placement's run verifies; the last one's report stands for the row below
+                report = fx.finish()
+                fx = None
+                verified = verified and report["verification"]["passed"]
+                del gaps, moved
             timed.append(entry)
             print(f"    pair {i + 1}: compile {entry['compile_ms']:.4f} ms, fused {entry['fused_ms']:.4f} ms, "
-                  f"ratio {entry['fused_ms'] / entry['compile_ms']:.3f}", flush=True)
-        report = fx.finish()
+                  f"ratio {entry['fused_ms'] / entry['compile_ms']:.3f}" +
+                  (f", placement {entry['placement']}" if placements else ""), flush=True)
+        if not placements:
+            report = fx.finish()
     except Exception:
-        fx.kill()
+        if fx is not None:
+            fx.kill()
         raise
     row["kernels"] = {"compile": compiled["kernels"], "fused": report["plans"][1]["kernel_count"],
                       "unfused": report["plans"][0]["kernel_count"]}
-    row["verified"] = report["verification"]["passed"]
+    row["verified"] = verified and report["verification"]["passed"]
     # What ran: each fused kernel's library path or generated layout (and the layouts' times where tuned).
     row["fused_paths"] = [k.get("path", "") for k in report["plans"][1]["kernels"]]
     row["pairs"] = timed
@@ -160,6 +194,8 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT") or "bench-out")
     ap.add_argument("--fx-args", default="",
                     help="more `fusion-cli run` options, one string (e.g. \"--layout 2\"), named in the table")
+    ap.add_argument("--placements", action="store_true",
+                    help="a new placement of both sides' buffers for every pair (a fusion-cli process per pair)")
     ap.add_argument("--rest", type=float, default=bench.REST_S,
                     help=f"seconds the GPU idles before each timing, on both sides (default {bench.REST_S})")
     args = ap.parse_args()
@@ -184,7 +220,7 @@ def main():
         graph = fx_torch.load_graph(path)
         print(f"  {graph.name}", flush=True)
         try:
-            row = pair_sample(cli, graph, path, args.pairs, monitor, shlex.split(args.fx_args))
+            row = pair_sample(cli, graph, path, args.pairs, monitor, shlex.split(args.fx_args), args.placements)
         except Exception as e:  # a failing sample is reported, the others still run
             row = {"name": graph.name, "error": f"{type(e).__name__}: {e}"}
         torch._dynamo.reset()
@@ -197,7 +233,8 @@ def main():
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
               "timing": f"alternating pairs; each timing after {args.rest:g} s with the GPU idle, "
                         f"{bench.DO_BENCH_WARMUP_MS} ms of warm-up and {bench.DO_BENCH_REP_MS} ms of timed runs, "
-                        "a 256 MB flush before each run (do_bench; fusion-cli run --cold-l2 --timings-on-request)",
+                        "a 256 MB flush before each run (do_bench; fusion-cli run --cold-l2 --timings-on-request)" +
+                        ("; both sides' buffers placed anew for every pair (--placements)" if args.placements else ""),
               "confidence": pairs.CONFIDENCE, "fusion_cli": cli, "seconds": round(time.perf_counter() - start, 1),
               "samples": rows}
     print(pairs.write(report, args.out))

@@ -10,6 +10,7 @@ import argparse
 import json
 import math
 import os
+import random
 import statistics
 import sys
 
@@ -20,6 +21,25 @@ CONFIDENCE = 0.95
 def pair_order(i):
     """Which side goes first in pair i: alternating, so that neither side always follows the other's heat."""
     return ("compile", "fx") if i % 2 == 0 else ("fx", "compile")
+
+
+# Buffer gaps drawn per pair with --placements (paired.py): up to this many MiB before each buffer, on both sides
+# (fusion-cli run --placement: 0-15 MiB, kernels/executor placement_gap).
+PLACEMENT_GAP_MIB = 16
+
+
+def placement(name, i):
+    """Pair i's placement for the sample `name` with --placements: fusion-cli's --placement seed (1 to 2^31 - 1)
+    and the gaps in MiB before PyTorch's inputs are drawn from it. The same sample and pair give the same
+    placement in every run, so a run can be repeated; other pairs and samples give others."""
+    rng = random.Random(f"{name}:{i}")
+    return rng.randrange(1, 2**31)
+
+
+def torch_gaps_mib(seed, count):
+    """The gaps (MiB, 0 to PLACEMENT_GAP_MIB - 1) PyTorch's side allocates before each of its `count` inputs."""
+    rng = random.Random(seed)
+    return [rng.randrange(PLACEMENT_GAP_MIB) for _ in range(count)]
 
 
 def _binom_cdf(k, n):

@@ -653,6 +653,18 @@ class Pairs(unittest.TestCase):
         self.assertEqual([pairs.pair_order(i)[0] for i in range(4)], ["compile", "fx", "compile", "fx"])
         self.assertEqual(sorted(pairs.pair_order(1)), ["compile", "fx"])
 
+    def test_each_pair_draws_its_own_placement_and_a_run_draws_the_same_again(self):
+        seeds = [pairs.placement("relu_mul_add", i) for i in range(15)]
+        self.assertEqual(seeds, [pairs.placement("relu_mul_add", i) for i in range(15)])  # repeatable
+        self.assertEqual(len(set(seeds)), 15)  # a new one for every pair
+        self.assertTrue(all(1 <= s < 2**31 for s in seeds))  # fusion-cli's --placement: 0 would mean packed
+        self.assertNotEqual(seeds[0], pairs.placement("sin_cos", 0))
+        # PyTorch's side: a gap of 0-15 MiB before each input, drawn from the same seed
+        gaps = [pairs.torch_gaps_mib(s, 3) for s in seeds]
+        self.assertEqual(gaps[0], pairs.torch_gaps_mib(seeds[0], 3))
+        self.assertTrue(all(0 <= g < pairs.PLACEMENT_GAP_MIB for gs in gaps for g in gs))
+        self.assertGreater(len({tuple(g) for g in gaps}), 10)
+
     def test_the_median_interval_is_the_sign_test_one(self):
         # n = 15 at 95%: x_(4) and x_(12), coverage 1 - 2 P(X <= 3) = 1 - 2 * 576 / 32768.
         low, high, coverage = pairs.median_interval(list(range(15, 0, -1)))

@@ -109,6 +109,13 @@ TEST(FusionCli, RunRefusesBadTimingOptionsBeforeLookingForAGpu) {
   r = cli("run " + sample("relu_mul_add.json") + " --repeat 0");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("--repeat takes a count from 1"), std::string::npos) << r.out;
+  for (const char* bad : {"-1", "x7", "1.5", "12345678901234567890"}) {
+    r = cli("run " + sample("relu_mul_add.json") + " --placement " + bad);
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.out;
+    EXPECT_NE(r.out.find("--placement takes a seed, a whole number from 0 (not '" + std::string(bad) + "')"),
+              std::string::npos)
+        << r.out;
+  }
 }
 
 }  // namespace

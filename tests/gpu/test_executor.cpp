@@ -135,6 +135,33 @@ TEST(ExecutorGpu, TimesBothPlansAgainWhileAsked) {
   EXPECT_TRUE(r.verified);
 }
 
+// RunOptions::placement: the same plans on buffers moved by gaps, which the run's allocation grows by, with the
+// same results; a horizontal GEMM's parts stay equally spaced (its step refuses otherwise).
+TEST(ExecutorGpu, APlacementMovesTheBuffersAndNotTheResults) {
+  FX_REQUIRE_DEVICE();
+  RunOptions opt;
+  opt.autotune = false;  // the same layouts in both runs
+  const RunReport packed = run_both(mul_sigmoid(1024, 1024), 3, opt);
+  opt.placement = 7;
+  const RunReport placed = run_both(mul_sigmoid(1024, 1024), 3, opt);
+  EXPECT_EQ(packed.placement, 0u);
+  EXPECT_EQ(packed.placement_gaps, 0);
+  EXPECT_EQ(placed.placement, 7u);
+  std::int64_t gaps = 0;  // two inputs, then one step's output unfused (m, y) and one fused (y)
+  for (std::size_t i = 0; i < 5; ++i) gaps += static_cast<std::int64_t>(placement_gap(7, i));
+  EXPECT_EQ(placed.placement_gaps, gaps);
+  EXPECT_EQ(placed.device_bytes - packed.device_bytes, gaps);
+  ASSERT_TRUE(packed.verified);
+  ASSERT_TRUE(placed.verified);
+  ASSERT_EQ(placed.checks.size(), packed.checks.size());
+  for (std::size_t i = 0; i < packed.checks.size(); ++i) EXPECT_EQ(placed.checks[i].rel_error, packed.checks[i].rel_error);
+  // qkv's three projections as one horizontal GEMM, shrunk: its parts' outputs back to back after one gap.
+  opt.placement = 3;
+  const RunReport qkv = run_both(shrink("qkv_bf16.json", false), 3, opt);
+  EXPECT_TRUE(qkv.verified);
+  EXPECT_GT(qkv.placement_gaps, 0);
+}
+
 // The kernels of both plans whose report line (path) contains `text`.
 int kernels_saying(const RunReport& r, const std::string& text) {
   int n = 0;
