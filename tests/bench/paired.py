@@ -203,6 +203,8 @@ def main():
         raise SystemExit(f"paired: --pairs takes a count from 1 to 1000, not {args.pairs}")
     if not 0 <= args.rest <= 60:
         raise SystemExit(f"paired: --rest takes seconds from 0 to 60, not {args.rest}")
+    if args.placements and "--placement" in shlex.split(args.fx_args):
+        raise SystemExit("paired: --placements draws each pair's --placement; leave it out of --fx-args")
     cli = bench.find_cli(args.cli)
     if not cli:
         raise SystemExit("paired: no fusion-cli (build it, or pass --cli)")
