@@ -166,7 +166,8 @@ bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out,
   if (auto s = args.value("--placement")) {
     // Digits only: std::stoull would take "-1" as 2^64 - 1.
     if (s->empty() || s->size() > 18 || s->find_first_not_of("0123456789") != std::string::npos) {
-      err << "fusion-cli run: --placement takes a seed, a whole number from 0 (not '" << *s << "')\n";
+      err << "fusion-cli run: --placement takes a seed, a whole number from 0 to 999999999999999999 (not '" << *s
+          << "')\n";
       return false;
     }
     opt.placement = std::stoull(*s);

@@ -264,6 +264,10 @@ void Executor::Impl::allocate() {
                                             " of it cuBLASLt/cuDNN workspaces, prepared weights and scratch, NHWC copies of values" +
                                             (options.cold_l2 ? ", and the cache-flush buffer" : "") + ")"
                                       : std::string()) +
+                             (placement_gaps ? " (" + format_bytes(static_cast<double>(placement_gaps)) +
+                                                   " of it the gaps of --placement " +
+                                                   std::to_string(options.placement) + ")"
+                                             : std::string()) +
                              " (+" +
                              format_bytes(static_cast<double>(headroom)) + " headroom) but only " +
                              format_bytes(static_cast<double>(free_b)) + " of " + format_bytes(static_cast<double>(total_b)) +

@@ -184,9 +184,9 @@ struct TimingRounds {
 inline constexpr int kMaxTimedRounds = 20000;
 TimingRounds timing_rounds(const RunOptions& options, double round_ms);
 
-// The gap before the index-th buffer (inputs first, then each step's outputs in plan order) of a run with
-// RunOptions::placement `placement`: 0 for placement 0, else a whole number of MiB from 0 to 15 drawn from
-// (placement, index) alone, so that one placement puts every run's buffers at the same offsets.
+// The index-th gap of a run with RunOptions::placement `placement` (plan_memory leaves one before each input, then
+// one before each step's outputs, in plan order): 0 for placement 0, else a whole number of MiB from 0 to 15
+// drawn from (placement, index) alone, so that one placement puts every run's buffers at the same offsets.
 std::size_t placement_gap(std::uint64_t placement, std::size_t index);
 
 // A plan is host-bound when, launched step by step, it took more than this times its CUDA-graph replay: its steps

@@ -120,14 +120,24 @@ def fx_mhz(line):
     return c.get("sm_mhz_median")
 
 
+def fused_paths(report):
+    """What ran: each fused kernel's library path or generated layout (and the layouts' times where tuned)."""
+    return [k.get("path", "") for k in report["plans"][1]["kernels"]]
+
+
 def placed(inputs, seed):
-    """Copies of the inputs, each allocated after a gap drawn from seed (pairs.torch_gaps_mib), and the gaps,
-    which must stay allocated while the copies are used: the caching allocator then puts the copies elsewhere."""
-    gaps, moved = [], {}
-    for (name, x), mib in zip(inputs.items(), pairs.torch_gaps_mib(seed, len(inputs))):
-        gaps.append(torch.empty(max(1, mib << 20), dtype=torch.uint8, device="cuda"))
-        moved[name] = x.clone()
-    return gaps, moved
+    """The inputs copied into one new allocation, each after a gap drawn from seed (pairs.placement_offsets), as
+    fusion-cli's --placement lays out its arena; the allocation (which must outlive the copies) and the copies.
+    Copies allocated one by one would not move: the caching allocator hands a freed block of the same size
+    back at the same address."""
+    sizes = [x.numel() * x.element_size() for x in inputs.values()]
+    offsets, total = pairs.placement_offsets(seed, sizes)
+    arena = torch.empty(total, dtype=torch.uint8, device="cuda")
+    moved = {}
+    for (name, x), at, size in zip(inputs.items(), offsets, sizes):
+        moved[name] = arena[at:at + size].view(x.dtype).view(x.shape)
+        moved[name].copy_(x)
+    return arena, moved
 
 
 def pair_sample(cli, graph, path, n_pairs, monitor, fx_args=(), placements=False):
@@ -141,16 +151,16 @@ def pair_sample(cli, graph, path, n_pairs, monitor, fx_args=(), placements=False
         row["error"] = compiled["error"]
         return row
     fx = None if placements else FxTimings(cli, path, fx_args)
-    verified = True
     try:
         timed = []
         for i in range(n_pairs):
             entry = {"first": pairs.pair_order(i)[0]}
-            fn, gaps = compiled["fn"], []
+            fn = compiled["fn"]
             if placements:
                 entry["placement"] = pairs.placement(graph.name, i)
-                gaps, moved = placed(compiled["inputs"], entry["placement"])
-                fn = lambda: compiled["call"](moved)  # noqa: E731
+                arena, moved = placed(compiled["inputs"], entry["placement"])
+                entry["torch_arena_ptr"] = arena.data_ptr()  # where PyTorch's inputs went (after their gaps)
+                fn = lambda moved=moved: compiled["call"](moved)  # noqa: E731
                 fx = FxTimings(cli, path, (*fx_args, "--placement", str(entry["placement"])))
             for side in pairs.pair_order(i):
                 if side == "compile":
@@ -161,26 +171,25 @@ def pair_sample(cli, graph, path, n_pairs, monitor, fx_args=(), placements=False
                     line = fx.timing()
                     entry.update(fused_ms=line["fused_ms"], unfused_ms=line["unfused_ms"], fx_mhz=fx_mhz(line),
                                  fx_rounds=line["repeat"])
-            if placements:  # each placement's run verifies; the last one's report stands for the row below
+            if placements:  # each placement's process verifies (fusion-cli exits 1 and finish() raises if not)
                 report = fx.finish()
                 fx = None
-                verified = verified and report["verification"]["passed"]
-                del gaps, moved
+                entry["fused_paths"] = fused_paths(report)  # each process tunes its own layouts
+                del arena, moved
             timed.append(entry)
             print(f"    pair {i + 1}: compile {entry['compile_ms']:.4f} ms, fused {entry['fused_ms']:.4f} ms, "
                   f"ratio {entry['fused_ms'] / entry['compile_ms']:.3f}" +
                   (f", placement {entry['placement']}" if placements else ""), flush=True)
         if not placements:
             report = fx.finish()
-    except Exception:
+            fx = None
+    finally:  # an error or an interrupt: no fusion-cli left running
         if fx is not None:
             fx.kill()
-        raise
     row["kernels"] = {"compile": compiled["kernels"], "fused": report["plans"][1]["kernel_count"],
                       "unfused": report["plans"][0]["kernel_count"]}
-    row["verified"] = verified and report["verification"]["passed"]
-    # What ran: each fused kernel's library path or generated layout (and the layouts' times where tuned).
-    row["fused_paths"] = [k.get("path", "") for k in report["plans"][1]["kernels"]]
+    row["verified"] = report["verification"]["passed"]
+    row["fused_paths"] = fused_paths(report)  # with --placements: the last pair's (each pair keeps its own)
     row["pairs"] = timed
     row["summary"] = pairs.summarize(timed)
     return row
@@ -203,7 +212,7 @@ def main():
         raise SystemExit(f"paired: --pairs takes a count from 1 to 1000, not {args.pairs}")
     if not 0 <= args.rest <= 60:
         raise SystemExit(f"paired: --rest takes seconds from 0 to 60, not {args.rest}")
-    if args.placements and "--placement" in shlex.split(args.fx_args):
+    if args.placements and any(w == "--placement" or w.startswith("--placement=") for w in shlex.split(args.fx_args)):
         raise SystemExit("paired: --placements draws each pair's --placement; leave it out of --fx-args")
     cli = bench.find_cli(args.cli)
     if not cli:

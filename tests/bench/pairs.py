@@ -37,9 +37,20 @@ def placement(name, i):
 
 
 def torch_gaps_mib(seed, count):
-    """The gaps (MiB, 0 to PLACEMENT_GAP_MIB - 1) PyTorch's side allocates before each of its `count` inputs."""
+    """The gaps (MiB, 0 to PLACEMENT_GAP_MIB - 1) PyTorch's side leaves before each of its `count` inputs."""
     rng = random.Random(seed)
     return [rng.randrange(PLACEMENT_GAP_MIB) for _ in range(count)]
+
+
+def placement_offsets(seed, sizes):
+    """Where PyTorch's inputs of `sizes` bytes go in one allocation of the returned total, as fusion-cli lays out
+    its arena: a gap (torch_gaps_mib) before each, each start 256-byte aligned. (offsets, total bytes)."""
+    offsets, at = [], 0
+    for size, gap in zip(sizes, torch_gaps_mib(seed, len(sizes))):
+        at += gap << 20
+        offsets.append(at)
+        at += (size + 255) // 256 * 256
+    return offsets, max(at, 1)
 
 
 def _binom_cdf(k, n):

@@ -664,6 +664,13 @@ class Pairs(unittest.TestCase):
         self.assertEqual(gaps[0], pairs.torch_gaps_mib(seeds[0], 3))
         self.assertTrue(all(0 <= g < pairs.PLACEMENT_GAP_MIB for gs in gaps for g in gs))
         self.assertGreater(len({tuple(g) for g in gaps}), 10)
+        # ... laid out in one allocation as fusion-cli lays out its arena: a gap, then the input, 256-byte aligned
+        offsets, total = pairs.placement_offsets(seeds[0], [1000, 256 * MIB, 4])
+        g = pairs.torch_gaps_mib(seeds[0], 3)
+        self.assertEqual(offsets, [g[0] * MIB, (g[0] + g[1]) * MIB + 1024, (g[0] + g[1] + g[2] + 256) * MIB + 1024])
+        self.assertEqual(total, offsets[2] + 256)
+        moved = {pairs.placement_offsets(s, [256 * MIB] * 3)[0][0] for s in seeds}
+        self.assertGreater(len(moved), 5)  # the first input's place changes from pair to pair
 
     def test_the_median_interval_is_the_sign_test_one(self):
         # n = 15 at 95%: x_(4) and x_(12), coverage 1 - 2 P(X <= 3) = 1 - 2 * 576 / 32768.

@@ -112,7 +112,8 @@ TEST(FusionCli, RunRefusesBadTimingOptionsBeforeLookingForAGpu) {
   for (const char* bad : {"-1", "x7", "1.5", "12345678901234567890"}) {
     r = cli("run " + sample("relu_mul_add.json") + " --placement " + bad);
     EXPECT_EQ(r.status, 2) << bad << ": " << r.out;
-    EXPECT_NE(r.out.find("--placement takes a seed, a whole number from 0 (not '" + std::string(bad) + "')"),
+    EXPECT_NE(r.out.find("--placement takes a seed, a whole number from 0 to 999999999999999999 (not '" +
+                         std::string(bad) + "')"),
               std::string::npos)
         << r.out;
   }

@@ -147,7 +147,7 @@ TEST(ExecutorGpu, APlacementMovesTheBuffersAndNotTheResults) {
   EXPECT_EQ(packed.placement, 0u);
   EXPECT_EQ(packed.placement_gaps, 0);
   EXPECT_EQ(placed.placement, 7u);
-  std::int64_t gaps = 0;  // two inputs, then one step's output unfused (m, y) and one fused (y)
+  std::int64_t gaps = 0;  // one before each input (x, w), each unfused step's output (m, y) and the fused y
   for (std::size_t i = 0; i < 5; ++i) gaps += static_cast<std::int64_t>(placement_gap(7, i));
   EXPECT_EQ(placed.placement_gaps, gaps);
   EXPECT_EQ(placed.device_bytes - packed.device_bytes, gaps);

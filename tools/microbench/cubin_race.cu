@@ -142,7 +142,8 @@ int main(int argc, char** argv) {
       for (int w = 0; w < 10; ++w) k.launch();
       for (int i = 0; i < kRuns; ++i) {
         if (flush_mode == "memset") CK(cudaMemsetAsync(flush, 0, 256u << 20));
-        else read_flush<<<132 * 8, 256>>>(static_cast<const float4*>(flush), (256u << 20) / 16, sink);
+        else read_flush<<<1024, 256>>>(static_cast<const float4*>(flush), (256u << 20) / 16, sink);
+        CK(cudaGetLastError());
         CK(cudaEventRecord(s[i]));
         k.launch();
         CK(cudaEventRecord(e[i]));

@@ -6,7 +6,7 @@
 // 0.2464 (0.3510-0.3516).
 // Here relu(x*w+b) over 64M f32, fused (one kernel) and unfused (x*w, +b, relu: three), every kernel with 8-byte
 // accesses and 512 threads per block (the tuner's pick on both devices), is timed in stretches as long as
-// do_bench's (--ms, default 100 ms of runs after 25 ms of warm-up, a 1 s rest before each):
+// do_bench's (MS, default 100 ms of runs after 25 ms of warm-up, a 1 s rest before each):
 //   alone        memset, event, fused, event; ...            (do_bench, the tuning)
 //   interleaved  memset, event, unfused, event, memset, event, fused, event; ...   (the plan timing)
 //   after-copy   memset, a 768 MiB copy (untimed), memset, event, fused, event; ...  (heavy traffic between runs,
@@ -57,8 +57,8 @@ float2* alloc() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int rounds = argc > 1 ? std::atoi(argv[1]) : 8;
-  const double ms = argc > 2 ? std::atof(argv[2]) : 100.0;
+  const int rounds = std::max(1, argc > 1 ? std::atoi(argv[1]) : 8);
+  const double ms = std::max(1.0, argc > 2 ? std::atof(argv[2]) : 100.0);
   // In the arena's order: inputs, the unfused plan's values, the fused plan's output.
   float2 *x = alloc(), *w = alloc(), *b = alloc(), *t = alloc(), *u = alloc(), *y = alloc(), *y2 = alloc();
   float4* big = nullptr;  // after-copy's 768 MiB source and destination
