@@ -155,17 +155,14 @@ def derive(row, copy_bytes_per_s):
                      "fused_compile_queued": round_ratios(row, "fx_fused", "compile", "queued_ms"),
                      "unfused_eager_queued": round_ratios(row, "fx_unfused", "eager", "queued_ms"),
                      "fused_graph_compile_queued": round_ratios(row, "fx_fused", "compile", "queued_ms", "graph_ms")}
-    row["bw_fraction"] = {}
-    for s in SYSTEMS:
-        frac = None if row.get("has_contraction") else bandwidth_fraction(
-            row["min_bytes"], first_ms(row.get(s)), copy_bytes_per_s)
-        row["bw_fraction"][s] = frac
-    # The same against a copy that moves the sample's own minimum bytes (bench.copy_bandwidth), timed under the
-    # same flush: the run's 1 GiB copy pays the flush's dirty lines over 2 GiB of traffic, a 256 MiB kernel over
-    # 256 MiB, so against the big copy a small kernel looks slower than it streams.
+    # bw_fraction_same_bytes: the same against a copy that moves the sample's own minimum bytes
+    # (bench.copy_bandwidth), timed under the same flush: the run's 1 GiB copy pays the flush's dirty lines over
+    # 2 GiB of traffic, a 256 MiB kernel over 256 MiB, so against the big copy a small kernel looks slower than it
+    # streams.
     same = row.get("copy_same_bytes_tb_s")
-    row["bw_fraction_same_bytes"] = {s: None if row.get("has_contraction") or not same else bandwidth_fraction(
-        row["min_bytes"], first_ms(row.get(s)), same * 1e12) for s in SYSTEMS}
+    for key, rate in (("bw_fraction", copy_bytes_per_s), ("bw_fraction_same_bytes", same * 1e12 if same else None)):
+        row[key] = {s: None if row.get("has_contraction") else bandwidth_fraction(
+            row["min_bytes"], first_ms(row.get(s)), rate) for s in SYSTEMS}
     spreads = []
     for s in SYSTEMS:
         ms = row.get(s, {}).get("ms") if isinstance(row.get(s), dict) else None

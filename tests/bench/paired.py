@@ -9,7 +9,8 @@ faster, torch.compile faster, or no difference shown), with each side's spread a
 
 With --placements every pair puts both sides' buffers somewhere else: a new fusion-cli process with
 `--placement P` (gaps of 0-15 MiB before its buffers; its tuning and first timing come before the pair's timing,
-and every process verifies), and PyTorch's inputs copied anew after gaps of 0-15 MiB drawn from P. Where buffers
+and every process verifies), and PyTorch's inputs copied into one new allocation, each after a gap of 0-15 MiB
+drawn from P (placed()). Where buffers
 lie moves a memory-bound kernel by tenths of a percent and stays put for the life of a process
 (tools/microbench/placement.cu), so pairs on one placement compare placements as much as kernels; drawn anew
 per pair, placement becomes part of the spread and the verdict is about the kernels.

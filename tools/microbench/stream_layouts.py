@@ -131,16 +131,18 @@ def row_preamble(prefetch="", once=(".L2::cache_hint", EVICT_FIRST)):
     """load(p, once): a 16-byte load, plain or (once) ld.global<once[0]> with the L2 policy once[1] (a createpolicy
     instruction, or None for no policy operand); each with the PTX prefetch-size qualifier given."""
     qualifiers, policy = once
+
+    def ld4(q):  # r = ld.global<q>.v4.f32 [p], no policy operand
+        return f'asm("ld.global{q}.v4.f32 {{%0, %1, %2, %3}}, [%4];" : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w) : "l"(p));'
+
     if policy is None:
-        once_load = f'asm("ld.global{qualifiers}{prefetch}.v4.f32 {{%0, %1, %2, %3}}, [%4];" : ' \
-                    '"=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w) : "l"(p));'
+        once_load = ld4(qualifiers + prefetch)
     else:
         once_load = f"""unsigned long long policy;
     asm("{policy}" : "=l"(policy));
     asm("ld.global{qualifiers}{prefetch}.v4.f32 {{%0, %1, %2, %3}}, [%4], %5;"
         : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w) : "l"(p), "l"(policy));"""
-    plain = (f'asm("ld.global{prefetch}.v4.f32 {{%0, %1, %2, %3}}, [%4];" : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w) : "l"(p));'
-             if prefetch else "r = *reinterpret_cast<const float4*>(p);")
+    plain = ld4(prefetch) if prefetch else "r = *reinterpret_cast<const float4*>(p);"
     return f"""template <typename T, int N> struct alignas(sizeof(T) * N) fx_vec {{ T v[N]; }};
 __device__ __forceinline__ float4 load(const float* p, bool once) {{
   float4 r;
