@@ -103,11 +103,20 @@ std::vector<double> time_rounds(Executor::Impl& im, int p, std::size_t s, std::s
 // (RunOptions::warmup_ms, repeat_ms, rest_ms: the PyTorch harness's protocol), the comparison runs as the plan
 // timing will: after the same rest, warmed up as long and timed about as long (at least `rounds`), its round's
 // time taken from one round run first. Otherwise `rounds` after one warm-up round, right away.
+// A generated kernel's layouts are compared the same way but without the rest (Rest::no): they are memory-bound,
+// and a rest before each of a plan's steps would cost a second each. Timed in 15 rounds right after the
+// compile, relu_mul_add's fused kernel took 0.3501-0.3508 ms in its chosen layout on an H100 and 0.3511-0.3515
+// in the plan timing of the same processes; in a race (tools/microbench/plan_interleave.cu) 15 runs after a rest
+// with no warm-up took 0.3508, do_bench's protocol 0.3510, and the fastest of three layouts 0.1% apart is,
+// after 15 rounds, as much the noise's pick as the kernel's: on an H200 the tuner kept 8-byte accesses with 512
+// threads, which paired with torch.compile at 1.0031 where the layout of 256 threads gave 1.0005 (run AD).
+enum class Rest { yes, no };
 template <class Launch>
 TuneRounds comparison_rounds(Executor::Impl& im, int p, std::size_t s, std::size_t n,
-                             const contraction_detail::DeviceMemory& flush, int rounds, Launch&& launch) {
+                             const contraction_detail::DeviceMemory& flush, int rounds, Launch&& launch,
+                             Rest rest = Rest::yes) {
   const RunOptions& o = im.options;
-  im.rest();
+  if (rest == Rest::yes) im.rest();
   if (!(o.warmup_ms > 0 || o.repeat_ms > 0)) return rounds;
   const double round_ms = mean_event_ms(im.stream, 1, [&] {
     for (std::size_t i = 0; i < n; ++i) {
@@ -461,7 +470,8 @@ void tune_layouts(Executor::Impl& im) {
         }
         im.launched(p, s);
       };
-      const std::vector<double> med = time_rounds(im, p, s, n, flush, kRounds, launch_layout);
+      const TuneRounds rounds = comparison_rounds(im, p, s, n, flush, kRounds, launch_layout, Rest::no);
+      const std::vector<double> med = time_rounds(im, p, s, n, flush, rounds, launch_layout);
       const auto best = static_cast<std::size_t>(std::min_element(med.begin(), med.end()) - med.begin());
       std::string others;
       for (std::size_t i = 0; i < n; ++i) {
@@ -470,8 +480,8 @@ void tune_layouts(Executor::Impl& im) {
         others += (others.empty() ? "" : "; ") + d + ": " + ms_text(med[i]);
       }
       install(st, best);
-      st.layout_choice = st.kernel.layout + ": the fastest of " + std::to_string(n) + " layouts timed here (" +
-                         ms_text(med[best]) + "; " + others + ")";
+      st.layout_choice = st.kernel.layout + ": the fastest of " + std::to_string(n) + " layouts timed here in " +
+                         std::to_string(rounds.timed) + " rounds (" + ms_text(med[best]) + "; " + others + ")";
       launch_layout(0);  // the installed layout writes the outputs the next steps read
     }
   }

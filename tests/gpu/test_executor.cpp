@@ -3,9 +3,11 @@
 // Skips with a message where no CUDA device exists.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "core/fusion/engine.h"
@@ -97,6 +99,20 @@ TEST(ExecutorGpu, ATimingInMillisecondsRunsTheRoundsItComesTo) {
   EXPECT_GT(r.unfused.graph_ms.value_or(0), 0.0);
   EXPECT_GT(r.fused.graph_ms.value_or(0), 0.0);
   std::cout << "a round " << r.round_ms << " ms: " << r.warmup << " warm-up rounds, " << r.repeat << " timed\n";
+  // Each kernel's three layouts were compared as long as the plans were timed: a round of them, each after
+  // the flush, takes well under 2 ms on any GPU, so 30 ms makes more rounds than the 15 of a counted run.
+  int tuned = 0;
+  for (const PlanReport* p : {&r.unfused, &r.fused}) {
+    for (const KernelReport& k : p->kernels) {
+      const std::string at = " layouts timed here in ";
+      const std::size_t i = k.path.find(at);
+      ASSERT_NE(i, std::string::npos) << k.path;
+      const int rounds = std::atoi(k.path.c_str() + i + at.size());
+      EXPECT_GT(rounds, 15) << k.path;
+      ++tuned;
+    }
+  }
+  EXPECT_EQ(tuned, 3);
 }
 
 // RunOptions::timed: the run's own timing first, then one more each time the callback asks, each timed like
@@ -230,8 +246,8 @@ TEST(ExecutorGpu, LayoutsAreTimedAndTheFastestKept) {
     const RunReport tuned = run_both(g, 5, opt);
     expect_verified(tuned, cold ? "tuned, cold L2" : "tuned");
     // Both unfused kernels and the fused one: "N elements per thread (...): the fastest of 2 layouts timed
-    // here (0.0123 ms; the other: 0.0130 ms)".
-    EXPECT_EQ(kernels_saying(tuned, ": the fastest of 2 layouts timed here ("), 3);
+    // here in 15 rounds (0.0123 ms; the other: 0.0130 ms)".
+    EXPECT_EQ(kernels_saying(tuned, ": the fastest of 2 layouts timed here in 15 rounds ("), 3);
     EXPECT_EQ(kernels_saying(tuned, "elements per thread ("), 3);
   }
   RunOptions fixed;
@@ -249,7 +265,7 @@ TEST(ExecutorGpu, WideBlockLayoutIsTimedAndVerifies) {
   const Graph g = mul_sigmoid(2048, 2048);
   const RunReport tuned = run_both(g, 3);
   expect_verified(tuned, "tuned");
-  EXPECT_EQ(kernels_saying(tuned, ": the fastest of 3 layouts timed here ("), 3);
+  EXPECT_EQ(kernels_saying(tuned, ": the fastest of 3 layouts timed here in 15 rounds ("), 3);
   EXPECT_EQ(kernels_saying(tuned, "512 threads per block"), 3);
   RunOptions opt;
   opt.force_layout = 2;
@@ -298,7 +314,7 @@ TEST(ExecutorGpu, RowKernelLayoutsAreTimedAndTheFastestKept) {
   ASSERT_EQ(tuned.fused.kernels.size(), 1u);
   const std::string& path = tuned.fused.kernels[0].path;
   EXPECT_NE(path.find("threads per row, "), std::string::npos) << path;
-  EXPECT_NE(path.find(": the fastest of 3 layouts timed here ("), std::string::npos) << path;
+  EXPECT_NE(path.find(": the fastest of 3 layouts timed here in 15 rounds ("), std::string::npos) << path;
   for (const char* layout : {"128 threads per row", "256 threads per row", "512 threads per row"}) {
     EXPECT_NE(path.find(layout), std::string::npos) << path;
   }

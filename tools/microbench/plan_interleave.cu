@@ -11,6 +11,8 @@
 //   interleaved  memset, event, unfused, event, memset, event, fused, event; ...   (the plan timing)
 //   after-copy   memset, a 768 MiB copy (untimed), memset, event, fused, event; ...  (heavy traffic between runs,
 //                with no kernel of the plan's)
+//   fresh        alone's runs, but 15 of them right after the rest with no warm-up (as fusion-cli's layout tuning
+//                times each layout: kRounds in layout_tuning.cpp)
 // The stretches alternate (alone, interleaved, after-copy, alone, ...) over --rounds rounds, so a drift touches
 // all alike; each prints its median, and the summary the median of each protocol's medians.
 //   nvcc -O3 -std=c++17 -arch=sm_90 tools/microbench/plan_interleave.cu -o /tmp/pi && /tmp/pi [ROUNDS] [MS]
@@ -87,18 +89,21 @@ int main(int argc, char** argv) {
   float est = 0;
   CK(cudaEventElapsedTime(&est, e0, e1));
   const int runs = std::max(1, int(ms / (est / 5))), warm = std::max(1, int(25.0 / (est / 5)));
-  const char* names[] = {"alone", "interleaved", "after-copy"};
-  std::vector<std::vector<float>> medians(3), unfused_medians(1);
+  const char* names[] = {"alone", "interleaved", "after-copy", "fresh"};
+  constexpr int kProtocols = 4, kFreshRuns = 15;
+  std::vector<std::vector<float>> medians(kProtocols), unfused_medians(1);
   std::vector<cudaEvent_t> s(2 * runs), e(2 * runs);
   for (int i = 0; i < 2 * runs; ++i) { CK(cudaEventCreate(&s[i])); CK(cudaEventCreate(&e[i])); }
   std::printf("relu(x*w+b), 64M f32, 8-byte accesses x 512 threads; %d runs per stretch after %d warm-up runs\n", runs,
               warm);
   for (int r = 0; r < rounds; ++r) {
-    for (int proto = 0; proto < 3; ++proto) {
+    for (int proto = 0; proto < kProtocols; ++proto) {
       CK(cudaDeviceSynchronize());
       std::this_thread::sleep_for(std::chrono::seconds(1));
-      for (int i = 0; i < warm; ++i) { flush(); run_fused(); }
-      for (int i = 0; i < runs; ++i) {
+      const bool fresh = proto == 3;
+      const int n = fresh ? kFreshRuns : runs;
+      for (int i = 0; i < (fresh ? 0 : warm); ++i) { flush(); run_fused(); }
+      for (int i = 0; i < n; ++i) {
         if (proto == 1) {
           flush();
           CK(cudaEventRecord(s[runs + i]));
@@ -114,24 +119,24 @@ int main(int argc, char** argv) {
         CK(cudaEventRecord(e[i]));
       }
       CK(cudaDeviceSynchronize());
-      std::vector<float> tf(runs), tu(runs);
-      for (int i = 0; i < runs; ++i) {
+      std::vector<float> tf(n), tu(n);
+      for (int i = 0; i < n; ++i) {
         CK(cudaEventElapsedTime(&tf[i], s[i], e[i]));
         if (proto == 1) CK(cudaEventElapsedTime(&tu[i], s[runs + i], e[runs + i]));
       }
       std::sort(tf.begin(), tf.end());
-      medians[proto].push_back(tf[runs / 2]);
-      std::printf("round %d %-12s fused %.4f ms", r + 1, names[proto], tf[runs / 2]);
+      medians[proto].push_back(tf[n / 2]);
+      std::printf("round %d %-12s fused %.4f ms", r + 1, names[proto], tf[n / 2]);
       if (proto == 1) {
         std::sort(tu.begin(), tu.end());
-        unfused_medians[0].push_back(tu[runs / 2]);
-        std::printf("  (unfused %.4f ms)", tu[runs / 2]);
+        unfused_medians[0].push_back(tu[n / 2]);
+        std::printf("  (unfused %.4f ms)", tu[n / 2]);
       }
       std::printf("\n");
     }
   }
   std::printf("median of the rounds' medians:\n");
-  for (int proto = 0; proto < 3; ++proto) {
+  for (int proto = 0; proto < kProtocols; ++proto) {
     auto m = medians[proto];
     std::sort(m.begin(), m.end());
     std::printf("  %-12s fused %.4f ms (rounds %.4f - %.4f)", names[proto], m[m.size() / 2], m.front(), m.back());
