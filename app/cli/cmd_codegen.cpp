@@ -2,10 +2,13 @@
 // compiling it with NVRTC. Works without a GPU (NVRTC compiles without a device).
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "app/cli/command.h"
 #include "app/cli/plan_source.h"
 
 #ifdef FX_HAVE_CUDA
+#include "core/graph/graph_io.h"
 #include "kernels/codegen/codegen.h"
 #include "kernels/nvrtc/nvrtc_compiler.h"
 #endif
@@ -15,16 +18,21 @@ namespace {
 
 const char* kHelp =
     "usage: fusion-cli codegen FILE [--plan PLAN | --auto | --unfused] [--group ID] [--compile] [--arch sm_90]\n"
-    "                              [--device NAME|FILE]\n\n"
+    "                              [--device NAME|FILE] [--json OUT]\n\n"
     "Prints the generated CUDA C++ of every group of the plan (or of one group: --group g:NODE or its index).\n"
     "The plan: --plan names a fused graph file; --auto runs the fusion engine's auto-fuse (the default for a\n"
     "plain graph file); --unfused prints the one-kernel-per-node plan. --compile also compiles each kernel with\n"
     "NVRTC for --arch (default sm_90) and prints the CUBIN size or the compile log; no GPU is needed.\n"
-    "Groups that run on cuBLASLt/cuDNN/CUB, or cannot run (custom), are listed with the reason.\n";
+    "Groups that run on cuBLASLt/cuDNN/CUB, or cannot run (custom), are listed with the reason.\n"
+    "--json OUT also writes the kernels as JSON (format fusion-explorer/kernels): for each group its kernels,\n"
+    "each with its entry point, the values it reads and writes (its parameters in that order: one device\n"
+    "pointer each, inputs then outputs) and every layout the run would time (description, source, grid,\n"
+    "block; the first is the default), or the reason the group has none. tests/bench/race.py launches them\n"
+    "next to torch.compile's kernels in one process.\n";
 
 #ifdef FX_HAVE_CUDA
 int codegen(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Args args(argv, {"--auto", "--unfused", "--compile"}, {"--plan", "--group", "--arch", "--device"});
+  Args args(argv, {"--auto", "--unfused", "--compile"}, {"--plan", "--group", "--arch", "--device", "--json"});
   if (!args.ok() || args.positionals().size() != 1) {
     err << "fusion-cli codegen: " << (args.ok() ? "name one graph file" : args.error()) << "\n";
     return kBadInput;
@@ -42,6 +50,14 @@ int codegen(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
   gpu::NvrtcCompiler compiler;
   int status = kOk, index = 0, shown = 0;
   out << "// " << g.name() << ": " << plans->fused.groups().size() << " groups from " << plans->how << "\n";
+  nlohmann::ordered_json doc = {{"format", "fusion-explorer/kernels"}, {"version", 1}, {"graph", g.name()},
+                                {"plan", plans->how}, {"nvrtc_options", compiler.options(arch)},
+                                {"groups", nlohmann::ordered_json::array()}};
+  auto names = [&](const std::vector<ValueId>& values) {
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    for (ValueId v : values) a.push_back(g.value_name(v));
+    return a;
+  };
   for (const Group& group : plans->fused.groups()) {
     const int id = index++;
     if (only && *only != group.id && *only != std::to_string(id)) continue;
@@ -49,17 +65,30 @@ int codegen(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
     std::vector<NodeId> nodes = group.nodes;
     nodes.insert(nodes.end(), group.recomputed.begin(), group.recomputed.end());
     out << "\n// ======== group " << id << " " << group.id << " ========\n";
+    nlohmann::ordered_json& gj = doc["groups"].emplace_back(
+        nlohmann::ordered_json{{"index", id}, {"id", group.id}, {"kernels", nlohmann::ordered_json::array()}});
     if (group.eliminated()) {
       out << "// not launched: every consumer recomputes what it computes\n";
+      gj["none"] = "not launched: every consumer recomputes what it computes";
       continue;
     }
     if (std::string why = gpu::unsupported_reason(g, nodes); !why.empty()) {
       out << "// no generated kernel: " << why << "\n";
+      gj["none"] = "no generated kernel: " + why;
       continue;
     }
     const gpu::GroupCode code = gpu::generate_group(g, nodes, group.io.outputs, id);
     if (!code.note.empty()) out << "// note: " << code.note << "\n";
+    if (!code.note.empty()) gj["note"] = code.note;
     for (const gpu::GeneratedKernel& k : code.kernels) {
+      nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
+      layouts.push_back({{"description", k.layout}, {"grid", k.grid}, {"block", k.block}, {"source", k.source}});
+      for (const gpu::KernelLayout& alt : k.alternatives) {
+        layouts.push_back({{"description", alt.description}, {"grid", alt.grid}, {"block", alt.block}, {"source", alt.source}});
+      }
+      gj["kernels"].push_back({{"name", k.name}, {"kind", std::string(gpu::kernel_kind_name(k.kind))},
+                               {"inputs", names(k.inputs)}, {"outputs", names(k.outputs)},
+                               {"bytes_moved", k.bytes_moved}, {"layouts", std::move(layouts)}});
       out << "// ---- kernel " << k.name << " (" << gpu::kernel_kind_name(k.kind) << "), grid " << k.grid << " x block "
           << k.block << ", " << format_bytes(static_cast<double>(k.bytes_moved)) << " moved ----\n"
           << k.source;
@@ -76,6 +105,12 @@ int codegen(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
   if (only && shown == 0) {
     err << "fusion-cli codegen: no group '" << *only << "' in the plan\n";
     return kBadInput;
+  }
+  if (const auto path = args.value("--json")) {
+    if (auto w = write_text_file_atomic(*path, doc.dump(2) + "\n"); !w) {
+      err << "fusion-cli codegen: cannot write the kernels: " << format_diagnostics(w.errors(), *path);
+      return kFailed;
+    }
   }
   return status;
 }

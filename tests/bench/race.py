@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+"""Fusion Explorer's generated kernel against torch.compile's, in one process, run by run after the same flush.
+
+paired.py times each side in its own process, each after its own 256 MB flush allocation, and the flush's own
+state moves a memory-bound kernel by 0.3-0.6% (tools/microbench/flush_placement.cu, docs/measurement.md): a
+gap below that between two kernels at copy bandwidth is at the floor of such pairs. Here both sides run in
+this process on the same input tensors, each run after a memset of the same flush buffer, interleaved run by
+run (the order rotating from round to round), with the stream held by a spin while the host enqueues a block
+of rounds, so neither side's launch cost shows. Each block of rounds gives each contender its median; each
+block's ratio ours / torch.compile is one observation, summarised as paired.py's pairs are (median, sign-test
+interval, verdict; tests/bench/pairs.py).
+
+Our side is the fused plan's kernel as `fusion-cli codegen --auto --json` writes it, in every layout the run
+would time, each compiled here with NVRTC (the executor's options) and launched through the CUDA driver with
+its parameters in the executor's order (inputs, then outputs). Each layout's outputs are checked against the
+float64 reference first (crosscheck.py's check; a mismatch is a failure). Only samples whose fused plan is one
+generated kernel can race; the others are listed with the reason.
+
+    python3 tests/bench/race.py --samples relu_mul_add softmax [--blocks 15] [--rounds 40] [--cli PATH]
+
+Writes race.json and race.md to --out (default $OUT, else ./bench-out)."""
+import argparse
+import ctypes
+import ctypes.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pairs  # noqa: E402  (no torch: the CPU tests import this module's pure functions)
+
+FLUSH_BYTES = 256 * 2**20  # do_bench's cache flush
+WARMUP_MS = 25.0           # do_bench's warm-up, per contender
+
+
+# ---- the bundle and the statistics (pure Python; tests/bench/test_race.py) ----
+
+def one_kernel(bundle):
+    """(kernel, None) when the fused plan of `fusion-cli codegen --json` is one generated kernel, else
+    (None, the reason)."""
+    if bundle.get("format") != "fusion-explorer/kernels":
+        return None, f"not a fusion-explorer/kernels file (format {bundle.get('format')!r})"
+    groups = bundle.get("groups", [])
+    launched = [g for g in groups if g.get("kernels") or "not launched" not in g.get("none", "")]
+    library = [g for g in launched if not g.get("kernels")]
+    kernels = [k for g in launched for k in g.get("kernels", [])]
+    if library:
+        return None, (f"{len(library)} of its {len(launched)} groups run no generated kernel "
+                      f"({library[0]['id']}: {library[0].get('none', '')})")
+    if len(kernels) != 1:
+        return None, f"its fused plan has {len(kernels)} generated kernels; a race takes one"
+    return kernels[0], None
+
+
+def round_order(r, n):
+    """The contenders' order in round r: rotated by one each round, so each runs in every position equally."""
+    return [(r + i) % n for i in range(n)]
+
+
+def summarize(names, blocks):
+    """blocks: [[median ms of contender 0 (torch.compile), of 1, ...], ...]. For each of ours (1..): its block
+    ratios to torch.compile's, their median, interval and verdict, as paired.py's."""
+    out = {"compile_ms_median": pairs.median([b[0] for b in blocks]), "layouts": []}
+    for c in range(1, len(names)):
+        ratios = [b[c] / b[0] for b in blocks if b[0] > 0]
+        interval = pairs.median_interval(ratios) if ratios else None
+        out["layouts"].append({
+            "layout": names[c], "fused_ms_median": pairs.median([b[c] for b in blocks]), "ratios": ratios,
+            "ratio_median": pairs.median(ratios), "interval": list(interval[:2]) if interval else None,
+            "coverage": interval[2] if interval else None,
+            "fused_faster_in": sum(r < 1.0 for r in ratios),
+            "verdict": pairs.verdict(*(interval[:2] if interval else (None, None)))})
+    return out
+
+
+def markdown(report):
+    lines = [f"One-process races on {report['device']} (torch {report['torch']}, triton {report['triton']}): "
+             f"{report['blocks']} blocks of {report['rounds']} rounds, every run after a memset of the same 256 MB "
+             "flush, the contenders interleaved run by run (tests/bench/race.py).", "",
+             "| sample | layout | torch.compile ms | FX ms | FX / compile, median of blocks | interval | coverage "
+             "| FX faster in | verdict |", "|---|---|---|---|---|---|---|---|---|"]
+    for s in report["samples"]:
+        if s.get("skipped") or s.get("error"):
+            lines.append(f"| {s['name']} | {s.get('skipped') or s.get('error')} | | | | | | | |")
+            continue
+        for lay in s["layouts"]:
+            iv, cov = lay["interval"], lay["coverage"]
+            interval = "-" if not iv else f"{iv[0]:.4f} - {iv[1]:.4f}"
+            coverage = "-" if cov is None else f"{cov:.1%}"
+            lines.append(
+                f"| {s['name']} | {lay['layout']} | {s['compile_ms_median']:.4f} | {lay['fused_ms_median']:.4f} | "
+                f"{lay['ratio_median']:.4f} | {interval} | {coverage} | "
+                f"{lay['fused_faster_in']} of {len(lay['ratios'])} | {lay['verdict']} |")
+    return "\n".join(lines) + "\n"
+
+
+# ---- NVRTC and the driver, through ctypes (the CUDA toolkit's or PyTorch's libraries) ----
+
+def _load(names):
+    errors = []
+    for name in names:
+        try:
+            return ctypes.CDLL(name)
+        except OSError as e:
+            errors.append(str(e))
+    raise RuntimeError("cannot load any of " + ", ".join(names) + ": " + "; ".join(errors))
+
+
+class Cuda:
+    """NVRTC (compile) and the CUDA driver (load, launch) through ctypes."""
+
+    def __init__(self):
+        self.nvrtc = _load([ctypes.util.find_library("nvrtc") or "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so",
+                            "libnvrtc.so.13", "libnvrtc.so.12"])
+        self.nvrtc.nvrtcGetErrorString.restype = ctypes.c_char_p
+        self._cu_lib = None  # the driver, loaded on first use: compiling needs none (tests/bench/test_race.py)
+
+    @property
+    def cu(self):
+        if self._cu_lib is None:
+            self._cu_lib = _load(["libcuda.so.1", "libcuda.so"])
+            self._cu_lib.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [
+                ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
+        return self._cu_lib
+
+    def _nv(self, status, what, prog=None):
+        if status != 0:
+            log = ""
+            if prog is not None:
+                size = ctypes.c_size_t()
+                self.nvrtc.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+                buf = ctypes.create_string_buffer(size.value)
+                self.nvrtc.nvrtcGetProgramLog(prog, buf)
+                log = buf.value.decode(errors="replace")
+            raise RuntimeError(f"NVRTC {what}: {self.nvrtc.nvrtcGetErrorString(status).decode()}\n{log}")
+
+    def _cu(self, status, what):
+        if status != 0:
+            msg = ctypes.c_char_p()
+            self.cu.cuGetErrorString(status, ctypes.byref(msg))
+            raise RuntimeError(f"CUDA driver {what}: {msg.value.decode() if msg.value else status}")
+
+    def compile(self, source, name, options):
+        prog = ctypes.c_void_p()
+        self._nv(self.nvrtc.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), f"{name}.cu".encode(), 0,
+                                               None, None), "create " + name)
+        try:
+            opts = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
+            self._nv(self.nvrtc.nvrtcCompileProgram(prog, len(options), opts), "compile " + name, prog)
+            size = ctypes.c_size_t()
+            self._nv(self.nvrtc.nvrtcGetCUBINSize(prog, ctypes.byref(size)), "CUBIN size")
+            cubin = ctypes.create_string_buffer(size.value)
+            self._nv(self.nvrtc.nvrtcGetCUBIN(prog, cubin), "CUBIN")
+            return cubin
+        finally:
+            self.nvrtc.nvrtcDestroyProgram(ctypes.byref(prog))
+
+    def function(self, cubin, name):
+        module, fn = ctypes.c_void_p(), ctypes.c_void_p()
+        self._cu(self.cu.cuModuleLoadData(ctypes.byref(module), cubin), "load " + name)
+        self._cu(self.cu.cuModuleGetFunction(ctypes.byref(fn), module, name.encode()), "find " + name)
+        return fn
+
+    def launcher(self, fn, grid, block, pointers, stream):
+        """A call that launches fn on `stream` with one device pointer per parameter."""
+        values = [ctypes.c_void_p(p) for p in pointers]
+        params = (ctypes.c_void_p * len(values))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in values])
+        handle = ctypes.c_void_p(stream)
+
+        def launch():
+            self._cu(self.cu.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, handle, params, None), "launch")
+        launch.keep = (values, params)  # alive as long as the launcher
+        return launch
+
+
+# ---- the race ----
+
+def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_torch):
+    graph = fx_torch.load_graph(path)
+    entry = {"name": graph.name, "file": os.path.relpath(path)}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "kernels.json")
+        proc = subprocess.run([cli, "codegen", path, "--auto", "--json", out], capture_output=True, text=True)
+        if proc.returncode != 0:
+            entry["error"] = f"fusion-cli codegen exited {proc.returncode}: {proc.stderr.strip()[:300]}"
+            return entry
+        with open(out, encoding="utf-8") as f:
+            bundle = json.load(f)
+    kernel, why = one_kernel(bundle)
+    if kernel is None:
+        entry["skipped"] = "not raced: " + why
+        return entry
+    prep = bench.prepare_torch(graph)
+    if "error" in prep["compile"]:
+        entry["error"] = "torch.compile: " + prep["compile"]["error"]
+        return entry
+    compiled, inputs = prep["compile"]["call"], prep["compile"]["inputs"]
+    expected = compiled(inputs)
+    torch.cuda.synchronize()
+    missing = [name for name in kernel["outputs"] if name not in expected]
+    if missing:
+        entry["skipped"] = f"not raced: the kernel writes {missing}, which the graph does not output"
+        return entry
+    # Contiguous, as the executor's buffers (a torch output may be a strided view, e.g. of a transpose).
+    outputs = {name: torch.empty(tuple(expected[name].shape), dtype=expected[name].dtype, device="cuda")
+               for name in kernel["outputs"]}
+    stream = torch.cuda.current_stream().cuda_stream
+    major, minor = torch.cuda.get_device_capability()
+    options = bundle.get("nvrtc_options") or ["-std=c++17", "--generate-line-info"]
+    options = [f"--gpu-architecture=sm_{major}{minor}"] + [o for o in options if not o.startswith("--gpu-arch")]
+    pointers = [inputs[n].data_ptr() for n in kernel["inputs"]] + [outputs[n].data_ptr() for n in kernel["outputs"]]
+    names, calls = ["torch.compile"], [lambda: compiled(inputs)]
+    report = crosscheck.Report(echo=True)
+    for i, layout in enumerate(kernel["layouts"]):
+        fn = cuda.function(cuda.compile(layout["source"], kernel["name"], options), kernel["name"])
+        launch = cuda.launcher(fn, layout["grid"], layout["block"], pointers, stream)
+        for o in outputs.values():
+            o.fill_(float("nan") if o.is_floating_point() else 0)
+        launch()
+        torch.cuda.synchronize()
+        label = f"layout {i + 1}: {layout['description']}"
+        crosscheck.check(graph, inputs, {label: {n: outputs[n].clone() for n in outputs}}, report, plans=[label])
+        names.append(layout["description"] or f"layout {i + 1}")
+        calls.append(launch)
+    entry["checks"] = report.lines
+    if report.failures:
+        entry["error"] = f"{report.failures} output check(s) failed: " + "; ".join(
+            line for line in report.lines if line.startswith("FAIL"))
+        return entry
+    entry["kernel"] = kernel["name"]
+    entry.update(time_contenders(names, calls, blocks, rounds, torch, bench))
+    return entry
+
+
+def time_contenders(names, calls, blocks, rounds, torch, bench):
+    flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    n = len(calls)
+    # One round's GPU time (and the host's, to size the spin): a few rounds enqueued back to back.
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    start.record()
+    for r in range(3):
+        for c in round_order(r, n):
+            flush.zero_()
+            calls[c]()
+    end.record()
+    host_s = (time.perf_counter() - t0) / (3 * n)
+    torch.cuda.synchronize()
+    round_ms = start.elapsed_time(end) / 3
+    bench.rest()
+    for _ in range(max(1, int(WARMUP_MS * n / round_ms))):  # do_bench's warm-up, every contender
+        for c in range(n):
+            flush.zero_()
+            calls[c]()
+    per_block = []
+    for b in range(blocks):
+        torch.cuda.synchronize()
+        bench.spin(3 * host_s * rounds * n + 1e-3)  # the host enqueues the whole block (events too) behind it
+        ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+              for _ in range(rounds)]
+        for r in range(rounds):
+            for c in round_order(b * rounds + r, n):
+                flush.zero_()
+                ev[r][c][0].record()
+                calls[c]()
+                ev[r][c][1].record()
+        torch.cuda.synchronize()
+        per_block.append([statistics.median(ev[r][c][0].elapsed_time(ev[r][c][1]) for r in range(rounds))
+                          for c in range(n)])
+    out = summarize(names, per_block)
+    out["blocks_ms"] = per_block
+    out["round_ms"] = round_ms
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--samples", nargs="+", required=True, help="sample names or graph files")
+    ap.add_argument("--blocks", type=int, default=15, help="blocks of rounds, one ratio each (default 15)")
+    ap.add_argument("--rounds", type=int, default=40, help="rounds per block, every contender once (default 40)")
+    ap.add_argument("--cli", help="fusion-cli binary (default: $FX_CLI, else the newest build*/app/cli/fusion-cli)")
+    ap.add_argument("--out", default=os.environ.get("OUT") or "bench-out")
+    args = ap.parse_args(argv)
+    if args.blocks < 6 or args.rounds < 1:
+        ap.error("--blocks takes at least 6 (for an interval) and --rounds at least 1")
+    import bench  # sets the Inductor and Triton cache directories before torch loads
+    import crosscheck
+    import fx_torch
+    import torch
+    import triton
+    cli = bench.find_cli(args.cli)
+    if not cli:
+        ap.error("no fusion-cli: build it or give --cli")
+    if not torch.cuda.is_available():
+        print("race: no CUDA device; nothing to race", file=sys.stderr)
+        return 2
+    cuda = Cuda()
+    report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+              "blocks": args.blocks, "rounds": args.rounds, "date": time.strftime("%Y-%m-%d"), "samples": []}
+    failed = 0
+    for path in bench.sample_paths(args.samples):
+        t0 = time.perf_counter()
+        try:
+            entry = race_sample(cli, path, args.blocks, args.rounds, cuda, torch, bench, crosscheck, fx_torch)
+        except (RuntimeError, OSError, ValueError, KeyError) as e:  # one sample's failure, named; the rest race
+            entry = {"name": os.path.basename(path), "error": f"{type(e).__name__}: {e}"}
+        failed += "error" in entry
+        report["samples"].append(entry)
+        torch.cuda.empty_cache()
+        best = min(entry.get("layouts", []), key=lambda x: x["ratio_median"], default=None)
+        print(f"  {entry['name']}: {time.perf_counter() - t0:.1f} s, "
+              + (entry.get("error") or entry.get("skipped")
+                 or f"best layout {best['ratio_median']:.4f} ({best['verdict']})"), flush=True)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "race.json"), "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=1)
+    text = markdown(report)
+    with open(os.path.join(args.out, "race.md"), "w", encoding="utf-8") as f:
+        f.write(text)
+    print(text)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

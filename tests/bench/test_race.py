@@ -1,0 +1,109 @@
+"""race.py's plain-Python half: which plans can race, the rotation, the block statistics, the report; and, where
+NVRTC loads (the CUDA toolkit), that every layout fusion-cli codegen --json writes compiles standalone through
+race.py's ctypes binding with the options the bundle names. No GPU, no torch."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import race  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def bundle(*groups):
+    return {"format": "fusion-explorer/kernels", "version": 1, "graph": "g", "groups": list(groups)}
+
+
+def kernel(name):
+    return {"name": name, "inputs": ["x"], "outputs": ["y"],
+            "layouts": [{"description": "a", "grid": 4, "block": 256, "source": "..."}]}
+
+
+class OneKernel(unittest.TestCase):
+    def test_a_plan_of_one_generated_kernel_races(self):
+        k, why = race.one_kernel(bundle({"id": "g:y", "kernels": [kernel("fx_g0_y")]},
+                                        {"id": "g:t", "kernels": [], "none": "not launched: every consumer "
+                                         "recomputes what it computes"}))
+        self.assertIsNone(why)
+        self.assertEqual(k["name"], "fx_g0_y")
+
+    def test_a_library_group_or_two_kernels_say_why_not(self):
+        k, why = race.one_kernel(bundle({"id": "g:mm", "kernels": [], "none": "no generated kernel: node mm "
+                                         "(matmul) runs on cuBLASLt/cuDNN"}, {"id": "g:y", "kernels": [kernel("k")]}))
+        self.assertIsNone(k)
+        self.assertIn("1 of its 2 groups run no generated kernel (g:mm: no generated kernel: node mm", why)
+        k, why = race.one_kernel(bundle({"id": "g:a", "kernels": [kernel("a")]}, {"id": "g:b", "kernels": [kernel("b")]}))
+        self.assertIsNone(k)
+        self.assertIn("2 generated kernels", why)
+        k, why = race.one_kernel({"format": "fusion-explorer/graph"})
+        self.assertIn("not a fusion-explorer/kernels file", why)
+
+
+class Statistics(unittest.TestCase):
+    def test_each_contender_runs_in_every_position(self):
+        n = 4
+        positions = {c: set() for c in range(n)}
+        for r in range(n):
+            order = race.round_order(r, n)
+            self.assertEqual(sorted(order), list(range(n)))
+            for pos, c in enumerate(order):
+                positions[c].add(pos)
+        self.assertTrue(all(p == set(range(n)) for p in positions.values()))
+
+    def test_block_ratios_give_the_verdicts(self):
+        # torch.compile 0.200 ms; layout A 1% faster in every block, layout B level (half a block each way).
+        blocks = [[0.200, 0.198, 0.200 + (0.001 if i % 2 else -0.001)] for i in range(15)]
+        out = race.summarize(["torch.compile", "A", "B"], blocks)
+        self.assertAlmostEqual(out["compile_ms_median"], 0.200)
+        a, b = out["layouts"]
+        self.assertAlmostEqual(a["ratio_median"], 0.99)
+        self.assertEqual(a["verdict"], "fused faster")
+        self.assertEqual(a["fused_faster_in"], 15)
+        self.assertEqual(b["verdict"], "no difference shown")
+        self.assertEqual(b["fused_faster_in"], 8)
+        slower = race.summarize(["torch.compile", "C"], [[0.2, 0.202]] * 15)["layouts"][0]
+        self.assertEqual(slower["verdict"], "torch.compile faster")
+        report = {"device": "GPU", "torch": "t", "triton": "tr", "blocks": 15, "rounds": 40, "samples": [
+            dict(name="s", **out), {"name": "gpt2_block", "skipped": "not raced: 8 of its 16 groups ..."}]}
+        text = race.markdown(report)
+        self.assertIn("| s | A | 0.2000 | 0.1980 | 0.9900 | 0.9900 - 0.9900 | 96.5% | 15 of 15 | fused faster |", text)
+        self.assertIn("| gpt2_block | not raced: 8 of its 16 groups ... |", text)
+
+
+class Compile(unittest.TestCase):
+    def test_every_layout_of_a_one_kernel_sample_compiles_through_the_binding(self):
+        cli = os.environ.get("FX_CLI")
+        if not cli:
+            self.skipTest("FX_CLI not set (ctest sets it to the built fusion-cli)")
+        try:
+            cuda = race.Cuda()
+        except RuntimeError as e:
+            self.skipTest(f"no NVRTC here: {e}")
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "k.json")
+            proc = subprocess.run([cli, "codegen", os.path.join(REPO, "sample_graphs", "softmax.json"), "--json", out],
+                                  capture_output=True, text=True)
+            if "built without CUDA support" in proc.stderr:
+                self.skipTest(proc.stderr.strip())
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            with open(out, encoding="utf-8") as f:
+                b = json.load(f)
+        self.assertEqual(b["graph"], "softmax")
+        self.assertIn("-std=c++17", b["nvrtc_options"])
+        k, why = race.one_kernel(b)
+        self.assertIsNone(why)
+        self.assertEqual((k["inputs"], k["outputs"]), (["x"], ["y"]))
+        self.assertEqual(len(k["layouts"]), 3)
+        for layout in k["layouts"]:
+            cubin = cuda.compile(layout["source"], k["name"], b["nvrtc_options"])
+            self.assertEqual(cubin.raw[:4], b"\x7fELF", layout["description"])
+        with self.assertRaisesRegex(RuntimeError, "NVRTC compile broken"):
+            cuda.compile("extern \"C\" __global__ void broken() { undeclared(); }", "broken", b["nvrtc_options"])
+
+
+if __name__ == "__main__":
+    unittest.main()
