@@ -11,6 +11,8 @@
 # PyTorch (tests/bench/crosscheck.py); the exit status is non-zero on any mismatch.
 # --paired N times the fused plan against torch.compile in N alternating pairs instead (tests/bench/paired.py,
 # for samples where the two are close; give --samples): paired.json and paired.md.
+# --race races the fused kernel of each one-kernel sample against torch.compile's in one process, run by run
+# after the same flush, every layout verified first (tests/bench/race.py; give --samples): race.json and race.md.
 # Results: bench.json and bench.md in $OUT if set, else ./bench-out.
 set -euo pipefail
 
@@ -18,12 +20,14 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 build="$repo/build-bench"
 check=0
 paired=""
+race=0
 bench_args=()
 while (($#)); do
   case "$1" in
     --build) build=$(realpath -m "$2"); shift 2 ;;
     --check) check=1; shift ;;
     --paired) paired=$2; shift 2 ;;
+    --race) race=1; shift ;;
     *) bench_args+=("$1"); shift ;;
   esac
 done
@@ -42,7 +46,9 @@ if [[ -x "$cli" ]]; then cli_args=(--cli "$cli"); else echo "bench.sh: no fusion
 export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/fx-bench/inductor}
 export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-/tmp/fx-bench/triton}
 status=0
-if [[ -n $paired ]]; then
+if ((race)); then
+  python3 "$repo/tests/bench/race.py" "${cli_args[@]}" "${bench_args[@]}" || status=$?
+elif [[ -n $paired ]]; then
   python3 "$repo/tests/bench/paired.py" "${cli_args[@]}" --pairs "$paired" "${bench_args[@]}" || status=$?
 else
   python3 "$repo/tests/bench/bench.py" "${cli_args[@]}" "${bench_args[@]}" || status=$?
