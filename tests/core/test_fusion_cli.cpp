@@ -89,6 +89,42 @@ TEST(FusionCli, InfoTotalsBytesBeyondInt64) {
   EXPECT_DOUBLE_EQ(j["output_bytes"].get<double>(), 0x1p62);
 }
 
+// codegen --json: the kernels of a plan as JSON (tests/bench/test_race.py reads them); a path it cannot write is
+// an error naming it, and the printed source still comes out.
+TEST(FusionCli, CodegenWritesItsKernelsAsJsonOrSaysWhyNot) {
+  const auto dir = std::filesystem::temp_directory_path() / "fx_codegen_json_test";
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "kernels.json").string();
+  CliResult r = cli("codegen " + sample("relu_mul_add.json") + " --json " + out);
+  if (r.out.find("built without CUDA support") != std::string::npos) GTEST_SKIP() << r.out;
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream in(out);
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["format"], "fusion-explorer/kernels");
+  EXPECT_EQ(j["graph"], "relu_mul_add");
+  ASSERT_EQ(j["groups"].size(), 1u);
+  const auto& k = j["groups"][0]["kernels"][0];
+  EXPECT_EQ(k["inputs"], nlohmann::json::array({"x", "w", "b"}));
+  EXPECT_EQ(k["outputs"], nlohmann::json::array({"y"}));
+  ASSERT_EQ(k["layouts"].size(), 3u);  // 16-byte, 8-byte, 8-byte with 512 threads: 64M elements
+  for (const auto& layout : k["layouts"]) {
+    EXPECT_NE(layout["source"].get<std::string>().find(k["name"].get<std::string>()), std::string::npos);
+    EXPECT_GT(layout["grid"].get<long long>(), 0);
+  }
+  EXPECT_EQ(k["layouts"][2]["block"], 512);
+  r = cli("codegen " + sample("qkv_bf16.json") + " --json " + out);
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream in2(out);
+  const auto q = nlohmann::json::parse(in2);
+  EXPECT_TRUE(q["groups"][0]["kernels"].empty());
+  EXPECT_NE(q["groups"][0]["none"].get<std::string>().find("cuBLASLt"), std::string::npos) << q.dump();
+  r = cli("codegen " + sample("relu_mul_add.json") + " --json " + (dir / "missing" / "k.json").string());
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("cannot write the kernels: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("extern \"C\""), std::string::npos) << "the source is printed all the same";
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 
 namespace {
