@@ -315,7 +315,8 @@ def main():
     ap.add_argument("--runs", type=int, default=2, help="timed runs of each version (default 2)")
     # resnet18's first run on a fresh machine compiles its kernels (NVRTC, no disk cache yet), times their layouts
     # and cuDNN's engine configurations for 20 convolutions in both layouts: past 60 s on an H100 host (the device
-    # run of 80b2aec), 25 s once the kernels are cached.
+    # run of 80b2aec), 25 s once the kernels are cached; 41 s since its 32 tuned kernels' layouts are compared as long as
+    # the plans are timed (31230ad; H100, run AF).
     ap.add_argument("--fx-timeout", type=int, default=300, help="seconds per fusion-cli run (default 300)")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile (quick look)")
     ap.add_argument("--rest", type=float, default=REST_S,
