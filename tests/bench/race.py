@@ -8,10 +8,13 @@ this process on the same input tensors, each run after a memset of the same flus
 run (the order rotating from round to round), with the stream held by a spin while the host enqueues a block
 of rounds, so neither side's launch cost shows. Each block of rounds gives each contender its median; each
 block's ratio ours / torch.compile is one observation, summarised as paired.py's pairs are (median, sign-test
-interval, verdict; tests/bench/pairs.py).
+interval, verdict; tests/bench/pairs.py). Every layout gets its own row; which of them the run's tuner keeps
+is on `fusion-cli run`'s kernel line, and the best row, picked after the race, carries no correction for that
+choice.
 
 Our side is the fused plan's kernel as `fusion-cli codegen --auto --json` writes it, in every layout the run
-would time, each compiled here with NVRTC (the executor's options) and launched through the CUDA driver with
+would time (planned with the cost-model preset `fusion-cli run` picks for this GPU), each compiled here with
+NVRTC (the executor's options; the report gives NVRTC's version) and launched through the CUDA driver with
 its parameters in the executor's order (inputs, then outputs). Each layout's outputs are checked against the
 float64 reference first (crosscheck.py's check; a mismatch is a failure). Only samples whose fused plan is one
 generated kernel can race; the others are listed with the reason.
@@ -56,6 +59,22 @@ def one_kernel(bundle):
     return kernels[0], None
 
 
+def device_preset(gpu_name):
+    """The cost-model preset `fusion-cli run` picks for this GPU (cmd_run.cpp: default_device_for), so that
+    codegen plans the same fusion the run executes."""
+    if "H200" in gpu_name:
+        return "h200"
+    if "A100" in gpu_name:
+        return "a100"
+    return "h100"
+
+
+def nvrtc_options(bundle_options, major, minor):
+    """The bundle's NVRTC options (fusion-cli's, for sm_90) with the architecture of this GPU."""
+    rest = [o for o in (bundle_options or ["-std=c++17", "--generate-line-info"]) if not o.startswith("--gpu-arch")]
+    return [f"--gpu-architecture=sm_{major}{minor}"] + rest
+
+
 def round_order(r, n):
     """The contenders' order in round r: rotated by one each round, so each runs in every position equally."""
     return [(r + i) % n for i in range(n)]
@@ -78,7 +97,8 @@ def summarize(names, blocks):
 
 
 def markdown(report):
-    lines = [f"One-process races on {report['device']} (torch {report['torch']}, triton {report['triton']}): "
+    lines = [f"One-process races on {report['device']} (torch {report['torch']}, triton {report['triton']}, "
+             f"NVRTC {report.get('nvrtc', '?')}): "
              f"{report['blocks']} blocks of {report['rounds']} rounds, every run after a memset of the same 256 MB "
              "flush, the contenders interleaved run by run (tests/bench/race.py).", "",
              "| sample | layout | torch.compile ms | FX ms | FX / compile, median of blocks | interval | coverage "
@@ -144,6 +164,11 @@ class Cuda:
             self.cu.cuGetErrorString(status, ctypes.byref(msg))
             raise RuntimeError(f"CUDA driver {what}: {msg.value.decode() if msg.value else status}")
 
+    def version(self):
+        major, minor = ctypes.c_int(), ctypes.c_int()
+        self._nv(self.nvrtc.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor)), "version")
+        return f"{major.value}.{minor.value}"
+
     def compile(self, source, name, options):
         prog = ctypes.c_void_p()
         self._nv(self.nvrtc.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), f"{name}.cu".encode(), 0,
@@ -184,7 +209,9 @@ def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_to
     entry = {"name": graph.name, "file": os.path.relpath(path)}
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "kernels.json")
-        proc = subprocess.run([cli, "codegen", path, "--auto", "--json", out], capture_output=True, text=True)
+        device = device_preset(torch.cuda.get_device_name())
+        proc = subprocess.run([cli, "codegen", path, "--auto", "--device", device, "--json", out], capture_output=True,
+                              text=True)
         if proc.returncode != 0:
             entry["error"] = f"fusion-cli codegen exited {proc.returncode}: {proc.stderr.strip()[:300]}"
             return entry
@@ -210,8 +237,7 @@ def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_to
                for name in kernel["outputs"]}
     stream = torch.cuda.current_stream().cuda_stream
     major, minor = torch.cuda.get_device_capability()
-    options = bundle.get("nvrtc_options") or ["-std=c++17", "--generate-line-info"]
-    options = [f"--gpu-architecture=sm_{major}{minor}"] + [o for o in options if not o.startswith("--gpu-arch")]
+    options = nvrtc_options(bundle.get("nvrtc_options"), major, minor)
     pointers = [inputs[n].data_ptr() for n in kernel["inputs"]] + [outputs[n].data_ptr() for n in kernel["outputs"]]
     names, calls = ["torch.compile"], [lambda: compiled(inputs)]
     report = crosscheck.Report(echo=True)
@@ -230,6 +256,9 @@ def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_to
     if report.failures:
         entry["error"] = f"{report.failures} output check(s) failed: " + "; ".join(
             line for line in report.lines if line.startswith("FAIL"))
+        return entry
+    if report.skips:  # a kernel whose outputs were not compared is not raced
+        entry["skipped"] = "not raced: " + "; ".join(line for line in report.lines if line.startswith("SKIP"))
         return entry
     entry["kernel"] = kernel["name"]
     entry.update(time_contenders(names, calls, blocks, rounds, torch, bench))
@@ -278,6 +307,14 @@ def time_contenders(names, calls, blocks, rounds, torch, bench):
     return out
 
 
+def write_report(report, out):
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "race.json"), "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=1)
+    with open(os.path.join(out, "race.md"), "w", encoding="utf-8") as f:
+        f.write(markdown(report))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--samples", nargs="+", required=True, help="sample names or graph files")
@@ -301,28 +338,26 @@ def main(argv=None):
         return 2
     cuda = Cuda()
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
-              "blocks": args.blocks, "rounds": args.rounds, "date": time.strftime("%Y-%m-%d"), "samples": []}
+              "nvrtc": cuda.version(), "blocks": args.blocks, "rounds": args.rounds, "date": time.strftime("%Y-%m-%d"),
+              "samples": []}
     failed = 0
     for path in bench.sample_paths(args.samples):
         t0 = time.perf_counter()
         try:
             entry = race_sample(cli, path, args.blocks, args.rounds, cuda, torch, bench, crosscheck, fx_torch)
-        except (RuntimeError, OSError, ValueError, KeyError) as e:  # one sample's failure, named; the rest race
+        except Exception as e:  # noqa: BLE001  one sample's failure is named in the report, which is kept
             entry = {"name": os.path.basename(path), "error": f"{type(e).__name__}: {e}"}
         failed += "error" in entry
         report["samples"].append(entry)
         torch.cuda.empty_cache()
-        best = min(entry.get("layouts", []), key=lambda x: x["ratio_median"], default=None)
+        ranked = [x for x in entry.get("layouts", []) if x["ratio_median"] is not None]
+        best = min(ranked, key=lambda x: x["ratio_median"], default=None)
         print(f"  {entry['name']}: {time.perf_counter() - t0:.1f} s, "
               + (entry.get("error") or entry.get("skipped")
-                 or f"best layout {best['ratio_median']:.4f} ({best['verdict']})"), flush=True)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "race.json"), "w", encoding="utf-8") as f:
-        json.dump(report, f, indent=1)
-    text = markdown(report)
-    with open(os.path.join(args.out, "race.md"), "w", encoding="utf-8") as f:
-        f.write(text)
-    print(text)
+                 or (f"best layout {best['ratio_median']:.4f} ({best['verdict']})" if best else "no ratios")),
+              flush=True)
+        write_report(report, args.out)  # after every sample: a later failure or a timeout loses nothing
+    print(markdown(report))
     return 1 if failed else 0
 
 

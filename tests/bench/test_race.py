@@ -1,6 +1,7 @@
 """race.py's plain-Python half: which plans can race, the rotation, the block statistics, the report; and, where
 NVRTC loads (the CUDA toolkit), that every layout fusion-cli codegen --json writes compiles standalone through
 race.py's ctypes binding with the options the bundle names. No GPU, no torch."""
+import ctypes
 import json
 import os
 import subprocess
@@ -74,6 +75,41 @@ class Statistics(unittest.TestCase):
         self.assertIn("| gpt2_block | not raced: 8 of its 16 groups ... |", text)
 
 
+class Launch(unittest.TestCase):
+    def test_the_plan_and_the_options_follow_the_gpu(self):
+        self.assertEqual(race.device_preset("NVIDIA H200"), "h200")
+        self.assertEqual(race.device_preset("NVIDIA A100-SXM4-80GB"), "a100")
+        self.assertEqual(race.device_preset("NVIDIA H100 80GB HBM3"), "h100")
+        self.assertEqual(race.nvrtc_options(["--gpu-architecture=sm_90", "-std=c++17", "--generate-line-info"], 8, 0),
+                         ["--gpu-architecture=sm_80", "-std=c++17", "--generate-line-info"])
+        self.assertEqual(race.nvrtc_options(None, 9, 0)[0], "--gpu-architecture=sm_90")
+
+    def test_each_launch_parameter_points_at_its_device_pointer(self):
+        try:
+            cuda = race.Cuda()
+        except RuntimeError as e:
+            self.skipTest(f"no NVRTC here: {e}")
+        pointers = [0x7F0000001000, 0x7F0000002000, 0x7F0000003000]
+        launch = cuda.launcher(None, 4, 256, pointers, 0)  # built, not called: no driver needed
+        values, params = launch.keep
+        self.assertEqual(len(params), 3)
+        for i, p in enumerate(pointers):
+            self.assertEqual(ctypes.c_void_p.from_address(params[i]).value, p)
+
+    def test_a_report_is_written_after_each_sample_whatever_it_holds(self):
+        report = {"device": "GPU", "torch": "t", "triton": "tr", "nvrtc": "13.0", "blocks": 15, "rounds": 40,
+                  "samples": [{"name": "a", "error": "RuntimeError: CUDA driver launch: an illegal memory access"},
+                              {"name": "b", "skipped": "not raced: ..."}]}
+        with tempfile.TemporaryDirectory() as tmp:
+            race.write_report(report, os.path.join(tmp, "out"))
+            with open(os.path.join(tmp, "out", "race.json"), encoding="utf-8") as f:
+                self.assertEqual(json.load(f)["samples"][0]["name"], "a")
+            with open(os.path.join(tmp, "out", "race.md"), encoding="utf-8") as f:
+                text = f.read()
+        self.assertIn("NVRTC 13.0", text)
+        self.assertIn("| a | RuntimeError: CUDA driver launch: an illegal memory access |", text)
+
+
 class Compile(unittest.TestCase):
     def test_every_layout_of_a_one_kernel_sample_compiles_through_the_binding(self):
         cli = os.environ.get("FX_CLI")
@@ -94,6 +130,7 @@ class Compile(unittest.TestCase):
                 b = json.load(f)
         self.assertEqual(b["graph"], "softmax")
         self.assertIn("-std=c++17", b["nvrtc_options"])
+        self.assertRegex(cuda.version(), r"^\d+\.\d+$")
         k, why = race.one_kernel(b)
         self.assertIsNone(why)
         self.assertEqual((k["inputs"], k["outputs"]), (["x"], ["y"]))
