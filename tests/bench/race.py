@@ -20,6 +20,7 @@ float64 reference first (crosscheck.py's check; a mismatch is a failure). Only s
 generated kernel can race; the others are listed with the reason.
 
     python3 tests/bench/race.py --samples relu_mul_add softmax [--blocks 15] [--rounds 40] [--cli PATH]
+    python3 tests/bench/race.py --samples exp_two_consumers --variant tools/microbench/race_variants/exp_ex2.cu:2
 
 Writes race.json and race.md to --out (default $OUT, else ./bench-out)."""
 import argparse
@@ -73,6 +74,29 @@ def nvrtc_options(bundle_options, major, minor):
     """The bundle's NVRTC options (fusion-cli's, for sm_90) with the architecture of this GPU."""
     rest = [o for o in (bundle_options or ["-std=c++17", "--generate-line-info"]) if not o.startswith("--gpu-arch")]
     return [f"--gpu-architecture=sm_{major}{minor}"] + rest
+
+
+def parse_variant(text):
+    """--variant FILE[:LAYOUT] -> (label, file, layout index from 0): a hand-edited source of the sample's kernel
+    (the same entry point and parameters), launched with layout LAYOUT's grid and block (default 1)."""
+    path, _, layout = text.rpartition(":") if text.rpartition(":")[2].isdigit() else (text, "", "")
+    index = int(layout) - 1 if layout else 0
+    if index < 0:
+        raise ValueError(f"--variant {text}: layouts count from 1")
+    return os.path.splitext(os.path.basename(path))[0], path, index
+
+
+def with_variants(kernel, variants, read=lambda p: open(p, encoding="utf-8").read()):
+    """The kernel's layouts followed by each variant as a layout of its own (label, source, the grid and block of
+    the layout it names)."""
+    layouts = list(kernel["layouts"])
+    for label, path, index in variants:
+        if index >= len(kernel["layouts"]):
+            raise ValueError(f"--variant {path}: the kernel has {len(kernel['layouts'])} layouts, not {index + 1}")
+        base = kernel["layouts"][index]
+        layouts.append({"description": f"{label} (variant, grid and block of layout {index + 1})",
+                        "grid": base["grid"], "block": base["block"], "source": read(path)})
+    return layouts
 
 
 def round_order(r, n):
@@ -204,7 +228,7 @@ class Cuda:
 
 # ---- the race ----
 
-def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_torch):
+def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_torch, variants=()):
     graph = fx_torch.load_graph(path)
     entry = {"name": graph.name, "file": os.path.relpath(path)}
     with tempfile.TemporaryDirectory() as tmp:
@@ -241,7 +265,7 @@ def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_to
     pointers = [inputs[n].data_ptr() for n in kernel["inputs"]] + [outputs[n].data_ptr() for n in kernel["outputs"]]
     names, calls = ["torch.compile"], [lambda: compiled(inputs)]
     report = crosscheck.Report(echo=True)
-    for i, layout in enumerate(kernel["layouts"]):
+    for i, layout in enumerate(with_variants(kernel, variants)):
         fn = cuda.function(cuda.compile(layout["source"], kernel["name"], options), kernel["name"])
         launch = cuda.launcher(fn, layout["grid"], layout["block"], pointers, stream)
         for o in outputs.values():
@@ -322,7 +346,16 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=40, help="rounds per block, every contender once (default 40)")
     ap.add_argument("--cli", help="fusion-cli binary (default: $FX_CLI, else the newest build*/app/cli/fusion-cli)")
     ap.add_argument("--out", default=os.environ.get("OUT") or "bench-out")
+    ap.add_argument("--variant", action="append", default=[], metavar="FILE[:LAYOUT]",
+                    help="also race this hand-edited source of the kernel (same entry point and parameters) with "
+                         "layout LAYOUT's grid and block (default 1); verified like the layouts; one sample only")
     args = ap.parse_args(argv)
+    try:
+        variants = [parse_variant(v) for v in args.variant]
+    except ValueError as e:
+        ap.error(str(e))
+    if variants and len(args.samples) != 1:
+        ap.error("--variant edits one sample's kernel: give one sample")
     if args.blocks < 6 or args.rounds < 1:
         ap.error("--blocks takes at least 6 (for an interval) and --rounds at least 1")
     import bench  # sets the Inductor and Triton cache directories before torch loads
@@ -344,7 +377,8 @@ def main(argv=None):
     for path in bench.sample_paths(args.samples):
         t0 = time.perf_counter()
         try:
-            entry = race_sample(cli, path, args.blocks, args.rounds, cuda, torch, bench, crosscheck, fx_torch)
+            entry = race_sample(cli, path, args.blocks, args.rounds, cuda, torch, bench, crosscheck, fx_torch,
+                                variants)
         except Exception as e:  # noqa: BLE001  one sample's failure is named in the report, which is kept
             entry = {"name": os.path.basename(path), "error": f"{type(e).__name__}: {e}"}
         failed += "error" in entry

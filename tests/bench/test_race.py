@@ -110,6 +110,23 @@ class Launch(unittest.TestCase):
         self.assertIn("| a | RuntimeError: CUDA driver launch: an illegal memory access |", text)
 
 
+class Variants(unittest.TestCase):
+    def test_a_variant_names_its_file_and_the_layout_it_borrows(self):
+        self.assertEqual(race.parse_variant("dir/exp_ex2.cu:2"), ("exp_ex2", "dir/exp_ex2.cu", 1))
+        self.assertEqual(race.parse_variant("dir/exp_ex2.cu"), ("exp_ex2", "dir/exp_ex2.cu", 0))
+        self.assertEqual(race.parse_variant("C:/x/v.cu"), ("v", "C:/x/v.cu", 0))
+        with self.assertRaisesRegex(ValueError, "layouts count from 1"):
+            race.parse_variant("v.cu:0")
+        k = kernel("fx_g0_y")
+        k["layouts"].append({"description": "b", "grid": 8, "block": 128, "source": "..."})
+        layouts = race.with_variants(k, [("v", "v.cu", 1)], read=lambda p: "// edited " + p)
+        self.assertEqual(len(layouts), 3)
+        self.assertEqual((layouts[2]["grid"], layouts[2]["block"], layouts[2]["source"]), (8, 128, "// edited v.cu"))
+        self.assertIn("v (variant, grid and block of layout 2)", layouts[2]["description"])
+        with self.assertRaisesRegex(ValueError, "the kernel has 2 layouts, not 3"):
+            race.with_variants(k, [("v", "v.cu", 2)], read=lambda p: "")
+
+
 class Compile(unittest.TestCase):
     def test_every_layout_of_a_one_kernel_sample_compiles_through_the_binding(self):
         cli = os.environ.get("FX_CLI")
@@ -138,6 +155,12 @@ class Compile(unittest.TestCase):
         for layout in k["layouts"]:
             cubin = cuda.compile(layout["source"], k["name"], b["nvrtc_options"])
             self.assertEqual(cubin.raw[:4], b"\x7fELF", layout["description"])
+        # The hand-edited variants kept in the repository still compile as the kernel they stand in for.
+        variants = os.path.join(REPO, "tools", "microbench", "race_variants")
+        for name in sorted(os.listdir(variants)):
+            with open(os.path.join(variants, name), encoding="utf-8") as f:
+                cubin = cuda.compile(f.read(), "fx_g0_y2", b["nvrtc_options"])
+            self.assertEqual(cubin.raw[:4], b"\x7fELF", name)
         with self.assertRaisesRegex(RuntimeError, "NVRTC compile broken"):
             cuda.compile("extern \"C\" __global__ void broken() { undeclared(); }", "broken", b["nvrtc_options"])
 
