@@ -31,6 +31,10 @@ const char* kHelp =
     "next to torch.compile's kernels in one process.\n";
 
 #ifdef FX_HAVE_CUDA
+nlohmann::ordered_json layout_json(const gpu::KernelLayout& l) {
+  return {{"description", l.description}, {"grid", l.grid}, {"block", l.block}, {"source", l.source}};
+}
+
 int codegen(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   Args args(argv, {"--auto", "--unfused", "--compile"}, {"--plan", "--group", "--arch", "--device", "--json"});
   if (!args.ok() || args.positionals().size() != 1) {
@@ -78,14 +82,15 @@ int codegen(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
       continue;
     }
     const gpu::GroupCode code = gpu::generate_group(g, nodes, group.io.outputs, id);
-    if (!code.note.empty()) out << "// note: " << code.note << "\n";
-    if (!code.note.empty()) gj["note"] = code.note;
+    if (!code.note.empty()) {
+      out << "// note: " << code.note << "\n";
+      gj["note"] = code.note;
+    }
     for (const gpu::GeneratedKernel& k : code.kernels) {
+      // The default layout first, then the alternatives the run times against it.
       nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
-      layouts.push_back({{"description", k.layout}, {"grid", k.grid}, {"block", k.block}, {"source", k.source}});
-      for (const gpu::KernelLayout& alt : k.alternatives) {
-        layouts.push_back({{"description", alt.description}, {"grid", alt.grid}, {"block", alt.block}, {"source", alt.source}});
-      }
+      layouts.push_back(layout_json({k.layout, k.source, k.block, k.grid}));
+      for (const gpu::KernelLayout& alt : k.alternatives) layouts.push_back(layout_json(alt));
       gj["kernels"].push_back({{"name", k.name}, {"kind", std::string(gpu::kernel_kind_name(k.kind))},
                                {"inputs", names(k.inputs)}, {"outputs", names(k.outputs)},
                                {"bytes_moved", k.bytes_moved}, {"layouts", std::move(layouts)}});

@@ -264,7 +264,7 @@ def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_to
     options = nvrtc_options(bundle.get("nvrtc_options"), major, minor)
     pointers = [inputs[n].data_ptr() for n in kernel["inputs"]] + [outputs[n].data_ptr() for n in kernel["outputs"]]
     names, calls = ["torch.compile"], [lambda: compiled(inputs)]
-    report = crosscheck.Report(echo=True)
+    results = {}  # each layout's outputs, checked together: the float64 reference is computed once
     for i, layout in enumerate(with_variants(kernel, variants)):
         fn = cuda.function(cuda.compile(layout["source"], kernel["name"], options), kernel["name"])
         launch = cuda.launcher(fn, layout["grid"], layout["block"], pointers, stream)
@@ -272,10 +272,12 @@ def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_to
             o.fill_(float("nan") if o.is_floating_point() else 0)
         launch()
         torch.cuda.synchronize()
-        label = f"layout {i + 1}: {layout['description']}"
-        crosscheck.check(graph, inputs, {label: {n: outputs[n].clone() for n in outputs}}, report, plans=[label])
+        results[f"layout {i + 1}: {layout['description']}"] = {n: outputs[n].clone() for n in outputs}
         names.append(layout["description"] or f"layout {i + 1}")
         calls.append(launch)
+    report = crosscheck.Report(echo=True)
+    crosscheck.check(graph, inputs, results, report, plans=list(results))
+    del results
     entry["checks"] = report.lines
     if report.failures:
         entry["error"] = f"{report.failures} output check(s) failed: " + "; ".join(
