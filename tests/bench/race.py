@@ -21,6 +21,11 @@ generated kernel can race; the others are listed with the reason.
 
     python3 tests/bench/race.py --samples relu_mul_add softmax [--blocks 15] [--rounds 40] [--cli PATH]
     python3 tests/bench/race.py --samples exp_two_consumers --variant tools/microbench/race_variants/exp_ex2.cu:2
+    python3 tests/bench/race.py --samples relu_mul_add --placement per-block
+
+--placement per-block gives both sides new output memory every block (torch.compile's earlier outputs are held,
+so its calls allocate others): where the outputs lie moves a kernel's time too, and with it the blocks' ratios
+sample placements rather than one.
 
 Writes race.json and race.md to --out (default $OUT, else ./bench-out)."""
 import argparse
@@ -28,6 +33,7 @@ import ctypes
 import ctypes.util
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -77,25 +83,41 @@ def nvrtc_options(bundle_options, major, minor):
 
 
 def parse_variant(text):
-    """--variant FILE[:LAYOUT] -> (label, file, layout index from 0): a hand-edited source of the sample's kernel
-    (the same entry point and parameters), launched with layout LAYOUT's grid and block (default 1)."""
-    path, _, layout = text.rpartition(":") if text.rpartition(":")[2].isdigit() else (text, "", "")
-    index = int(layout) - 1 if layout else 0
-    if index < 0:
-        raise ValueError(f"--variant {text}: layouts count from 1")
-    return os.path.splitext(os.path.basename(path))[0], path, index
+    """--variant FILE[:LAYOUT | :GRIDxBLOCK] -> (label, file, launch): a hand-edited source of the sample's kernel
+    (the same entry point and parameters), launched with layout LAYOUT's grid and block (launch = its index from
+    0; default the first layout) or with a grid and block of its own (launch = (grid, block)), e.g. Triton's
+    1024 elements per block of 128 threads for a source written for them."""
+    head, _, tail = text.rpartition(":")
+    launch = 0
+    if head and re.fullmatch(r"\d+", tail):
+        launch = int(tail) - 1
+        if launch < 0:
+            raise ValueError(f"--variant {text}: layouts count from 1")
+    elif head and re.fullmatch(r"\d+x\d+", tail):
+        grid, block = (int(v) for v in tail.split("x"))
+        if grid < 1 or not 1 <= block <= 1024:
+            raise ValueError(f"--variant {text}: a grid of at least 1 block of 1 to 1024 threads")
+        launch = (grid, block)
+    else:
+        head = text
+    return os.path.splitext(os.path.basename(head))[0], head, launch
 
 
 def with_variants(kernel, variants, read=lambda p: open(p, encoding="utf-8").read()):
-    """The kernel's layouts followed by each variant as a layout of its own (label, source, the grid and block of
-    the layout it names)."""
+    """The kernel's layouts followed by each variant as a layout of its own (label, source, and the grid and block
+    of the layout it names or its own)."""
     layouts = list(kernel["layouts"])
-    for label, path, index in variants:
-        if index >= len(kernel["layouts"]):
-            raise ValueError(f"--variant {path}: the kernel has {len(kernel['layouts'])} layouts, not {index + 1}")
-        base = kernel["layouts"][index]
-        layouts.append({"description": f"{label} (variant, grid and block of layout {index + 1})",
-                        "grid": base["grid"], "block": base["block"], "source": read(path)})
+    for label, path, launch in variants:
+        if isinstance(launch, tuple):
+            grid, block = launch
+            how = f"grid {grid}, block {block}"
+        elif launch >= len(kernel["layouts"]):
+            raise ValueError(f"--variant {path}: the kernel has {len(kernel['layouts'])} layouts, not {launch + 1}")
+        else:
+            grid, block = kernel["layouts"][launch]["grid"], kernel["layouts"][launch]["block"]
+            how = f"grid and block of layout {launch + 1}"
+        layouts.append({"description": f"{label} (variant, {how})", "grid": grid, "block": block,
+                        "source": read(path)})
     return layouts
 
 
@@ -124,7 +146,9 @@ def markdown(report):
     lines = [f"One-process races on {report['device']} (torch {report['torch']}, triton {report['triton']}, "
              f"NVRTC {report.get('nvrtc', '?')}): "
              f"{report['blocks']} blocks of {report['rounds']} rounds, every run after a memset of the same 256 MB "
-             "flush, the contenders interleaved run by run (tests/bench/race.py).", "",
+             "flush, the contenders interleaved run by run (tests/bench/race.py)"
+             + ("; both sides' outputs newly allocated every block." if report.get("placement") == "per-block"
+                else "."), "",
              "| sample | layout | torch.compile ms | FX ms | FX / compile, median of blocks | interval | coverage "
              "| FX faster in | verdict |", "|---|---|---|---|---|---|---|---|---|"]
     for s in report["samples"]:
@@ -228,7 +252,7 @@ class Cuda:
 
 # ---- the race ----
 
-def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_torch, variants=()):
+def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_torch, variants=(), placement="fixed"):
     graph = fx_torch.load_graph(path)
     entry = {"name": graph.name, "file": os.path.relpath(path)}
     with tempfile.TemporaryDirectory() as tmp:
@@ -262,19 +286,23 @@ def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_to
     stream = torch.cuda.current_stream().cuda_stream
     major, minor = torch.cuda.get_device_capability()
     options = nvrtc_options(bundle.get("nvrtc_options"), major, minor)
-    pointers = [inputs[n].data_ptr() for n in kernel["inputs"]] + [outputs[n].data_ptr() for n in kernel["outputs"]]
-    names, calls = ["torch.compile"], [lambda: compiled(inputs)]
+    functions = []  # (function, grid, block) of each layout
+
+    def our_calls(outs):
+        pointers = [inputs[n].data_ptr() for n in kernel["inputs"]] + [outs[n].data_ptr() for n in kernel["outputs"]]
+        return [cuda.launcher(fn, grid, block, pointers, stream) for fn, grid, block in functions]
+
+    names = ["torch.compile"]
     results = {}  # each layout's outputs, checked together: the float64 reference is computed once
     for i, layout in enumerate(with_variants(kernel, variants)):
-        fn = cuda.function(cuda.compile(layout["source"], kernel["name"], options), kernel["name"])
-        launch = cuda.launcher(fn, layout["grid"], layout["block"], pointers, stream)
+        functions.append((cuda.function(cuda.compile(layout["source"], kernel["name"], options), kernel["name"]),
+                          layout["grid"], layout["block"]))
         for o in outputs.values():
             o.fill_(float("nan") if o.is_floating_point() else 0)
-        launch()
+        our_calls(outputs)[i]()
         torch.cuda.synchronize()
         results[f"layout {i + 1}: {layout['description']}"] = {n: outputs[n].clone() for n in outputs}
         names.append(layout["description"] or f"layout {i + 1}")
-        calls.append(launch)
     report = crosscheck.Report(echo=True)
     crosscheck.check(graph, inputs, results, report, plans=list(results))
     del results
@@ -287,13 +315,28 @@ def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_to
         entry["skipped"] = "not raced: " + "; ".join(line for line in report.lines if line.startswith("SKIP"))
         return entry
     entry["kernel"] = kernel["name"]
-    entry.update(time_contenders(names, calls, blocks, rounds, torch, bench))
+    entry["placement"] = placement
+    held = [expected]  # outputs kept alive, so that a new block's outputs lie elsewhere
+
+    def calls_for_block(b):
+        """The contenders' calls for block b. Under --placement per-block both sides write new memory each block:
+        torch.compile's previous outputs are held, so its calls allocate others, and ours get new buffers."""
+        if placement == "fixed":
+            return [lambda: compiled(inputs)] + our_calls(outputs)
+        held.append(compiled(inputs))
+        outs = {n: torch.empty_like(outputs[n]) for n in outputs}
+        held.append(outs)
+        return [lambda: compiled(inputs)] + our_calls(outs)
+
+    entry.update(time_contenders(names, calls_for_block, blocks, rounds, torch, bench))
     return entry
 
 
-def time_contenders(names, calls, blocks, rounds, torch, bench):
+def time_contenders(names, calls_for_block, blocks, rounds, torch, bench):
+    """calls_for_block(b): the contenders' calls for block b (torch.compile's first); block -1 is the warm-up's."""
     flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-    n = len(calls)
+    n = len(names)
+    calls = calls_for_block(-1)
     # One round's GPU time (and the host's, to size the spin): a few rounds enqueued back to back.
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     torch.cuda.synchronize()
@@ -314,6 +357,10 @@ def time_contenders(names, calls, blocks, rounds, torch, bench):
             calls[c]()
     per_block = []
     for b in range(blocks):
+        calls = calls_for_block(b)
+        for c in range(n):  # each call once untimed: a new placement's first touch outside the timing
+            flush.zero_()
+            calls[c]()
         torch.cuda.synchronize()
         bench.spin(3 * host_s * rounds * n + 1e-3)  # the host enqueues the whole block (events too) behind it
         ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
@@ -348,9 +395,14 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=40, help="rounds per block, every contender once (default 40)")
     ap.add_argument("--cli", help="fusion-cli binary (default: $FX_CLI, else the newest build*/app/cli/fusion-cli)")
     ap.add_argument("--out", default=os.environ.get("OUT") or "bench-out")
-    ap.add_argument("--variant", action="append", default=[], metavar="FILE[:LAYOUT]",
+    ap.add_argument("--variant", action="append", default=[], metavar="FILE[:LAYOUT|:GRIDxBLOCK]",
                     help="also race this hand-edited source of the kernel (same entry point and parameters) with "
-                         "layout LAYOUT's grid and block (default 1); verified like the layouts; one sample only")
+                         "layout LAYOUT's grid and block (default 1) or its own; verified like the layouts; one "
+                         "sample only")
+    ap.add_argument("--placement", choices=["fixed", "per-block"], default="fixed",
+                    help="fixed: every block writes the same output memory (each side its own); per-block: both "
+                         "sides write newly allocated outputs each block, so that where the outputs lie in DRAM "
+                         "varies from block to block and the blocks' ratios include it")
     args = ap.parse_args(argv)
     try:
         variants = [parse_variant(v) for v in args.variant]
@@ -373,14 +425,14 @@ def main(argv=None):
         return 2
     cuda = Cuda()
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
-              "nvrtc": cuda.version(), "blocks": args.blocks, "rounds": args.rounds, "date": time.strftime("%Y-%m-%d"),
+              "nvrtc": cuda.version(), "blocks": args.blocks, "rounds": args.rounds, "placement": args.placement, "date": time.strftime("%Y-%m-%d"),
               "samples": []}
     failed = 0
     for path in bench.sample_paths(args.samples):
         t0 = time.perf_counter()
         try:
             entry = race_sample(cli, path, args.blocks, args.rounds, cuda, torch, bench, crosscheck, fx_torch,
-                                variants)
+                                variants, args.placement)
         except Exception as e:  # noqa: BLE001  one sample's failure is named in the report, which is kept
             entry = {"name": os.path.basename(path), "error": f"{type(e).__name__}: {e}"}
         failed += "error" in entry

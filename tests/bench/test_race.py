@@ -117,6 +117,9 @@ class Variants(unittest.TestCase):
         self.assertEqual(race.parse_variant("C:/x/v.cu"), ("v", "C:/x/v.cu", 0))
         with self.assertRaisesRegex(ValueError, "layouts count from 1"):
             race.parse_variant("v.cu:0")
+        self.assertEqual(race.parse_variant("dir/t.cu:65536x128"), ("t", "dir/t.cu", (65536, 128)))
+        with self.assertRaisesRegex(ValueError, "1 to 1024 threads"):
+            race.parse_variant("t.cu:8x2048")
         k = kernel("fx_g0_y")
         k["layouts"].append({"description": "b", "grid": 8, "block": 128, "source": "..."})
         layouts = race.with_variants(k, [("v", "v.cu", 1)], read=lambda p: "// edited " + p)
@@ -125,6 +128,9 @@ class Variants(unittest.TestCase):
         self.assertIn("v (variant, grid and block of layout 2)", layouts[2]["description"])
         with self.assertRaisesRegex(ValueError, "the kernel has 2 layouts, not 3"):
             race.with_variants(k, [("v", "v.cu", 2)], read=lambda p: "")
+        own = race.with_variants(k, [("t", "t.cu", (65536, 128))], read=lambda p: "")[2]
+        self.assertEqual((own["grid"], own["block"]), (65536, 128))
+        self.assertIn("t (variant, grid 65536, block 128)", own["description"])
 
 
 class Compile(unittest.TestCase):
