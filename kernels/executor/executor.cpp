@@ -304,9 +304,14 @@ void Executor::Impl::allocate_nhwc_buffers() {
   }
 }
 
-void Executor::Impl::fill_inputs() {
+void Executor::Impl::fill_inputs(const std::map<ValueId, const void*>& given) {
   for (ValueId v = 0; v < static_cast<ValueId>(graph.inputs().size()); ++v) {
     const TensorType& t = graph.value_type(v);
+    if (auto it = given.find(v); it != given.end()) {
+      FX_CUDA_CALL(cudaMemcpyAsync(pointer(0, v), it->second, static_cast<std::size_t>(t.bytes()),
+                                   cudaMemcpyDeviceToDevice, stream));
+      continue;
+    }
     if (!fill_kernels.count(t.dtype)) {
       fill_kernels[t.dtype] = load(fill_source(t.dtype), "fx_fill_" + std::string(dtype_name(t.dtype)));
     }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -229,6 +230,23 @@ class Executor {
   // Where a sticky error seen now would be attributed: for errors that surface outside the executor's own
   // calls (the profiler synchronises itself after launch_step).
   FaultSite fault_site() const;
+
+  // For a harness that times the plans itself, next to other work of its process (app/harness: the
+  // fusion_harness C library that tests/bench/race.py loads): allocates; fills the inputs, with the device
+  // buffers `inputs` names (by graph input name, each the input's size, contiguous) copied over the seeded ones;
+  // prepares the library steps from them; tunes the layouts as run() does (RunOptions::autotune,
+  // force_layout, keep_nhwc); runs both plans once, each step synchronised, and returns their checks against
+  // each other. Everything stays allocated until the executor is destroyed or prepared again. Throws
+  // std::invalid_argument for a name that is not an input.
+  std::vector<OutputCheck> prepare_for_harness(const std::map<std::string, const void*>& inputs = {});
+  // Enqueues every step of a plan (0 unfused, 1 fused) on stream_handle() and returns; the caller synchronises.
+  void enqueue_plan(int plan);
+  // The executor's stream (a cudaStream_t), on which the harness orders its own work.
+  void* stream_handle() const;
+  // A value's device buffer in a plan after prepare_for_harness (an input's is the same in both).
+  void* value_pointer(int plan, const std::string& name) const;
+  // What each step of a plan runs (KernelReport without times): after tuning, the layouts and calls it kept.
+  std::vector<KernelReport> plan_kernels(int plan) const;
 
   struct Impl;  // defined in executor_internal.h (CUDA types); public so the run's helpers can take it
 

@@ -114,7 +114,8 @@ struct Executor::Impl {
   void plan_memory();
   void allocate();
   void release();
-  void fill_inputs();
+  // Seeded random inputs, except those `given` (device buffers of each input's size, copied in on the stream).
+  void fill_inputs(const std::map<ValueId, const void*>& given = {});
   void poison_outputs();
   void launch(int p, std::size_t s);
   void launch_generated(int p, const Step& step);

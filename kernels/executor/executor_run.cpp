@@ -190,6 +190,37 @@ std::vector<OutputCheck> verify(Executor::Impl& im) {
 // finished, and the next kernel starts after it, so one kernel's start no longer overlaps the tail of the one
 // before; gpt2_block's 16-step fused plan took 2.3% longer with them on an H100, and mlp_relu_small_bf16's three
 // small unfused steps 16% (stepped_ms keeps that total, to show the difference).
+// What step s of plan p runs: its name, kind, library and path (the layout or call kept), nodes and bytes;
+// not its time.
+KernelReport kernel_report(const Executor::Impl& im, int p, std::size_t s) {
+  const Step& st = im.plans[p].steps[s];
+  KernelReport kr;
+  kr.name = st.kernel.name;
+  kr.group = st.group;
+  kr.kind = std::string(kernel_kind_name(st.kernel.kind));
+  kr.library = "generated (NVRTC)";
+  kr.path = st.layout_choice.empty() ? st.kernel.layout : st.layout_choice;
+  if (st.sort) {  // a CUB segmented sort
+    kr.library = "CUB";
+    kr.path = st.sort->describe();
+  }
+  if (st.call && (st.call_part == CallPart::to_nhwc || st.call_part == CallPart::to_nchw)) {
+    kr.path = st.call->describe(im, p, st.call_part);  // a generated conversion
+    const std::string& layout = st.layout_choice.empty() ? st.kernel.layout : st.layout_choice;
+    if (!layout.empty()) kr.path += "; " + layout;
+  } else if (st.call) {  // a cuBLASLt/cuDNN call
+    kr.kind = std::string(library_call_kind_name(st.call->call().kind));
+    kr.library = st.call->library();
+    kr.path = st.call->describe(im, p, st.call_part);
+    if (!st.layout_choice.empty()) kr.path += "; " + st.layout_choice;
+  }
+  for (NodeId n : st.kernel.nodes) kr.nodes.push_back(im.graph.node(n).name);
+  kr.bytes = st.kernel.bytes_moved;
+  kr.group_predicted_ms = st.group_predicted_ms;
+  kr.group_predicted_bytes = st.group_predicted_bytes;
+  return kr;
+}
+
 PlanReport plan_report(Executor::Impl& im, int p, const Events& whole, const Events& stepped) {
   PlanSteps& ps = im.plans[p];
   const std::size_t k = ps.steps.size();
@@ -212,31 +243,7 @@ PlanReport plan_report(Executor::Impl& im, int p, const Events& whole, const Eve
   rep.min_ms = *std::min_element(totals.begin(), totals.end());
   rep.max_ms = *std::max_element(totals.begin(), totals.end());
   for (std::size_t s = 0; s < k; ++s) {
-    const Step& st = ps.steps[s];
-    KernelReport kr;
-    kr.name = st.kernel.name;
-    kr.group = st.group;
-    kr.kind = std::string(kernel_kind_name(st.kernel.kind));
-    kr.library = "generated (NVRTC)";
-    kr.path = st.layout_choice.empty() ? st.kernel.layout : st.layout_choice;
-    if (st.sort) {  // a CUB segmented sort
-      kr.library = "CUB";
-      kr.path = st.sort->describe();
-    }
-    if (st.call && (st.call_part == CallPart::to_nhwc || st.call_part == CallPart::to_nchw)) {
-      kr.path = st.call->describe(im, p, st.call_part);  // a generated conversion
-      const std::string& layout = st.layout_choice.empty() ? st.kernel.layout : st.layout_choice;
-      if (!layout.empty()) kr.path += "; " + layout;
-    } else if (st.call) {  // a cuBLASLt/cuDNN call
-      kr.kind = std::string(library_call_kind_name(st.call->call().kind));
-      kr.library = st.call->library();
-      kr.path = st.call->describe(im, p, st.call_part);
-      if (!st.layout_choice.empty()) kr.path += "; " + st.layout_choice;
-    }
-    for (NodeId n : st.kernel.nodes) kr.nodes.push_back(im.graph.node(n).name);
-    kr.bytes = st.kernel.bytes_moved;
-    kr.group_predicted_ms = st.group_predicted_ms;
-    kr.group_predicted_bytes = st.group_predicted_bytes;
+    KernelReport kr = kernel_report(im, p, s);
     kr.measured_ms = median(per[s]);
     rep.kernels.push_back(std::move(kr));
   }
@@ -381,14 +388,16 @@ std::string clocks_note(const Executor::Impl& im, const ClockSpan& span) {
 }
 
 // The run's phases; each starts on an idle stream (gpu_fault.h: how a fault is attributed).
-RunReport run_phases(Executor::Impl& im) {
-  RunReport rep;
+// Allocation, inputs (seeded, or `given`'s copied in), layout tuning; then both plans once, each step
+// synchronised, checked against each other. Returns the bytes allocated.
+std::int64_t prepare_and_verify(Executor::Impl& im, const std::map<ValueId, const void*>& given,
+                                std::vector<OutputCheck>& checks) {
   im.begin_phase("inputs", false);
-  rep.device_bytes = im.required_bytes();
-  im.progress("allocate", 0.1, format_bytes(static_cast<double>(rep.device_bytes)) + " of device memory");
+  std::int64_t device_bytes = im.required_bytes();
+  im.progress("allocate", 0.1, format_bytes(static_cast<double>(device_bytes)) + " of device memory");
   im.allocate();
-  im.progress("inputs", 0.15, "seeded random inputs");
-  im.fill_inputs();
+  im.progress("inputs", 0.15, given.empty() ? "seeded random inputs" : "the caller's inputs");
+  im.fill_inputs(given);
   FX_CUDA_CALL(cudaStreamSynchronize(im.stream));  // a fault here is not a plan step's
   if (im.options.autotune || im.options.force_layout >= 0) {
     im.progress("tune", 0.17, "timing the layouts of generated kernels");
@@ -397,7 +406,7 @@ RunReport run_phases(Executor::Impl& im) {
     if (im.options.keep_nhwc) {
       keep_channels_last(im);
       // Its NHWC copies of values replace the convolutions' own scratch, and may need more (an unfused plan's).
-      rep.device_bytes = std::max(rep.device_bytes, im.required_bytes());
+      device_bytes = std::max(device_bytes, im.required_bytes());
     }
     im.begin_phase("inputs", false);
   }
@@ -408,7 +417,13 @@ RunReport run_phases(Executor::Impl& im) {
   im.launch_all(0);
   im.launch_all(1);
   im.begin_phase("verification checks", false);
-  rep.checks = verify(im);
+  checks = verify(im);
+  return device_bytes;
+}
+
+RunReport run_phases(Executor::Impl& im) {
+  RunReport rep;
+  rep.device_bytes = prepare_and_verify(im, {}, rep.checks);
   rep.verified = std::all_of(rep.checks.begin(), rep.checks.end(), [](const OutputCheck& c) { return c.passed; });
   im.progress("reference", 0.25, "checking both plans against the float64 reference");
   check_against_reference(im, rep);
@@ -485,6 +500,53 @@ RunReport Executor::run() {
     ~Release() { im.release(); }
   } release{im};
   return im.attributed([&] { return run_phases(im); });
+}
+
+std::vector<OutputCheck> Executor::prepare_for_harness(const std::map<std::string, const void*>& inputs) {
+  Impl& im = *impl_;
+  std::map<ValueId, const void*> given;
+  for (const auto& [name, ptr] : inputs) {
+    const auto v = im.graph.find_value(name);
+    if (!v || static_cast<std::size_t>(*v) >= im.graph.inputs().size()) {
+      throw std::invalid_argument("'" + name + "' is not an input of graph " + im.graph.name());
+    }
+    if (!ptr) throw std::invalid_argument("input '" + name + "': a null device pointer");
+    given[*v] = ptr;
+  }
+  im.release();  // a second preparation starts from nothing
+  return im.attributed([&] {
+    std::vector<OutputCheck> checks;
+    prepare_and_verify(im, given, checks);
+    FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
+    im.begin_phase("harness launches", false);
+    return checks;
+  });
+}
+
+void Executor::enqueue_plan(int plan) {
+  if (plan < 0 || plan > 1) throw std::out_of_range("no plan " + std::to_string(plan) + " (0 unfused, 1 fused)");
+  if (!impl_->arena) throw std::logic_error("enqueue_plan before prepare_for_harness");
+  impl_->attributed([&] {
+    impl_->sync_each_step = false;
+    impl_->launch_all(plan);
+  });
+}
+
+void* Executor::stream_handle() const { return impl_->stream; }
+
+std::vector<KernelReport> Executor::plan_kernels(int plan) const {
+  if (plan < 0 || plan > 1) throw std::out_of_range("no plan " + std::to_string(plan) + " (0 unfused, 1 fused)");
+  std::vector<KernelReport> out;
+  for (std::size_t s = 0; s < impl_->plans[plan].steps.size(); ++s) out.push_back(kernel_report(*impl_, plan, s));
+  return out;
+}
+
+void* Executor::value_pointer(int plan, const std::string& name) const {
+  if (plan < 0 || plan > 1) throw std::out_of_range("no plan " + std::to_string(plan) + " (0 unfused, 1 fused)");
+  if (!impl_->arena) throw std::logic_error("value_pointer before prepare_for_harness");
+  const auto v = impl_->graph.find_value(name);
+  if (!v) throw std::invalid_argument("graph " + impl_->graph.name() + " has no value '" + name + "'");
+  return impl_->pointer(plan, *v);
 }
 
 }  // namespace fx::gpu

@@ -16,8 +16,15 @@ Our side is the fused plan's kernel as `fusion-cli codegen --auto --json` writes
 would time (planned with the cost-model preset `fusion-cli run` picks for this GPU), each compiled here with
 NVRTC (the executor's options; the report gives NVRTC's version) and launched through the CUDA driver with
 its parameters in the executor's order (inputs, then outputs). Each layout's outputs are checked against the
-float64 reference first (crosscheck.py's check; a mismatch is a failure). Only samples whose fused plan is one
-generated kernel can race; the others are listed with the reason.
+float64 reference first (crosscheck.py's check; a mismatch is a failure).
+
+The fused plan as `fusion-cli run` tunes it races too, whatever it holds (cuBLASLt and cuDNN calls, several
+kernels): libfusion_harness (app/harness, built next to fusion-cli) runs the executor in this process. It takes
+torch.compile's inputs (stacked and folded weights are made from them), tunes the layouts and library calls with
+the options the PyTorch harness gives `fusion-cli run` (the flush, 25 ms of warm-up, 100 ms of timing), verifies
+both plans, and its fused plan's outputs are checked against the float64 reference like the layouts'. Everything
+then runs on the harness's stream. Its row is the honest one for the tuner's choice; the layouts' rows show what
+the choice was between. Without the library only samples whose fused plan is one generated kernel race.
 
     python3 tests/bench/race.py --samples relu_mul_add softmax [--blocks 15] [--rounds 40] [--cli PATH]
     python3 tests/bench/race.py --samples exp_two_consumers --variant tools/microbench/race_variants/exp_ex2.cu:2
@@ -250,14 +257,102 @@ class Cuda:
         return launch
 
 
+class Harness:
+    """libfusion_harness (app/harness/fusion_harness.h) through ctypes: the fused plan as `fusion-cli run` tunes
+    it, library calls included, run on the caller's inputs."""
+
+    def __init__(self, path):
+        lib = self.lib = ctypes.CDLL(path)
+        lib.fx_harness_last_error.restype = ctypes.c_char_p
+        lib.fx_harness_open.restype = ctypes.c_void_p
+        lib.fx_harness_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        lib.fx_harness_prepare.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
+                                           ctypes.POINTER(ctypes.c_void_p)]
+        lib.fx_harness_describe.restype = ctypes.c_char_p
+        lib.fx_harness_describe.argtypes = [ctypes.c_void_p]
+        lib.fx_harness_stream.restype = ctypes.c_void_p
+        lib.fx_harness_stream.argtypes = [ctypes.c_void_p]
+        lib.fx_harness_enqueue.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        lib.fx_harness_copy_value.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p,
+                                              ctypes.c_size_t]
+        lib.fx_harness_close.argtypes = [ctypes.c_void_p]
+
+    def fail(self):
+        raise RuntimeError(self.lib.fx_harness_last_error().decode(errors="replace").strip())
+
+    def open(self, path, options):
+        handle = self.lib.fx_harness_open(path.encode(), json.dumps(options).encode())
+        if not handle:
+            self.fail()
+        return HarnessPlan(self, handle)
+
+
+class HarnessPlan:
+    """One graph's plans in the harness; close() frees them."""
+
+    def __init__(self, harness, handle):
+        self.h, self.lib, self.handle = harness, harness.lib, handle
+
+    def prepare(self, inputs):
+        """inputs: {name: contiguous CUDA tensor}; copied in, layouts tuned, both plans verified."""
+        names = (ctypes.c_char_p * len(inputs))(*[n.encode() for n in inputs])
+        pointers = (ctypes.c_void_p * len(inputs))(*[t.data_ptr() for t in inputs.values()])
+        if self.lib.fx_harness_prepare(self.handle, len(inputs), names, pointers) != 0:
+            self.h.fail()
+
+    def describe(self):
+        text = self.lib.fx_harness_describe(self.handle)
+        if text is None:
+            self.h.fail()
+        return json.loads(text)
+
+    def stream(self):
+        return self.lib.fx_harness_stream(self.handle)
+
+    def launcher(self, plan):
+        def launch():
+            if self.lib.fx_harness_enqueue(self.handle, plan) != 0:
+                self.h.fail()
+        return launch
+
+    def copy(self, plan, name, tensor):
+        nbytes = tensor.numel() * tensor.element_size()
+        if self.lib.fx_harness_copy_value(self.handle, plan, name.encode(), tensor.data_ptr(), nbytes) != 0:
+            self.h.fail()
+
+    def close(self):
+        if self.handle:
+            self.lib.fx_harness_close(self.handle)
+            self.handle = None
+
+
+def find_harness(explicit, cli):
+    """libfusion_harness.so: --harness, else $FX_HARNESS, else the one built next to fusion-cli (None if none)."""
+    if explicit:
+        return explicit
+    if os.environ.get("FX_HARNESS"):
+        return os.environ["FX_HARNESS"]
+    build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(cli))))  # build/app/cli/fusion-cli
+    path = os.path.join(build, "app", "harness", "libfusion_harness.so")
+    return path if os.path.exists(path) else None
+
+
+def plan_label(steps):
+    """The race's name for the fused plan as the run tunes it: its steps and what each kept."""
+    if len(steps) == 1:
+        return f"fused plan as fusion-cli run tunes it ({steps[0]['path'] or steps[0]['kind']})"
+    return f"fused plan as fusion-cli run tunes it ({len(steps)} steps)"
+
+
 # ---- the race ----
 
-def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_torch, variants=(), placement="fixed"):
+def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_torch, variants=(), placement="fixed",
+                harness=None):
     graph = fx_torch.load_graph(path)
     entry = {"name": graph.name, "file": os.path.relpath(path)}
+    device = device_preset(torch.cuda.get_device_name())
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "kernels.json")
-        device = device_preset(torch.cuda.get_device_name())
         proc = subprocess.run([cli, "codegen", path, "--auto", "--device", device, "--json", out], capture_output=True,
                               text=True)
         if proc.returncode != 0:
@@ -266,9 +361,32 @@ def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_to
         with open(out, encoding="utf-8") as f:
             bundle = json.load(f)
     kernel, why = one_kernel(bundle)
-    if kernel is None:
-        entry["skipped"] = "not raced: " + why
+    if kernel is None and harness is None:
+        entry["skipped"] = "not raced: " + why + " (and no libfusion_harness to run the whole plan)"
         return entry
+    plan = None
+    if harness is not None:
+        try:  # the run's options under the PyTorch harness: do_bench's flush and times (bench.fusion_cli_command)
+            plan = harness.open(path, {"device": device, "cold_l2": True, "warmup_ms": bench.DO_BENCH_WARMUP_MS,
+                                       "repeat_ms": bench.DO_BENCH_REP_MS})
+        except RuntimeError as e:
+            entry["plan_error"] = str(e)
+            if kernel is None:
+                entry["skipped"] = f"not raced: {why}, and the harness cannot run the plan: {e}"
+                return entry
+    try:
+        # Everything on the harness's stream when there is one: its plan launches go there.
+        stream = torch.cuda.ExternalStream(plan.stream()) if plan else torch.cuda.current_stream()
+        with torch.cuda.stream(stream):
+            return race_on_stream(entry, graph, bundle, kernel, plan, blocks, rounds, cuda, torch, bench, crosscheck,
+                                  variants, placement)
+    finally:
+        if plan:
+            plan.close()
+
+
+def race_on_stream(entry, graph, bundle, kernel, plan, blocks, rounds, cuda, torch, bench, crosscheck, variants,
+                   placement):
     prep = bench.prepare_torch(graph)
     if "error" in prep["compile"]:
         entry["error"] = "torch.compile: " + prep["compile"]["error"]
@@ -276,13 +394,14 @@ def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_to
     compiled, inputs = prep["compile"]["call"], prep["compile"]["inputs"]
     expected = compiled(inputs)
     torch.cuda.synchronize()
-    missing = [name for name in kernel["outputs"] if name not in expected]
+    written = list(kernel["outputs"]) if kernel else [o for o in expected]
+    missing = [name for name in written if name not in expected]
     if missing:
         entry["skipped"] = f"not raced: the kernel writes {missing}, which the graph does not output"
         return entry
     # Contiguous, as the executor's buffers (a torch output may be a strided view, e.g. of a transpose).
     outputs = {name: torch.empty(tuple(expected[name].shape), dtype=expected[name].dtype, device="cuda")
-               for name in kernel["outputs"]}
+               for name in written}
     stream = torch.cuda.current_stream().cuda_stream
     major, minor = torch.cuda.get_device_capability()
     options = nvrtc_options(bundle.get("nvrtc_options"), major, minor)
@@ -293,8 +412,8 @@ def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_to
         return [cuda.launcher(fn, grid, block, pointers, stream) for fn, grid, block in functions]
 
     names = ["torch.compile"]
-    results = {}  # each layout's outputs, checked together: the float64 reference is computed once
-    for i, layout in enumerate(with_variants(kernel, variants)):
+    results = {}  # each contender's outputs, checked together: the float64 reference is computed once
+    for i, layout in enumerate(with_variants(kernel, variants) if kernel else []):
         functions.append((cuda.function(cuda.compile(layout["source"], kernel["name"], options), kernel["name"]),
                           layout["grid"], layout["block"]))
         for o in outputs.values():
@@ -303,6 +422,15 @@ def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_to
         torch.cuda.synchronize()
         results[f"layout {i + 1}: {layout['description']}"] = {n: outputs[n].clone() for n in outputs}
         names.append(layout["description"] or f"layout {i + 1}")
+    if plan:
+        plan.prepare({name: t.contiguous() for name, t in inputs.items()})
+        steps = plan.describe()["plans"]["fused"]
+        entry["plan"] = steps
+        produced = {name: torch.empty_like(outputs[name]) for name in outputs}
+        for name, t in produced.items():
+            plan.copy(1, name, t)
+        names.append(plan_label(steps))
+        results[names[-1]] = produced
     report = crosscheck.Report(echo=True)
     crosscheck.check(graph, inputs, results, report, plans=list(results))
     del results
@@ -314,19 +442,22 @@ def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_to
     if report.skips:  # a kernel whose outputs were not compared is not raced
         entry["skipped"] = "not raced: " + "; ".join(line for line in report.lines if line.startswith("SKIP"))
         return entry
-    entry["kernel"] = kernel["name"]
+    if kernel:
+        entry["kernel"] = kernel["name"]
     entry["placement"] = placement
     held = [expected]  # outputs kept alive, so that a new block's outputs lie elsewhere
+    plan_calls = [plan.launcher(1)] if plan else []
 
     def calls_for_block(b):
         """The contenders' calls for block b. Under --placement per-block both sides write new memory each block:
-        torch.compile's previous outputs are held, so its calls allocate others, and ours get new buffers."""
-        if placement == "fixed":
-            return [lambda: compiled(inputs)] + our_calls(outputs)
+        torch.compile's previous outputs are held, so its calls allocate others, and the layouts get new buffers
+        (the harness's plan keeps its own)."""
+        if placement == "fixed" or not kernel:
+            return [lambda: compiled(inputs)] + (our_calls(outputs) if kernel else []) + plan_calls
         held.append(compiled(inputs))
         outs = {n: torch.empty_like(outputs[n]) for n in outputs}
         held.append(outs)
-        return [lambda: compiled(inputs)] + our_calls(outs)
+        return [lambda: compiled(inputs)] + our_calls(outs) + plan_calls
 
     entry.update(time_contenders(names, calls_for_block, blocks, rounds, torch, bench))
     return entry
@@ -399,6 +530,9 @@ def main(argv=None):
                     help="also race this hand-edited source of the kernel (same entry point and parameters) with "
                          "layout LAYOUT's grid and block (default 1) or its own; verified like the layouts; one "
                          "sample only")
+    ap.add_argument("--harness", help="libfusion_harness.so, to race the fused plan as fusion-cli run tunes it "
+                                      "(default: $FX_HARNESS, else the one built next to fusion-cli; without it "
+                                      "only one-kernel plans race)")
     ap.add_argument("--placement", choices=["fixed", "per-block"], default="fixed",
                     help="fixed: every block writes the same output memory (each side its own); per-block: both "
                          "sides write newly allocated outputs each block, so that where the outputs lie in DRAM "
@@ -424,26 +558,30 @@ def main(argv=None):
         print("race: no CUDA device; nothing to race", file=sys.stderr)
         return 2
     cuda = Cuda()
+    harness_path = find_harness(args.harness, cli)
+    harness = Harness(harness_path) if harness_path else None
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
-              "nvrtc": cuda.version(), "blocks": args.blocks, "rounds": args.rounds, "placement": args.placement, "date": time.strftime("%Y-%m-%d"),
+              "nvrtc": cuda.version(), "blocks": args.blocks, "rounds": args.rounds, "placement": args.placement,
+              "harness": harness_path, "date": time.strftime("%Y-%m-%d"),
               "samples": []}
     failed = 0
     for path in bench.sample_paths(args.samples):
         t0 = time.perf_counter()
         try:
             entry = race_sample(cli, path, args.blocks, args.rounds, cuda, torch, bench, crosscheck, fx_torch,
-                                variants, args.placement)
+                                variants, args.placement, harness)
         except Exception as e:  # noqa: BLE001  one sample's failure is named in the report, which is kept
             entry = {"name": os.path.basename(path), "error": f"{type(e).__name__}: {e}"}
         failed += "error" in entry
         report["samples"].append(entry)
         torch.cuda.empty_cache()
         ranked = [x for x in entry.get("layouts", []) if x["ratio_median"] is not None]
-        best = min(ranked, key=lambda x: x["ratio_median"], default=None)
+        tuned = [x for x in ranked if x["layout"].startswith("fused plan as fusion-cli run tunes it")]
+        best = min([x for x in ranked if x not in tuned], key=lambda x: x["ratio_median"], default=None)
+        said = [f"best layout {best['ratio_median']:.4f} ({best['verdict']})"] if best else []
+        said += [f"the tuned plan {x['ratio_median']:.4f} ({x['verdict']})" for x in tuned]
         print(f"  {entry['name']}: {time.perf_counter() - t0:.1f} s, "
-              + (entry.get("error") or entry.get("skipped")
-                 or (f"best layout {best['ratio_median']:.4f} ({best['verdict']})" if best else "no ratios")),
-              flush=True)
+              + (entry.get("error") or entry.get("skipped") or ", ".join(said) or "no ratios"), flush=True)
         write_report(report, args.out)  # after every sample: a later failure or a timeout loses nothing
     print(markdown(report))
     return 1 if failed else 0

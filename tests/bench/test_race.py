@@ -133,6 +133,42 @@ class Variants(unittest.TestCase):
         self.assertIn("t (variant, grid 65536, block 128)", own["description"])
 
 
+class HarnessBinding(unittest.TestCase):
+    def test_the_library_is_found_next_to_fusion_cli_or_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            cli = os.path.join(tmp, "build", "app", "cli", "fusion-cli")
+            lib = os.path.join(tmp, "build", "app", "harness", "libfusion_harness.so")
+            os.makedirs(os.path.dirname(lib))
+            saved = os.environ.pop("FX_HARNESS", None)
+            try:
+                self.assertIsNone(race.find_harness(None, cli))
+                open(lib, "w").close()
+                self.assertEqual(race.find_harness(None, cli), lib)
+                self.assertEqual(race.find_harness("/x/h.so", cli), "/x/h.so")
+                os.environ["FX_HARNESS"] = "/y/h.so"
+                self.assertEqual(race.find_harness(None, cli), "/y/h.so")
+            finally:
+                os.environ.pop("FX_HARNESS", None)
+                if saved is not None:
+                    os.environ["FX_HARNESS"] = saved
+
+    def test_the_tuned_plan_is_named_by_what_it_kept(self):
+        one = [{"name": "fx_g0_y", "kind": "elementwise", "path": "2 elements per thread (8-byte accesses)"}]
+        self.assertEqual(race.plan_label(one),
+                         "fused plan as fusion-cli run tunes it (2 elements per thread (8-byte accesses))")
+        self.assertEqual(race.plan_label(one * 3), "fused plan as fusion-cli run tunes it (3 steps)")
+
+    def test_the_binding_raises_the_librarys_reason(self):
+        path = os.environ.get("FX_HARNESS")
+        if not path:
+            self.skipTest("FX_HARNESS not set (ctest sets it where the CUDA layer is built)")
+        harness = race.Harness(path)
+        with self.assertRaisesRegex(RuntimeError, "fx_harness_open: .*cannot open /no/such.json"):
+            harness.open("/no/such.json", {})
+        with self.assertRaisesRegex(RuntimeError, "unknown option 'bogus'"):
+            harness.open(os.path.join(REPO, "sample_graphs", "relu_mul_add.json"), {"bogus": 1})
+
+
 class Compile(unittest.TestCase):
     def test_every_layout_of_a_one_kernel_sample_compiles_through_the_binding(self):
         cli = os.environ.get("FX_CLI")
