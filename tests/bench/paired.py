@@ -219,9 +219,7 @@ def main():
     if not cli:
         raise SystemExit("paired: no fusion-cli (build it, or pass --cli)")
     bench._REST["s"] = args.rest
-    torch.set_grad_enabled(False)
-    torch.backends.cuda.matmul.allow_tf32 = True  # as bench.py: f32 matmul on TF32, as our cuBLASLt plan
-    torch.backends.cudnn.allow_tf32 = True
+    bench.torch_as_our_plans()
     bus = getattr(torch.cuda.get_device_properties(0), "pci_bus_id", None)
     monitor = gpu_clocks.Monitor(pci_bus_id=bus if isinstance(bus, str) else None)
     start = time.perf_counter()

@@ -339,8 +339,9 @@ def find_harness(explicit, cli):
 
 def plan_label(steps):
     """The race's name for the fused plan as the run tunes it: its steps and what each kept."""
-    if len(steps) == 1:
-        return f"fused plan as fusion-cli run tunes it ({steps[0]['path'] or steps[0]['kind']})"
+    if len(steps) == 1:  # what it kept, without the times behind the choice (the report keeps the whole path)
+        kept = re.split(r": |; ", steps[0]["path"], maxsplit=1)[0] or steps[0]["kind"]
+        return f"fused plan as fusion-cli run tunes it ({kept})"
     return f"fused plan as fusion-cli run tunes it ({len(steps)} steps)"
 
 
@@ -557,6 +558,7 @@ def main(argv=None):
     if not torch.cuda.is_available():
         print("race: no CUDA device; nothing to race", file=sys.stderr)
         return 2
+    bench.torch_as_our_plans()
     cuda = Cuda()
     harness_path = find_harness(args.harness, cli)
     harness = Harness(harness_path) if harness_path else None
