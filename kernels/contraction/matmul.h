@@ -68,10 +68,11 @@ std::string describe_matmul(const MatmulProblem& p);
 std::string describe_search_origin(std::size_t chosen, std::size_t offered, std::size_t listed, std::size_t size);
 
 // What timing the search's finalists again in the plan kept, the end of the report line: `chosen` indexes
-// `plan_ms` (finalist 0 is the search's pick), `algo` describes it; `timed_as` says what the times are of when
-// it is more than this GEMM ("its 3 GEMMs together").
+// `plan_ms` (finalist 0 is the search's pick; the last the heuristic's first where
+// `last_is_heuristics_first`), `algo` describes it; `timed_as` says what the times are of when it is more than
+// this GEMM ("its 3 GEMMs together").
 std::string describe_finalist_choice(std::size_t chosen, const std::string& algo, const std::vector<double>& plan_ms,
-                                     const std::string& timed_as);
+                                     const std::string& timed_as, bool last_is_heuristics_first = false);
 
 // Owns a cuBLASLt handle, a 32 MiB workspace and a cache of chosen algorithms keyed by problem and pointer
 // alignment. Not thread-safe, and one workspace serves every call: use one Matmul per stream.
@@ -101,8 +102,8 @@ class Matmul {
   std::string algorithm_choice(const MatmulProblem& p) const;
 
   // The search's fastest configurations for `p` on these operands (a plan serves one alignment class of the
-  // pointers), fastest first: at most 3, none before its first run() or where no search ran (one candidate, CUDA
-  // graph capture). The executor times them again inside its plan, where the L2 and the clocks are as the plan
+  // pointers), fastest first: at most 3, then the heuristic's first where the search ranked it lower (at most 4
+  // in all); none before its first run() or where no search ran (one candidate, CUDA graph capture). The executor times them again inside its plan, where the L2 and the clocks are as the plan
   // leaves them (kernels/executor/layout_tuning.h), and keeps the fastest there: run_finalist launches finalist
   // i (run()'s checks are not repeated), choose_finalist makes finalist i the one run() launches and adds the
   // times (of the whole of what was timed, `timed_as`, e.g. "its 3 GEMMs together") to algorithm_choice. Both

@@ -143,21 +143,24 @@ std::string describe_search_origin(std::size_t chosen, std::size_t offered, std:
 }
 
 std::string describe_finalist_choice(std::size_t chosen, const std::string& algo, const std::vector<double>& plan_ms,
-                                     const std::string& timed_as) {
-  const std::string count = std::to_string(plan_ms.size());
+                                     const std::string& timed_as, bool last_is_heuristics_first) {
+  const bool appended = last_is_heuristics_first && !plan_ms.empty();
+  const std::size_t best = appended ? plan_ms.size() - 1 : plan_ms.size();  // the search's best ones
+  auto name = [&](std::size_t i) {
+    if (i == 0) return std::string("the search's pick");
+    if (appended && i == plan_ms.size() - 1) return std::string("the heuristic's first");
+    return "its #" + std::to_string(i + 1);
+  };
   std::string others;
   for (std::size_t i = 0; i < plan_ms.size(); ++i) {
     if (i == chosen) continue;
-    others += (others.empty() ? "" : ", ") + std::string(i == 0 ? "the search's pick " : "its #" + std::to_string(i + 1) + " ") +
-              ms_text(plan_ms[i]);
+    others += (others.empty() ? "" : ", ") + name(i) + " " + ms_text(plan_ms[i]);
   }
   const std::string of = timed_as.empty() ? "" : ", " + timed_as;
-  if (chosen == 0) {
-    return "the search's " + count + " best timed again in the plan: its pick stays (" + ms_text(plan_ms[0]) + of +
-           "; " + others + ")";
-  }
-  return "the search's " + count + " best timed again in the plan: its #" + std::to_string(chosen + 1) + " runs, " +
-         algo + " (" + ms_text(plan_ms[chosen]) + of + "; " + others + ")";
+  const std::string timed = "the search's " + std::to_string(best) + " best" +
+                            (appended ? " and the heuristic's first" : "") + " timed again in the plan: ";
+  if (chosen == 0) return timed + "its pick stays (" + ms_text(plan_ms[0]) + of + "; " + others + ")";
+  return timed + name(chosen) + " runs, " + algo + " (" + ms_text(plan_ms[chosen]) + of + "; " + others + ")";
 }
 
 }  // namespace fx::gpu

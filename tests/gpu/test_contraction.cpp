@@ -214,7 +214,7 @@ TEST(ContractionMatmul, EachFinalistComputesTheProductAndTheChosenOneRunsAfter) 
   matmul.run(p, x.device.get(), w.device.get(), nullptr, y.get(), nullptr);
   const std::size_t n = matmul.finalist_count(p, x.device.get(), w.device.get(), nullptr, y.get());
   ASSERT_GE(n, 1u) << matmul.algorithm_choice(p);
-  ASSERT_LE(n, 3u);
+  ASSERT_LE(n, 4u);  // the 3 fastest, and the heuristic's first where the search ranked it lower
   const std::vector<double> want = reference(p, x.host, w.host, {});
   for (std::size_t i = 0; i < n; ++i) {
     ASSERT_EQ(cudaMemset(y.get(), 0, static_cast<std::size_t>(p.m * p.n * 2)), cudaSuccess);

@@ -100,6 +100,13 @@ TEST(ContractionMatmulDescribe, SaysWhatTimingTheFinalistsInThePlanKept) {
   EXPECT_EQ(describe_finalist_choice(1, algo, {0.2822, 0.2655}, "its 3 GEMMs together"),
             "the search's 2 best timed again in the plan: its #2 runs, " + algo +
                 " (0.2655 ms, its 3 GEMMs together; the search's pick 0.2822 ms)");
+  // The heuristic's first joins the finalists where the search ranked it lower.
+  EXPECT_EQ(describe_finalist_choice(3, algo, {0.2912, 0.2962, 0.2944, 0.2641}, "", true),
+            "the search's 3 best and the heuristic's first timed again in the plan: the heuristic's first runs, " +
+                algo + " (0.2641 ms; the search's pick 0.2912 ms, its #2 0.2962 ms, its #3 0.2944 ms)");
+  EXPECT_EQ(describe_finalist_choice(0, algo, {0.2812, 0.2901}, "", true),
+            "the search's 1 best and the heuristic's first timed again in the plan: its pick stays (0.2812 ms; "
+            "the heuristic's first 0.2901 ms)");
 }
 
 TEST(ContractionMatmulLayout, DefaultsArePacked) {
