@@ -51,6 +51,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pairs  # noqa: E402  (no torch: the CPU tests import this module's pure functions)
 
 FLUSH_BYTES = 256 * 2**20  # do_bench's cache flush
+FLUSH_KINDS = {"fill": "do_bench's zero_(), a fill kernel", "memset": "the executor's cudaMemsetAsync"}
 WARMUP_MS = 25.0           # do_bench's warm-up, per contender
 
 
@@ -152,8 +153,9 @@ def summarize(names, blocks):
 def markdown(report):
     lines = [f"One-process races on {report['device']} (torch {report['torch']}, triton {report['triton']}, "
              f"NVRTC {report.get('nvrtc', '?')}): "
-             f"{report['blocks']} blocks of {report['rounds']} rounds, every run after a memset of the same 256 MB "
-             "flush, the contenders interleaved run by run (tests/bench/race.py)"
+             f"{report['blocks']} blocks of {report['rounds']} rounds, every run after the same 256 MB flush ("
+             + " or ".join(FLUSH_KINDS[k] for k in report.get("flush", ["fill"]))
+             + "), the contenders interleaved run by run (tests/bench/race.py)"
              + ("; both sides' outputs newly allocated every block." if report.get("placement") == "per-block"
                 else "."), "",
              "| sample | layout | torch.compile ms | FX ms | FX / compile, median of blocks | interval | coverage "
@@ -162,12 +164,15 @@ def markdown(report):
         if s.get("skipped") or s.get("error"):
             lines.append(f"| {s['name']} | {s.get('skipped') or s.get('error')} | | | | | | | |")
             continue
-        for lay in s["layouts"]:
+        rows = [(lay, "", s["compile_ms_median"]) for lay in s["layouts"]]
+        for kind, other in s.get("other_flushes", {}).items():
+            rows += [(lay, f" ({kind} flush)", other["compile_ms_median"]) for lay in other["layouts"]]
+        for lay, after, compile_ms in rows:
             iv, cov = lay["interval"], lay["coverage"]
             interval = "-" if not iv else f"{iv[0]:.4f} - {iv[1]:.4f}"
             coverage = "-" if cov is None else f"{cov:.1%}"
             lines.append(
-                f"| {s['name']} | {lay['layout']} | {s['compile_ms_median']:.4f} | {lay['fused_ms_median']:.4f} | "
+                f"| {s['name']} | {lay['layout']}{after} | {compile_ms:.4f} | {lay['fused_ms_median']:.4f} | "
                 f"{lay['ratio_median']:.4f} | {interval} | {coverage} | "
                 f"{lay['fused_faster_in']} of {len(lay['ratios'])} | {lay['verdict']} |")
     return "\n".join(lines) + "\n"
@@ -348,7 +353,7 @@ def plan_label(steps):
 # ---- the race ----
 
 def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_torch, variants=(), placement="fixed",
-                harness=None):
+                harness=None, flushes=("fill",)):
     graph = fx_torch.load_graph(path)
     entry = {"name": graph.name, "file": os.path.relpath(path)}
     device = device_preset(torch.cuda.get_device_name())
@@ -380,14 +385,14 @@ def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_to
         stream = torch.cuda.ExternalStream(plan.stream()) if plan else torch.cuda.current_stream()
         with torch.cuda.stream(stream):
             return race_on_stream(entry, graph, bundle, kernel, plan, blocks, rounds, cuda, torch, bench, crosscheck,
-                                  variants, placement)
+                                  variants, placement, flushes)
     finally:
         if plan:
             plan.close()
 
 
 def race_on_stream(entry, graph, bundle, kernel, plan, blocks, rounds, cuda, torch, bench, crosscheck, variants,
-                   placement):
+                   placement, flushes=("fill",)):
     prep = bench.prepare_torch(graph)
     if "error" in prep["compile"]:
         entry["error"] = "torch.compile: " + prep["compile"]["error"]
@@ -460,13 +465,34 @@ def race_on_stream(entry, graph, bundle, kernel, plan, blocks, rounds, cuda, tor
         held.append(outs)
         return [lambda: compiled(inputs)] + our_calls(outs) + plan_calls
 
-    entry.update(time_contenders(names, calls_for_block, blocks, rounds, torch, bench))
+    entry["flush"] = flushes[0]
+    entry.update(time_contenders(names, calls_for_block, blocks, rounds, torch, bench,
+                                 flusher(flushes[0], torch, cuda)))
+    for kind in flushes[1:]:  # the same contenders again, after another flush
+        entry.setdefault("other_flushes", {})[kind] = time_contenders(names, calls_for_block, blocks, rounds, torch,
+                                                                      bench, flusher(kind, torch, cuda))
     return entry
 
 
-def time_contenders(names, calls_for_block, blocks, rounds, torch, bench):
-    """calls_for_block(b): the contenders' calls for block b (torch.compile's first); block -1 is the warm-up's."""
-    flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+def flusher(kind, torch, cuda):
+    """The 256 MB flush before each run: "fill", do_bench's (`cache.zero_()`, a fill kernel), or "memset", the
+    executor's (`cudaMemsetAsync`; here the driver's cuMemsetD32Async on the current stream)."""
+    buffer = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    if kind == "fill":
+        return buffer.zero_
+    memset = cuda.cu.cuMemsetD32Async
+    memset.argtypes = [ctypes.c_uint64, ctypes.c_uint, ctypes.c_size_t, ctypes.c_void_p]
+
+    def flush():
+        cuda._cu(memset(buffer.data_ptr(), 0, buffer.numel(), torch.cuda.current_stream().cuda_stream), "memset")
+    flush.keep = buffer
+    return flush
+
+
+def time_contenders(names, calls_for_block, blocks, rounds, torch, bench, flush_once=None):
+    """calls_for_block(b): the contenders' calls for block b (torch.compile's first); block -1 is the warm-up's.
+    flush_once: the flush before each run (default do_bench's, flusher("fill"))."""
+    flush_once = flush_once or flusher("fill", torch, None)
     n = len(names)
     calls = calls_for_block(-1)
     # One round's GPU time (and the host's, to size the spin): a few rounds enqueued back to back.
@@ -476,7 +502,7 @@ def time_contenders(names, calls_for_block, blocks, rounds, torch, bench):
     start.record()
     for r in range(3):
         for c in round_order(r, n):
-            flush.zero_()
+            flush_once()
             calls[c]()
     end.record()
     host_s = (time.perf_counter() - t0) / (3 * n)
@@ -485,13 +511,13 @@ def time_contenders(names, calls_for_block, blocks, rounds, torch, bench):
     bench.rest()
     for _ in range(max(1, int(WARMUP_MS * n / round_ms))):  # do_bench's warm-up, every contender
         for c in range(n):
-            flush.zero_()
+            flush_once()
             calls[c]()
     per_block = []
     for b in range(blocks):
         calls = calls_for_block(b)
         for c in range(n):  # each call once untimed: a new placement's first touch outside the timing
-            flush.zero_()
+            flush_once()
             calls[c]()
         torch.cuda.synchronize()
         bench.spin(3 * host_s * rounds * n + 1e-3)  # the host enqueues the whole block (events too) behind it
@@ -499,7 +525,7 @@ def time_contenders(names, calls_for_block, blocks, rounds, torch, bench):
               for _ in range(rounds)]
         for r in range(rounds):
             for c in round_order(b * rounds + r, n):
-                flush.zero_()
+                flush_once()
                 ev[r][c][0].record()
                 calls[c]()
                 ev[r][c][1].record()
@@ -534,6 +560,9 @@ def main(argv=None):
     ap.add_argument("--harness", help="libfusion_harness.so, to race the fused plan as fusion-cli run tunes it "
                                       "(default: $FX_HARNESS, else the one built next to fusion-cli; without it "
                                       "only one-kernel plans race)")
+    ap.add_argument("--flush", nargs="+", choices=["fill", "memset"], default=["fill"],
+                    help="the 256 MB flush before each run: fill (do_bench's zero_(), the default) or memset "
+                         "(the executor's cudaMemsetAsync); several: the race again after each")
     ap.add_argument("--placement", choices=["fixed", "per-block"], default="fixed",
                     help="fixed: every block writes the same output memory (each side its own); per-block: both "
                          "sides write newly allocated outputs each block, so that where the outputs lie in DRAM "
@@ -564,14 +593,14 @@ def main(argv=None):
     harness = Harness(harness_path) if harness_path else None
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
               "nvrtc": cuda.version(), "blocks": args.blocks, "rounds": args.rounds, "placement": args.placement,
-              "harness": harness_path, "date": time.strftime("%Y-%m-%d"),
+              "flush": args.flush, "harness": harness_path, "date": time.strftime("%Y-%m-%d"),
               "samples": []}
     failed = 0
     for path in bench.sample_paths(args.samples):
         t0 = time.perf_counter()
         try:
             entry = race_sample(cli, path, args.blocks, args.rounds, cuda, torch, bench, crosscheck, fx_torch,
-                                variants, args.placement, harness)
+                                variants, args.placement, harness, tuple(args.flush))
         except Exception as e:  # noqa: BLE001  one sample's failure is named in the report, which is kept
             entry = {"name": os.path.basename(path), "error": f"{type(e).__name__}: {e}"}
         failed += "error" in entry
@@ -582,6 +611,9 @@ def main(argv=None):
         best = min([x for x in ranked if x not in tuned], key=lambda x: x["ratio_median"], default=None)
         said = [f"best layout {best['ratio_median']:.4f} ({best['verdict']})"] if best else []
         said += [f"the tuned plan {x['ratio_median']:.4f} ({x['verdict']})" for x in tuned]
+        for kind, other in entry.get("other_flushes", {}).items():
+            said += [f"after the {kind} flush {x['ratio_median']:.4f} ({x['verdict']})" for x in other["layouts"]
+                     if x["layout"].startswith("fused plan as fusion-cli run tunes it")]
         print(f"  {entry['name']}: {time.perf_counter() - t0:.1f} s, "
               + (entry.get("error") or entry.get("skipped") or ", ".join(said) or "no ratios"), flush=True)
         write_report(report, args.out)  # after every sample: a later failure or a timeout loses nothing

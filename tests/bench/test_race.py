@@ -73,6 +73,13 @@ class Statistics(unittest.TestCase):
         text = race.markdown(report)
         self.assertIn("| s | A | 0.2000 | 0.1980 | 0.9900 | 0.9900 - 0.9900 | 96.5% | 15 of 15 | fused faster |", text)
         self.assertIn("| gpt2_block | not raced: 8 of its 16 groups ... |", text)
+        self.assertIn("after the same 256 MB flush (do_bench's zero_(), a fill kernel)", text)
+        # The same contenders after the executor's memset flush: rows of their own.
+        report["flush"] = ["fill", "memset"]
+        report["samples"][0]["other_flushes"] = {"memset": race.summarize(["torch.compile", "A", "B"], blocks)}
+        text = race.markdown(report)
+        self.assertIn("(do_bench's zero_(), a fill kernel or the executor's cudaMemsetAsync)", text)
+        self.assertIn("| s | A (memset flush) | 0.2000 | 0.1980 | 0.9900 |", text)
 
 
 class Launch(unittest.TestCase):

@@ -125,6 +125,20 @@ TEST(HarnessGpu, RunsTheFusedPlanOnTheCallersInputs) {
     wrong += std::abs(got[i] - want) > 1e-5 * (1 + std::abs(want));
   }
   EXPECT_EQ(wrong, 0) << "elements of y that are not relu(x * w + b) of the caller's inputs";
+
+  // Prepared again with another x: the plans now run on it.
+  const Operand x2 = random_operand(256 * 1024, DType::f32, 2.0f, 8);
+  void* const again[] = {x2.device.get(), w.device.get(), b.device.get()};
+  ASSERT_EQ(fx_harness_prepare(h, 3, names, again), 0) << fx_harness_last_error();
+  ASSERT_EQ(fx_harness_enqueue(h, 1), 0) << fx_harness_last_error();
+  ASSERT_EQ(fx_harness_copy_value(h, 1, "y", y.get(), y.bytes()), 0) << fx_harness_last_error();
+  const std::vector<double> got2 = download(y.get(), 256 * 1024, DType::f32);
+  wrong = 0;
+  for (std::size_t i = 0; i < got2.size(); ++i) {
+    const double want = std::max(0.0, x2.host[i] * w.host[i] + b.host[i % 1024]);
+    wrong += std::abs(got2[i] - want) > 1e-5 * (1 + std::abs(want));
+  }
+  EXPECT_EQ(wrong, 0) << "elements of y that are not relu(x2 * w + b) after the second preparation";
 }
 
 TEST(HarnessGpu, StackedWeightsAreMadeFromTheCallersWeights) {
@@ -144,21 +158,30 @@ TEST(HarnessGpu, StackedWeightsAreMadeFromTheCallersWeights) {
   ASSERT_EQ(d["plans"]["fused"].size(), 1u) << d.dump();  // the three GEMMs as one
   EXPECT_EQ(d["plans"]["fused"][0]["library"], "cuBLASLt");
 
-  ASSERT_EQ(fx_harness_enqueue(h, 1), 0) << fx_harness_last_error();
-  fx::test::DeviceArray v(256 * 128 * 2);
-  ASSERT_EQ(fx_harness_copy_value(h, 1, "v", v.get(), v.bytes()), 0) << fx_harness_last_error();
-  const std::vector<double> got = download(v.get(), 256 * 128, DType::bf16);
-  double err = 0, norm = 0;
-  for (int i = 0; i < 256; ++i) {
-    for (int j = 0; j < 128; ++j) {
-      double want = 0;
-      for (int k = 0; k < 512; ++k) want += x.host[static_cast<std::size_t>(i * 512 + k)] * wv.host[static_cast<std::size_t>(k * 128 + j)];
-      const double diff = got[static_cast<std::size_t>(i * 128 + j)] - want;
-      err += diff * diff;
-      norm += want * want;
+  // The fused plan's v against x @ Wv on the host.
+  auto v_error = [&](const Operand& weight) {
+    EXPECT_EQ(fx_harness_enqueue(h, 1), 0) << fx_harness_last_error();
+    fx::test::DeviceArray v(256 * 128 * 2);
+    EXPECT_EQ(fx_harness_copy_value(h, 1, "v", v.get(), v.bytes()), 0) << fx_harness_last_error();
+    const std::vector<double> got = download(v.get(), 256 * 128, DType::bf16);
+    double err = 0, norm = 0;
+    for (std::size_t i = 0; i < 256; ++i) {
+      for (std::size_t j = 0; j < 128; ++j) {
+        double want = 0;
+        for (std::size_t k = 0; k < 512; ++k) want += x.host[i * 512 + k] * weight.host[k * 128 + j];
+        const double diff = got[i * 128 + j] - want;
+        err += diff * diff;
+        norm += want * want;
+      }
     }
-  }
-  EXPECT_LT(std::sqrt(err / norm), 1e-2) << "v is not x @ Wv of the caller's x and Wv";
+    return std::sqrt(err / norm);
+  };
+  EXPECT_LT(v_error(wv), 1e-2) << "v is not x @ Wv of the caller's x and Wv";
+  // Prepared again with another Wv: the weights are stacked anew from it.
+  const Operand wv2 = random_operand(512 * 128, DType::bf16, 0.1f, 9);
+  void* const again[] = {x.device.get(), wq.device.get(), wk.device.get(), wv2.device.get()};
+  ASSERT_EQ(fx_harness_prepare(h, 4, names, again), 0) << fx_harness_last_error();
+  EXPECT_LT(v_error(wv2), 1e-2) << "v is not x @ Wv of the second preparation's Wv";
 }
 
 }  // namespace
