@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cctype>
+#include <cstdio>
 #include <exception>
 #include <map>
 #include <memory>
@@ -46,7 +47,13 @@ R guarded(const char* call, R failed, F&& f) {
   } catch (const fx::gpu::CompileError& e) {
     last_error = std::string(call) + ": " + e.what() + "\n--- source ---\n" + e.source();
   } catch (const std::exception& e) {
-    last_error = std::string(call) + ": " + e.what();
+    try {
+      last_error = std::string(call) + ": " + e.what();
+    } catch (...) {
+      last_error.clear();  // no memory for the message: the failure still shows in the return value
+    }
+  } catch (...) {
+    last_error = std::string(call) + ": an unknown exception";
   }
   while (!last_error.empty() && std::isspace(static_cast<unsigned char>(last_error.back()))) last_error.pop_back();
   return failed;
@@ -74,29 +81,32 @@ OpenOptions read_options(const char* text) {
     throw std::invalid_argument(std::string("options are not JSON: ") + e.what());
   }
   if (!j.is_object()) throw std::invalid_argument("options must be a JSON object");
-  static const std::set<std::string> known = {"device", "auto", "warmup_ms", "repeat_ms", "cold_l2",
-                                              "autotune", "layout", "seed"};
+  static const std::set<std::string> strings = {"device"}, bools = {"auto", "cold_l2", "autotune"},
+                                      numbers = {"warmup_ms", "repeat_ms", "rest_ms"}, counts = {"layout", "seed"};
   for (const auto& [key, value] : j.items()) {
-    if (!known.count(key)) throw std::invalid_argument("unknown option '" + key + "'");
-    try {
-      if (key == "device") o.device = value.get<std::string>();
-      if (key == "auto") o.auto_fuse = value.get<bool>();
-      if (key == "warmup_ms") o.run.warmup_ms = value.get<double>();
-      if (key == "repeat_ms") o.run.repeat_ms = value.get<double>();
-      if (key == "cold_l2") o.run.cold_l2 = value.get<bool>();
-      if (key == "autotune") o.run.autotune = value.get<bool>();
-      if (key == "layout") o.run.force_layout = value.get<int>() - 1;
-      if (key == "seed") o.run.seed = value.get<std::uint64_t>();
-    } catch (const nlohmann::json::exception&) {
-      throw std::invalid_argument("option '" + key + "' has the wrong type (" + value.dump() + ")");
+    const bool ok = strings.count(key)  ? value.is_string()
+                    : bools.count(key)  ? value.is_boolean()
+                    : numbers.count(key) ? value.is_number()
+                    : counts.count(key)  ? value.is_number_unsigned()
+                                         : throw std::invalid_argument("unknown option '" + key + "'");
+    if (!ok) throw std::invalid_argument("option '" + key + "' has the wrong type (" + value.dump() + ")");
+    if (key == "device") o.device = value.get<std::string>();
+    if (key == "auto") o.auto_fuse = value.get<bool>();
+    if (key == "warmup_ms") o.run.warmup_ms = value.get<double>();
+    if (key == "repeat_ms") o.run.repeat_ms = value.get<double>();
+    if (key == "rest_ms") o.run.rest_ms = value.get<double>();
+    if (key == "cold_l2") o.run.cold_l2 = value.get<bool>();
+    if (key == "autotune") o.run.autotune = value.get<bool>();
+    if (key == "seed") o.run.seed = value.get<std::uint64_t>();
+    if (key == "layout") {
+      const auto k = value.get<std::uint64_t>();
+      if (k < 1 || k > 64) throw std::invalid_argument("layout counts from 1 (to 64)");
+      o.run.force_layout = static_cast<int>(k) - 1;
+      o.run.autotune = false;
     }
   }
-  for (double ms : {o.run.warmup_ms, o.run.repeat_ms}) {
-    if (!(ms >= 0 && ms <= 60'000)) throw std::invalid_argument("warmup_ms and repeat_ms take 0 to 60000 ms");
-  }
-  if (j.contains("layout")) {
-    if (o.run.force_layout < 0) throw std::invalid_argument("layout counts from 1");
-    o.run.autotune = false;
+  for (double ms : {o.run.warmup_ms, o.run.repeat_ms, o.run.rest_ms}) {
+    if (!(ms >= 0 && ms <= 60'000)) throw std::invalid_argument("warmup_ms, repeat_ms and rest_ms take 0 to 60000 ms");
   }
   return o;
 }
@@ -160,13 +170,16 @@ FX_HARNESS_API int fx_harness_prepare(fx_harness* h, int count, const char* cons
       }
     }
     h->prepared = false;
+    h->checks.clear();
     h->checks = h->executor->prepare_for_harness(inputs);
     h->prepared = true;
     for (const auto& c : h->checks) {
       if (!c.passed) {
-        last_error = "fx_harness_prepare: the fused plan's " + c.name + " differs from the unfused plan's (rel. error " +
-                     std::to_string(c.rel_error) + ", limit " + std::to_string(c.threshold) + ", " +
-                     std::to_string(c.nan_count) + " NaN)";
+        char numbers[96];
+        std::snprintf(numbers, sizeof numbers, "rel. error %.3g, limit %.3g, %lld NaN", c.rel_error, c.threshold,
+                      static_cast<long long>(c.nan_count));
+        last_error = "fx_harness_prepare: the fused plan's " + c.name + " differs from the unfused plan's (" +
+                     numbers + ")";
         return 1;
       }
     }

@@ -26,14 +26,17 @@ const char* fx_harness_last_error(void);
 // Loads a graph file (a plain graph is auto-fused, a fused graph file keeps its fusion section, as `fusion-cli
 // run`) and compiles both plans. options_json (NULL or "" for the defaults) is an object with any of:
 // "device" (the cost-model preset or file; default: the one fusion-cli picks for this GPU), "auto" (auto-fuse
-// even a fused graph file), "warmup_ms", "repeat_ms" (how long layouts are compared, as fusion-cli run's
-// options), "cold_l2" (the 256 MB flush before each tuning run), "autotune" (default true), "layout" (force
-// layout k from 1), "seed". Unknown keys are refused.
+// even a fused graph file), "warmup_ms", "repeat_ms", "rest_ms" (how long layouts and library calls are
+// compared, and the rest before a GEMM's comparison, as fusion-cli run's options), "cold_l2" (the 256 MB flush
+// before each tuning run), "autotune" (default true), "layout" (force layout k from 1 of every kernel that has
+// several; 1 is the default layout, the merged call of a horizontal GEMM), "seed". Unknown keys and values of
+// the wrong type are refused.
 fx_harness* fx_harness_open(const char* graph_file, const char* options_json);
 
 // Allocates, fills the inputs (the `count` named ones copied from the caller's device buffers, each the input's
-// size and contiguous; the others seeded as fusion-cli run fills them), tunes the layouts, runs both plans once
-// and checks them against each other. 0 when the checks pass, 1 when one fails (the reason names it), -1 on
+// size, dtype and layout as fx_harness_describe gives them, contiguous; the others seeded as fusion-cli run fills
+// them), tunes the layouts, runs both plans once and checks them against each other. The device is synchronised
+// first, so work still writing the inputs on other streams finishes before they are copied. 0 when the checks pass, 1 when one fails (the reason names it), -1 on
 // error. May be called again, with other inputs.
 int fx_harness_prepare(fx_harness* h, int count, const char* const* names, void* const* device_pointers);
 
@@ -48,8 +51,9 @@ void* fx_harness_stream(fx_harness* h);
 // Enqueues every step of plan 0 (unfused) or 1 (fused) on the stream and returns at once. 0 or -1.
 int fx_harness_enqueue(fx_harness* h, int plan);
 
-// Copies a value's buffer in a plan (an input, an output, any intermediate the plan stores) to the caller's
-// device memory, `bytes` being its size; waits for the stream first. 0 or -1.
+// Copies a value's buffer in a plan (an input, an output, an intermediate the plan stores in the graph's own
+// layout; not one it keeps channels-last only) to the caller's device memory, `bytes` being its size; waits for
+// the stream first. 0 or -1.
 int fx_harness_copy_value(fx_harness* h, int plan, const char* name, void* device_destination, size_t bytes);
 
 void fx_harness_close(fx_harness* h);

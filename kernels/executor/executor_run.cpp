@@ -515,6 +515,9 @@ std::vector<OutputCheck> Executor::prepare_for_harness(const std::map<std::strin
   }
   im.release();  // a second preparation starts from nothing
   return im.attributed([&] {
+    // The caller's inputs may still be being written on its own streams, which the executor's non-blocking
+    // stream does not wait for.
+    FX_CUDA_CALL(cudaDeviceSynchronize());
     std::vector<OutputCheck> checks;
     prepare_and_verify(im, given, checks);
     FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
@@ -546,6 +549,12 @@ void* Executor::value_pointer(int plan, const std::string& name) const {
   if (!impl_->arena) throw std::logic_error("value_pointer before prepare_for_harness");
   const auto v = impl_->graph.find_value(name);
   if (!v) throw std::invalid_argument("graph " + impl_->graph.name() + " has no value '" + name + "'");
+  // A value the plan keeps channels-last lives in its NHWC buffer; its NCHW one is written only where a reader
+  // needs it, which a graph output's check always does.
+  if (impl_->nhwc_pointer(plan, *v) && !impl_->graph.is_output(*v)) {
+    throw std::invalid_argument("'" + name + "' is kept channels-last (NHWC) in the " + impl_->plans[plan].name +
+                                " plan; only graph outputs and values in the graph's own layout can be read");
+  }
   return impl_->pointer(plan, *v);
 }
 

@@ -30,9 +30,9 @@ the choice was between. Without the library only samples whose fused plan is one
     python3 tests/bench/race.py --samples exp_two_consumers --variant tools/microbench/race_variants/exp_ex2.cu:2
     python3 tests/bench/race.py --samples relu_mul_add --placement per-block
 
---placement per-block gives both sides new output memory every block (torch.compile's earlier outputs are held,
-so its calls allocate others): where the outputs lie moves a kernel's time too, and with it the blocks' ratios
-sample placements rather than one.
+--placement per-block gives torch.compile and the layouts new output memory every block (torch.compile's earlier
+outputs are held, so its calls allocate others; the tuned plan keeps the executor's buffers): where the outputs
+lie moves a kernel's time too, and with it the blocks' ratios sample placements rather than one.
 
 Writes race.json and race.md to --out (default $OUT, else ./bench-out)."""
 import argparse
@@ -156,8 +156,8 @@ def markdown(report):
              f"{report['blocks']} blocks of {report['rounds']} rounds, every run after the same 256 MB flush ("
              + " or ".join(FLUSH_KINDS[k] for k in report.get("flush", ["fill"]))
              + "), the contenders interleaved run by run (tests/bench/race.py)"
-             + ("; both sides' outputs newly allocated every block." if report.get("placement") == "per-block"
-                else "."), "",
+             + ("; torch.compile's outputs and the layouts' newly allocated every block (the tuned plan keeps "
+                "the executor's buffers)." if report.get("placement") == "per-block" else "."), "",
              "| sample | layout | torch.compile ms | FX ms | FX / compile, median of blocks | interval | coverage "
              "| FX faster in | verdict |", "|---|---|---|---|---|---|---|---|---|"]
     for s in report["samples"]:
@@ -373,8 +373,9 @@ def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_to
     plan = None
     if harness is not None:
         try:  # the run's options under the PyTorch harness: do_bench's flush and times (bench.fusion_cli_command)
-            plan = harness.open(path, {"device": device, "cold_l2": True, "warmup_ms": bench.DO_BENCH_WARMUP_MS,
-                                       "repeat_ms": bench.DO_BENCH_REP_MS})
+            plan = harness.open(path, {"device": device, "auto": True, "cold_l2": True,
+                                       "warmup_ms": bench.DO_BENCH_WARMUP_MS, "repeat_ms": bench.DO_BENCH_REP_MS,
+                                       "rest_ms": bench._REST["s"] * 1e3})
         except RuntimeError as e:
             entry["plan_error"] = str(e)
             if kernel is None:
@@ -388,6 +389,10 @@ def race_sample(cli, path, blocks, rounds, cuda, torch, bench, crosscheck, fx_to
                                   variants, placement, flushes)
     finally:
         if plan:
+            # Nothing of torch's may still run on the harness's stream when it is destroyed, and the tensors made
+            # on it go back to the cache first.
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
             plan.close()
 
 
@@ -429,14 +434,28 @@ def race_on_stream(entry, graph, bundle, kernel, plan, blocks, rounds, cuda, tor
         results[f"layout {i + 1}: {layout['description']}"] = {n: outputs[n].clone() for n in outputs}
         names.append(layout["description"] or f"layout {i + 1}")
     if plan:
-        plan.prepare({name: t.contiguous() for name, t in inputs.items()})
-        steps = plan.describe()["plans"]["fused"]
-        entry["plan"] = steps
-        produced = {name: torch.empty_like(outputs[name]) for name in outputs}
-        for name, t in produced.items():
-            plan.copy(1, name, t)
-        names.append(plan_label(steps))
-        results[names[-1]] = produced
+        try:
+            given = {name: t.contiguous() for name, t in inputs.items()}
+            sizes = {i["name"]: i["bytes"] for i in plan.describe()["inputs"]}
+            wrong = [f"{n}: {t.numel() * t.element_size()} bytes, not {sizes.get(n)}" for n, t in given.items()
+                     if sizes.get(n) != t.numel() * t.element_size()]
+            if wrong:
+                raise RuntimeError("torch.compile's inputs do not match the graph's: " + "; ".join(wrong))
+            plan.prepare(given)
+            del given
+            steps = plan.describe()["plans"]["fused"]
+            produced = {name: torch.empty_like(outputs[name]) for name in outputs}
+            for name, t in produced.items():
+                plan.copy(1, name, t)
+            entry["plan"] = steps
+            names.append(plan_label(steps))
+            results[names[-1]] = produced
+        except RuntimeError as e:  # the layouts still race; the plan's failure is named
+            entry["plan_error"] = str(e)
+            plan = None
+            if not kernel:
+                entry["error"] = f"the harness could not run the plan: {e}"
+                return entry
     report = crosscheck.Report(echo=True)
     crosscheck.check(graph, inputs, results, report, plans=list(results))
     del results
@@ -450,7 +469,8 @@ def race_on_stream(entry, graph, bundle, kernel, plan, blocks, rounds, cuda, tor
         return entry
     if kernel:
         entry["kernel"] = kernel["name"]
-    entry["placement"] = placement
+    # Per block for the layouts only: the harness's plan keeps the executor's own buffers.
+    entry["placement"] = placement if kernel else "fixed"
     held = [expected]  # outputs kept alive, so that a new block's outputs lie elsewhere
     plan_calls = [plan.launcher(1)] if plan else []
 

@@ -61,7 +61,10 @@ TEST(Harness, OpenNamesWhatIsWrongBeforeAskingForADevice) {
            {"[1]", "options must be a JSON object"},
            {"{", "options are not JSON"},
            {R"({"layout": 0})", "layout counts from 1"},
-           {R"({"warmup_ms": -1})", "warmup_ms and repeat_ms take 0 to 60000 ms"},
+           {R"({"layout": 1.5})", "option 'layout' has the wrong type"},
+           {R"({"seed": -1})", "option 'seed' has the wrong type"},
+           {R"({"warmup_ms": true})", "option 'warmup_ms' has the wrong type"},
+           {R"({"rest_ms": -1})", "warmup_ms, repeat_ms and rest_ms take 0 to 60000 ms"},
            {R"({"cold_l2": "yes"})", "option 'cold_l2' has the wrong type"},
            {R"({"device": "tpu"})", "unknown device 'tpu'"}}) {
     EXPECT_EQ(fx_harness_open(g.c_str(), options.c_str()), nullptr) << options;
@@ -144,7 +147,8 @@ TEST(HarnessGpu, RunsTheFusedPlanOnTheCallersInputs) {
 TEST(HarnessGpu, StackedWeightsAreMadeFromTheCallersWeights) {
   FX_SKIP_WITHOUT_CUDA_DEVICE();
   const std::string g = temp_graph("qkv", kQkv);
-  fx_harness* h = fx_harness_open(g.c_str(), nullptr);
+  // Layout 1 of every step: the merged call (tuning might otherwise run the three GEMMs alone).
+  fx_harness* h = fx_harness_open(g.c_str(), R"({"layout": 1})");
   ASSERT_NE(h, nullptr) << fx_harness_last_error();
   Closer closer{h};
   const Operand x = random_operand(256 * 512, DType::bf16, 1.0f, 4);
