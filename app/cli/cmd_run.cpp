@@ -120,12 +120,6 @@ void print_plan(std::ostream& os, const gpu::PlanReport& p) {
   for (const auto& n : p.notes) os << "  note: " << n << "\n";
 }
 
-std::string default_device_for(const std::string& gpu_name) {
-  if (gpu_name.find("H200") != std::string::npos) return "h200";
-  if (gpu_name.find("A100") != std::string::npos) return "a100";
-  return "h100";
-}
-
 // --timings-on-request: the next request on `in`, true for `time`; false for `end` or the end of input, and
 // after a message on err for anything else (the harness is out of step: no more timings).
 bool next_timing_requested(std::istream& in, std::ostream& err) {

@@ -6,6 +6,12 @@
 
 namespace fx::cli {
 
+std::string default_device_for(const std::string& gpu_name) {
+  if (gpu_name.find("H200") != std::string::npos) return "h200";
+  if (gpu_name.find("A100") != std::string::npos) return "a100";
+  return "h100";
+}
+
 std::optional<LoadedPlans> load_plans(const PlanSource& src, const DeviceDescription& device, std::ostream& err) {
   const std::string path = src.plan_file.value_or(src.file);
   auto text = read_text_file(path, LoadLimits{}.max_file_bytes);

@@ -26,6 +26,10 @@ struct LoadedPlans {
   std::string how;  // "auto-fuse", "fusion section of FILE", ...
 };
 
+// The cost-model preset the executor verbs plan with on the GPU named `gpu_name` when no --device is given
+// ("h200", "a100", else "h100"); libfusion_harness picks it the same way.
+std::string default_device_for(const std::string& gpu_name);
+
 // nullopt after printing the diagnostics to err.
 std::optional<LoadedPlans> load_plans(const PlanSource& src, const DeviceDescription& device, std::ostream& err);
 

@@ -59,12 +59,6 @@ R guarded(const char* call, R failed, F&& f) {
   return failed;
 }
 
-std::string default_preset(const std::string& gpu_name) {  // as fusion-cli run picks it (cmd_run.cpp)
-  if (gpu_name.find("H200") != std::string::npos) return "h200";
-  if (gpu_name.find("A100") != std::string::npos) return "a100";
-  return "h100";
-}
-
 struct OpenOptions {
   std::optional<std::string> device;
   bool auto_fuse = false;
@@ -131,7 +125,7 @@ fx_harness* open_harness(const char* graph_file, const char* options_json) {
   } catch (const fx::gpu::NoDeviceError& e) {
     no_device = e;
   }
-  auto device = fx::resolve_device(o.device.value_or(default_preset(gpu_name)));
+  auto device = fx::resolve_device(o.device.value_or(fx::cli::default_device_for(gpu_name)));
   if (!device) throw std::invalid_argument(fx::format_diagnostics(device.errors()));
   std::ostringstream diagnostics;
   auto plans = fx::cli::load_plans({graph_file, std::nullopt, o.auto_fuse, false}, *device, diagnostics);

@@ -103,9 +103,10 @@ class Matmul {
 
   // The search's fastest configurations for `p` on these operands (a plan serves one alignment class of the
   // pointers), fastest first: at most 3, then the heuristic's first where the search ranked it lower (at most 4
-  // in all); none before its first run() or where no search ran (one candidate, CUDA graph capture). The executor times them again inside its plan, where the L2 and the clocks are as the plan
-  // leaves them (kernels/executor/layout_tuning.h), and keeps the fastest there: run_finalist launches finalist
-  // i (run()'s checks are not repeated), choose_finalist makes finalist i the one run() launches and adds the
+  // in all); none before its first run() or where no search ran (one candidate, CUDA graph capture). The
+  // executor times them again inside its plan, where the L2 and the clocks are as the plan leaves them
+  // (kernels/executor/layout_tuning.h), and keeps the fastest there: run_finalist launches finalist i (run()'s
+  // checks are not repeated), choose_finalist makes finalist i the one run() launches and adds the
   // times (of the whole of what was timed, `timed_as`, e.g. "its 3 GEMMs together") to algorithm_choice. Both
   // throw std::logic_error where the plan does not hold finalist i.
   std::size_t finalist_count(const MatmulProblem& p, const void* a, const void* b, const void* bias, const void* c) const;

@@ -502,6 +502,12 @@ RunReport Executor::run() {
   return im.attributed([&] { return run_phases(im); });
 }
 
+namespace {
+void check_plan(int plan) {
+  if (plan < 0 || plan > 1) throw std::out_of_range("no plan " + std::to_string(plan) + " (0 unfused, 1 fused)");
+}
+}  // namespace
+
 std::vector<OutputCheck> Executor::prepare_for_harness(const std::map<std::string, const void*>& inputs) {
   Impl& im = *impl_;
   std::map<ValueId, const void*> given;
@@ -527,7 +533,7 @@ std::vector<OutputCheck> Executor::prepare_for_harness(const std::map<std::strin
 }
 
 void Executor::enqueue_plan(int plan) {
-  if (plan < 0 || plan > 1) throw std::out_of_range("no plan " + std::to_string(plan) + " (0 unfused, 1 fused)");
+  check_plan(plan);
   if (!impl_->arena) throw std::logic_error("enqueue_plan before prepare_for_harness");
   impl_->attributed([&] {
     impl_->sync_each_step = false;
@@ -538,14 +544,14 @@ void Executor::enqueue_plan(int plan) {
 void* Executor::stream_handle() const { return impl_->stream; }
 
 std::vector<KernelReport> Executor::plan_kernels(int plan) const {
-  if (plan < 0 || plan > 1) throw std::out_of_range("no plan " + std::to_string(plan) + " (0 unfused, 1 fused)");
+  check_plan(plan);
   std::vector<KernelReport> out;
   for (std::size_t s = 0; s < impl_->plans[plan].steps.size(); ++s) out.push_back(kernel_report(*impl_, plan, s));
   return out;
 }
 
 void* Executor::value_pointer(int plan, const std::string& name) const {
-  if (plan < 0 || plan > 1) throw std::out_of_range("no plan " + std::to_string(plan) + " (0 unfused, 1 fused)");
+  check_plan(plan);
   if (!impl_->arena) throw std::logic_error("value_pointer before prepare_for_harness");
   const auto v = impl_->graph.find_value(name);
   if (!v) throw std::invalid_argument("graph " + impl_->graph.name() + " has no value '" + name + "'");

@@ -75,7 +75,7 @@ def one_kernel(bundle):
 
 
 def device_preset(gpu_name):
-    """The cost-model preset `fusion-cli run` picks for this GPU (cmd_run.cpp: default_device_for), so that
+    """The cost-model preset `fusion-cli run` picks for this GPU (app/cli/plan_source.cpp: default_device_for), so that
     codegen plans the same fusion the run executes."""
     if "H200" in gpu_name:
         return "h200"
