@@ -29,8 +29,8 @@ const char* kHelp =
     "                          [--json OUT] [--progress] [--dump DIR] [--seed S] [--device NAME|FILE]\n"
     "                          [--reference | --no-reference] [--no-profile] [--csv OUT] [--trace OUT]\n"
     "                          [--no-autotune | --layout K] [--no-keep-nhwc] [--no-clocks]\n"
-    "                          [--warmup-ms MS] [--repeat-ms MS] [--rest-ms MS] [--timings-on-request]\n"
-    "                          [--placement S]\n\n"
+    "                          [--warmup-ms MS] [--repeat-ms MS] [--rest-ms MS] [--tuning-rest-ms MS]\n"
+    "                          [--timings-on-request] [--placement S]\n\n"
     "Runs the unfused plan (one kernel per node) and the fused plan (one kernel per group) on the same seeded\n"
     "inputs, compares every graph output (relative error; f32 1e-5, f16/bf16 1e-2; NaN never passes) and times\n"
     "both with CUDA events (median of --repeat runs, default 20, after --warmup runs, default 3): a plan's time\n"
@@ -53,6 +53,9 @@ const char* kHelp =
     "                before each GEMM tuning comparison (the PyTorch harness, tests/bench/bench.py, rests as\n"
     "                long before each of its timings); with --repeat-ms a GEMM's finalists and a horizontal\n"
     "                GEMM's ways are compared as long as the plans are timed, in the regime the timing will see\n"
+    "  --tuning-rest-ms MS  the least rest before each GEMM tuning comparison, whatever --rest-ms (default 250;\n"
+    "                0: none): started hot from the GEMM search, at power-capped clocks, the configurations do\n"
+    "                not rank as they run in the plan (qkv_bf16 on an H100 kept a tile 2% slower without it)\n"
     "  --timings-on-request  after the timing, print it as one JSON line on stdout (\"timing\": 0,\n"
     "                \"unfused_ms\", \"fused_ms\", the rounds and the GPU's clocks) and read a line on stdin:\n"
     "                `time` times both plans again the same way (rest, rounds, clocks) and prints the next line;\n"
@@ -136,7 +139,7 @@ bool next_timing_requested(std::istream& in, std::ostream& err) {
   return false;
 }
 
-// --repeat, --warmup, --warmup-ms, --repeat-ms, --rest-ms, --seed, --cold-l2, --cuda-graph, --dump, --reference,
+// --repeat, --warmup, --warmup-ms, --repeat-ms, --rest-ms, --tuning-rest-ms, --seed, --cold-l2, --cuda-graph, --dump, --reference,
 // --progress, --timings-on-request, --no-autotune, --layout, --no-keep-nhwc, --no-clocks and --placement into the executor's options;
 // false after a message on err.
 bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out, std::ostream& err) {
@@ -148,12 +151,15 @@ bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out,
     if (auto w = args.value("--warmup-ms")) opt.warmup_ms = std::stod(*w);
     if (auto r = args.value("--repeat-ms")) opt.repeat_ms = std::stod(*r);
     if (auto r = args.value("--rest-ms")) opt.rest_ms = std::stod(*r);
+    if (auto r = args.value("--tuning-rest-ms")) opt.tuning_rest_ms = std::stod(*r);
   } catch (const std::exception&) {
-    err << "fusion-cli run: --repeat, --warmup, --seed, --layout, --warmup-ms, --repeat-ms and --rest-ms take numbers\n";
+    err << "fusion-cli run: --repeat, --warmup, --seed, --layout, --warmup-ms, --repeat-ms, --rest-ms and "
+           "--tuning-rest-ms take numbers\n";
     return false;
   }
   for (const auto& [name, ms] : {std::pair{"--warmup-ms", opt.warmup_ms}, std::pair{"--repeat-ms", opt.repeat_ms},
-                                 std::pair{"--rest-ms", opt.rest_ms}}) {
+                                 std::pair{"--rest-ms", opt.rest_ms},
+                                 std::pair{"--tuning-rest-ms", opt.tuning_rest_ms}}) {
     if (!(ms >= 0 && ms <= 60'000)) {  // NaN fails too
       err << "fusion-cli run: " << name << " takes milliseconds from 0 to 60000 (not " << ms << ")\n";
       return false;
@@ -290,7 +296,7 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
             {"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference", "--no-reference", "--no-profile",
              "--no-autotune", "--no-keep-nhwc", "--no-clocks", "--timings-on-request"},
             {"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed", "--device", "--csv", "--trace", "--layout",
-             "--warmup-ms", "--repeat-ms", "--rest-ms", "--placement"});
+             "--warmup-ms", "--repeat-ms", "--rest-ms", "--tuning-rest-ms", "--placement"});
   if (!args.ok() || args.positionals().size() != 1) {
     err << "fusion-cli run: " << (args.ok() ? "name one graph file" : args.error()) << "\n";
     return kBadInput;

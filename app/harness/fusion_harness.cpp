@@ -76,7 +76,8 @@ OpenOptions read_options(const char* text) {
   }
   if (!j.is_object()) throw std::invalid_argument("options must be a JSON object");
   static const std::set<std::string> strings = {"device"}, bools = {"auto", "cold_l2", "autotune"},
-                                      numbers = {"warmup_ms", "repeat_ms", "rest_ms"}, counts = {"layout", "seed"};
+                                      numbers = {"warmup_ms", "repeat_ms", "rest_ms", "tuning_rest_ms"},
+                                      counts = {"layout", "seed"};
   for (const auto& [key, value] : j.items()) {
     const bool ok = strings.count(key)  ? value.is_string()
                     : bools.count(key)  ? value.is_boolean()
@@ -89,6 +90,7 @@ OpenOptions read_options(const char* text) {
     if (key == "warmup_ms") o.run.warmup_ms = value.get<double>();
     if (key == "repeat_ms") o.run.repeat_ms = value.get<double>();
     if (key == "rest_ms") o.run.rest_ms = value.get<double>();
+    if (key == "tuning_rest_ms") o.run.tuning_rest_ms = value.get<double>();
     if (key == "cold_l2") o.run.cold_l2 = value.get<bool>();
     if (key == "autotune") o.run.autotune = value.get<bool>();
     if (key == "seed") o.run.seed = value.get<std::uint64_t>();
@@ -99,8 +101,10 @@ OpenOptions read_options(const char* text) {
       o.run.autotune = false;
     }
   }
-  for (double ms : {o.run.warmup_ms, o.run.repeat_ms, o.run.rest_ms}) {
-    if (!(ms >= 0 && ms <= 60'000)) throw std::invalid_argument("warmup_ms, repeat_ms and rest_ms take 0 to 60000 ms");
+  for (double ms : {o.run.warmup_ms, o.run.repeat_ms, o.run.rest_ms, o.run.tuning_rest_ms}) {
+    if (!(ms >= 0 && ms <= 60'000)) {
+      throw std::invalid_argument("warmup_ms, repeat_ms, rest_ms and tuning_rest_ms take 0 to 60000 ms");
+    }
   }
   return o;
 }
@@ -142,6 +146,20 @@ void check_handle(const fx_harness* h) {
   if (!h) throw std::invalid_argument("a null handle");
 }
 
+// The C arrays of names and device pointers as a map; `what` ("input", "output") names them in the errors.
+std::map<std::string, void*> named_pointers(int count, const char* const* names, void* const* pointers,
+                                            const std::string& what) {
+  if (count < 0 || (count > 0 && (!names || !pointers))) throw std::invalid_argument("no " + what + "s given");
+  std::map<std::string, void*> out;
+  for (int i = 0; i < count; ++i) {
+    if (!names[i]) throw std::invalid_argument(what + " " + std::to_string(i) + " has no name");
+    if (!out.emplace(names[i], pointers[i]).second) {
+      throw std::invalid_argument(what + " '" + names[i] + "' given twice");
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 FX_HARNESS_API const char* fx_harness_last_error(void) { return last_error.c_str(); }
@@ -155,14 +173,8 @@ FX_HARNESS_API int fx_harness_prepare(fx_harness* h, int count, const char* cons
                                       void* const* device_pointers) {
   return guarded("fx_harness_prepare", -1, [&] {
     check_handle(h);
-    if (count < 0 || (count > 0 && (!names || !device_pointers))) throw std::invalid_argument("no inputs given");
     std::map<std::string, const void*> inputs;
-    for (int i = 0; i < count; ++i) {
-      if (!names[i]) throw std::invalid_argument("input " + std::to_string(i) + " has no name");
-      if (!inputs.emplace(names[i], device_pointers[i]).second) {
-        throw std::invalid_argument(std::string("input '") + names[i] + "' given twice");
-      }
-    }
+    for (const auto& [name, ptr] : named_pointers(count, names, device_pointers, "input")) inputs.emplace(name, ptr);
     h->prepared = false;
     h->checks.clear();
     h->checks = h->executor->prepare_for_harness(inputs);
@@ -246,6 +258,18 @@ FX_HARNESS_API int fx_harness_copy_value(fx_harness* h, int plan, const char* na
     auto stream = static_cast<cudaStream_t>(h->executor->stream_handle());
     FX_CUDA_CALL(cudaMemcpyAsync(device_destination, src, size, cudaMemcpyDeviceToDevice, stream));
     FX_CUDA_CALL(cudaStreamSynchronize(stream));
+    return 0;
+  });
+}
+
+FX_HARNESS_API int fx_harness_bind_outputs(fx_harness* h, int plan, int count, const char* const* names,
+                                           void* const* device_pointers) {
+  return guarded("fx_harness_bind_outputs", -1, [&] {
+    check_handle(h);
+    if (!h->prepared) throw std::logic_error("call fx_harness_prepare first");
+    const std::map<std::string, void*> outputs = named_pointers(count, names, device_pointers, "output");
+    // The plan's launches already enqueued read the old buffers' addresses at enqueue time: nothing to wait for.
+    h->executor->bind_outputs(plan, outputs);
     return 0;
   });
 }

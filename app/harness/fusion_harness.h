@@ -26,11 +26,11 @@ const char* fx_harness_last_error(void);
 // Loads a graph file (a plain graph is auto-fused, a fused graph file keeps its fusion section, as `fusion-cli
 // run`) and compiles both plans. options_json (NULL or "" for the defaults) is an object with any of:
 // "device" (the cost-model preset or file; default: the one fusion-cli picks for this GPU), "auto" (auto-fuse
-// even a fused graph file), "warmup_ms", "repeat_ms", "rest_ms" (how long layouts and library calls are
-// compared, and the rest before a GEMM's comparison, as fusion-cli run's options), "cold_l2" (the 256 MB flush
-// before each tuning run), "autotune" (default true), "layout" (force layout k from 1 of every kernel that has
-// several; 1 is the default layout, the merged call of a horizontal GEMM), "seed". Unknown keys and values of
-// the wrong type are refused.
+// even a fused graph file), "warmup_ms", "repeat_ms", "rest_ms", "tuning_rest_ms" (how long layouts and library
+// calls are compared, and the rests before the timing and before a GEMM's comparison, as fusion-cli run's
+// options), "cold_l2" (the 256 MB flush before each tuning run), "autotune" (default true), "layout" (force
+// layout k from 1 of every kernel that has several; 1 is the default layout, the merged call of a horizontal
+// GEMM), "seed". Unknown keys and values of the wrong type are refused.
 fx_harness* fx_harness_open(const char* graph_file, const char* options_json);
 
 // Allocates, fills the inputs (the `count` named ones copied from the caller's device buffers, each the input's
@@ -55,6 +55,16 @@ int fx_harness_enqueue(fx_harness* h, int plan);
 // layout; not one it keeps channels-last only) to the caller's device memory, `bytes` being its size; waits for
 // the stream first. 0 or -1.
 int fx_harness_copy_value(fx_harness* h, int plan, const char* name, void* device_destination, size_t bytes);
+
+// From now on plan 0 or 1 writes the `count` named graph outputs into the caller's device buffers (each the
+// output's size, contiguous, aligned to 256 bytes as torch's allocations are) instead of its own, until bound
+// again; count 0 gives every output its own buffer back, and so does fx_harness_prepare. A harness that gives
+// the other side new output memory for each measurement can give the plan the same (where buffers lie moves a
+// memory-bound kernel's time by up to 0.6%). Refused, binding nothing: a name that is not a graph output the
+// plan writes, a null or misaligned pointer, one of the parts a horizontal GEMM writes at equal spacing in its
+// own buffer. 0 or -1.
+int fx_harness_bind_outputs(fx_harness* h, int plan, int count, const char* const* names,
+                            void* const* device_pointers);
 
 void fx_harness_close(fx_harness* h);
 

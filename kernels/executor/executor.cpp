@@ -282,11 +282,13 @@ void Executor::Impl::release() {
   release_library_steps(*this);
   for (auto& ps : plans) {
     for (auto& [v, buffer] : ps.nhwc_buffers) buffer = contraction_detail::DeviceMemory();
+    ps.bound.clear();
   }
 }
 
 void* Executor::Impl::pointer(int p, ValueId v) const {
   if (auto it = input_offsets.find(v); it != input_offsets.end()) return arena + it->second;
+  if (auto it = plans[p].bound.find(v); it != plans[p].bound.end()) return it->second;
   if (auto it = plans[p].offsets.find(v); it != plans[p].offsets.end()) return arena + it->second;
   throw std::logic_error("value " + graph.value_name(v) + " has no buffer in the " + plans[p].name + " plan");
 }
@@ -407,10 +409,10 @@ void Executor::Impl::begin_phase(const std::string& phase, bool sync_each) {
   sync_each_step = sync_each;
 }
 
-void Executor::Impl::rest() {
-  if (!(options.rest_ms > 0)) return;
+void Executor::Impl::rest_for(double ms) {
+  if (!(ms > 0)) return;
   FX_CUDA_CALL(cudaStreamSynchronize(stream));
-  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(options.rest_ms));
+  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
 }
 
 void Executor::Impl::launch_all(int p) {

@@ -74,6 +74,13 @@ struct RunOptions {
   // timing), so that each starts from a rested GPU however busy the work before kept it (the PyTorch harness
   // rests as long before each of its timings).
   double rest_ms = 0;
+  // The least rest before each GEMM tuning comparison, whatever rest_ms: the comparison then rests the longer of
+  // the two. Started right after the GEMM search, hot, the comparison runs at power-capped clocks, where the
+  // configurations do not rank as they run from a rested GPU: qkv_bf16's merged GEMM (H100, 2026-11-26,
+  // tools/microbench/gemm_rest_picks.sh) kept the 128x128 tile in 6 of 6 processes without a rest (plan
+  // 0.267-0.268 ms counted, 0.281-0.284 under the PyTorch harness's options) and the 256x128 tile in 6 of 6
+  // after 250 ms and 6 of 6 after 1 s (0.261-0.262 counted). It costs this much per GEMM problem compared.
+  double tuning_rest_ms = 250;
   // Time each generated kernel's layouts (GeneratedKernel::alternatives) on the device before the verification
   // and keep the fastest, as cuBLASLt's algorithms are chosen; likewise a convolution's NCHW call against its
   // NHWC way, a horizontal GEMM's one strided-batched call against its GEMMs run alone, and a GEMM's best
@@ -158,6 +165,7 @@ struct RunReport {
   std::int64_t device_bytes = 0;  // allocated for the run: Executor::required_bytes()
   int repeat = 0, warmup = 0;     // the timing protocol behind every median: the rounds run (timing_rounds)
   double warmup_ms = 0, repeat_ms = 0, rest_ms = 0;  // RunOptions' (0: not asked for)
+  double tuning_rest_ms = 0;                         // RunOptions'
   double round_ms = 0;            // one round of both plans as estimated for warmup_ms/repeat_ms (else 0)
   bool cold_l2 = false;
   std::uint64_t placement = 0;      // RunOptions'
@@ -245,6 +253,15 @@ class Executor {
   void* stream_handle() const;
   // A value's device buffer in a plan after prepare_for_harness (an input's is the same in both).
   void* value_pointer(int plan, const std::string& name) const;
+  // After prepare_for_harness: from now on the plan (0 unfused, 1 fused) writes the named graph outputs into the
+  // caller's device buffers (each the output's size, contiguous, 256-byte aligned as the executor's own), not
+  // its own; its later steps read them there. An empty map gives every output its own buffer back; a
+  // preparation does too. Where buffers lie moves a memory-bound kernel's time by up to 0.6%
+  // (docs/measurement.md): a harness that gives the other side new output memory can give the plan the same.
+  // Throws std::invalid_argument, binding nothing, for a value that is not a graph output written by the plan,
+  // a null or misaligned pointer, or one of the parts a horizontal GEMM writes at equal spacing in its own
+  // buffer.
+  void bind_outputs(int plan, const std::map<std::string, void*>& outputs);
   // What each step of a plan runs (KernelReport without times): after tuning, the layouts and calls it kept.
   std::vector<KernelReport> plan_kernels(int plan) const;
 

@@ -79,6 +79,7 @@ struct PlanSteps {
   double predicted_ms = 0;
   std::int64_t bytes = 0;
   std::map<ValueId, std::size_t> offsets;  // values this plan writes -> offset in the arena
+  std::map<ValueId, void*> bound;  // graph outputs written to the caller's buffers instead (Executor::bind_outputs)
   // Values kept channels-last across steps (channels_last.h) -> their NHWC buffers, allocated and freed with
   // the arena; empty until keep_channels_last planned the plan (channels_last_planned).
   std::map<ValueId, contraction_detail::DeviceMemory> nhwc_buffers;
@@ -136,7 +137,8 @@ struct Executor::Impl {
   }
   void launch_all(int p);
   // RunOptions::rest_ms with the GPU idle: the stream drained first, so the rest is the GPU's, not the host's.
-  void rest();
+  void rest() { rest_for(options.rest_ms); }
+  void rest_for(double ms);
   void* pointer(int p, ValueId v) const;
   // A value's NHWC buffer in plan p (channels_last.h), or null where it has none.
   void* nhwc_pointer(int p, ValueId v) const;

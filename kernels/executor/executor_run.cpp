@@ -476,6 +476,7 @@ RunReport run_phases(Executor::Impl& im) {
   rep.warmup_ms = im.options.warmup_ms;
   rep.repeat_ms = im.options.repeat_ms;
   rep.rest_ms = im.options.rest_ms;
+  rep.tuning_rest_ms = im.options.tuning_rest_ms;
   rep.cold_l2 = im.options.cold_l2;
   rep.placement = im.options.placement;
   rep.placement_gaps = static_cast<std::int64_t>(im.placement_gaps);
@@ -562,6 +563,36 @@ void* Executor::value_pointer(int plan, const std::string& name) const {
                                 " plan; only graph outputs and values in the graph's own layout can be read");
   }
   return impl_->pointer(plan, *v);
+}
+
+void Executor::bind_outputs(int plan, const std::map<std::string, void*>& outputs) {
+  check_plan(plan);
+  Impl& im = *impl_;
+  if (!im.arena) throw std::logic_error("bind_outputs before prepare_for_harness");
+  const PlanSteps& ps = im.plans[plan];
+  std::map<ValueId, void*> bound;
+  for (const auto& [name, ptr] : outputs) {
+    const auto v = im.graph.find_value(name);
+    if (!v || !im.graph.is_output(*v) || !ps.offsets.count(*v)) {
+      throw std::invalid_argument("'" + name + "' is not a graph output that the " + ps.name + " plan of " +
+                                  im.graph.name() + " writes");
+    }
+    if (!ptr || reinterpret_cast<std::uintptr_t>(ptr) % 256 != 0) {
+      throw std::invalid_argument("output '" + name + "': " + (ptr ? "a device pointer not aligned to 256 bytes"
+                                                                     : "a null device pointer"));
+    }
+    for (const Step& s : ps.steps) {
+      if (!s.call || s.call->call().outputs.size() < 2) continue;
+      const auto& parts = s.call->call().outputs;
+      if (std::find(parts.begin(), parts.end(), *v) != parts.end()) {
+        throw std::invalid_argument("output '" + name + "' is one of the " + std::to_string(parts.size()) +
+                                    " parts that " + s.call->call().name +
+                                    " writes at equal spacing in the plan's own buffer; it cannot be bound");
+      }
+    }
+    bound[*v] = ptr;
+  }
+  im.plans[plan].bound = std::move(bound);
 }
 
 }  // namespace fx::gpu

@@ -99,7 +99,9 @@ std::vector<double> time_rounds(Executor::Impl& im, int p, std::size_t s, std::s
 // at the power limit, where its configurations rank differently at different clocks: swiglu_bf16's search
 // timed tile 256x128 at 0.341 ms and 128x160 at 0.372, and its finalists, timed right after the search at a
 // power-capped 1590 MHz, kept 128x160, which then took 0.39 ms in the plan timing while Inductor's GEMMs of the
-// same problem took about 0.35 (H200, 2026-11-26). Where the timing is asked for in milliseconds
+// same problem took about 0.35 (H200, 2026-11-26). So each comparison starts from a rested GPU: the longer of
+// RunOptions::rest_ms and tuning_rest_ms (250 ms by default, enough on an H100 for qkv_bf16's merged GEMM to
+// rank its tiles as they run in the plan; executor.h). Where the timing is asked for in milliseconds
 // (RunOptions::warmup_ms, repeat_ms, rest_ms: the PyTorch harness's protocol), the comparison runs as the plan
 // timing will: after the same rest, warmed up as long and timed about as long (at least `rounds`), its round's
 // time taken from one round run first. Otherwise `rounds` after one warm-up round, right away.
@@ -116,7 +118,7 @@ TuneRounds comparison_rounds(Executor::Impl& im, int p, std::size_t s, std::size
                              const contraction_detail::DeviceMemory& flush, int rounds, Launch&& launch,
                              Rest rest = Rest::yes) {
   const RunOptions& o = im.options;
-  if (rest == Rest::yes) im.rest();
+  if (rest == Rest::yes) im.rest_for(std::max(o.rest_ms, o.tuning_rest_ms));
   if (!(o.warmup_ms > 0 || o.repeat_ms > 0)) return rounds;
   auto one_round = [&] {
     for (std::size_t i = 0; i < n; ++i) {

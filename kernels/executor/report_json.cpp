@@ -92,7 +92,8 @@ nlohmann::ordered_json report_to_json(const RunReport& r) {
                                            {"outputs", reference}}}}},
           {"timing", {{"repeat", r.repeat}, {"warmup", r.warmup}, {"warmup_ms", ms_or_null(r.warmup_ms)},
                       {"repeat_ms", ms_or_null(r.repeat_ms)}, {"round_ms", ms_or_null(r.round_ms)},
-                      {"rest_ms", ms_or_null(r.rest_ms)}, {"cold_l2", r.cold_l2}, {"layouts", r.layouts},
+                      {"rest_ms", ms_or_null(r.rest_ms)}, {"tuning_rest_ms", r.tuning_rest_ms},
+                      {"cold_l2", r.cold_l2}, {"layouts", r.layouts},
                       {"placement", r.placement}, {"placement_gap_bytes", r.placement_gaps},
                       {"protocol", r.cold_l2 ? "CUDA events around each run, a 256 MB buffer overwritten before each "
                                                "(triton.testing.do_bench's protocol); the two plans in interleaved "

@@ -30,9 +30,11 @@ the choice was between. Without the library only samples whose fused plan is one
     python3 tests/bench/race.py --samples exp_two_consumers --variant tools/microbench/race_variants/exp_ex2.cu:2
     python3 tests/bench/race.py --samples relu_mul_add --placement per-block
 
---placement per-block gives torch.compile and the layouts new output memory every block (torch.compile's earlier
-outputs are held, so its calls allocate others; the tuned plan keeps the executor's buffers): where the outputs
-lie moves a kernel's time too, and with it the blocks' ratios sample placements rather than one.
+--placement per-block gives every contender new output memory every block (torch.compile's earlier outputs are
+held, so its calls allocate others; the layouts and the tuned plan write new tensors, the plan through
+fx_harness_bind_outputs): where the outputs lie moves a kernel's time too, and with it the blocks' ratios sample
+placements rather than one. A plan output that cannot be bound (a part of a horizontal GEMM's packed output)
+keeps the plan's own buffer, and the report says so.
 
 Writes race.json and race.md to --out (default $OUT, else ./bench-out)."""
 import argparse
@@ -280,6 +282,8 @@ class Harness:
         lib.fx_harness_enqueue.argtypes = [ctypes.c_void_p, ctypes.c_int]
         lib.fx_harness_copy_value.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p,
                                               ctypes.c_size_t]
+        lib.fx_harness_bind_outputs.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+                                                ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_void_p)]
         lib.fx_harness_close.argtypes = [ctypes.c_void_p]
 
     def fail(self):
@@ -319,6 +323,14 @@ class HarnessPlan:
             if self.lib.fx_harness_enqueue(self.handle, plan) != 0:
                 self.h.fail()
         return launch
+
+    def bind(self, plan, outputs):
+        """outputs: {name: contiguous CUDA tensor}; the plan writes those outputs there from now on ({}: its own
+        buffers again)."""
+        names = (ctypes.c_char_p * len(outputs))(*[n.encode() for n in outputs])
+        pointers = (ctypes.c_void_p * len(outputs))(*[t.data_ptr() for t in outputs.values()])
+        if self.lib.fx_harness_bind_outputs(self.handle, plan, len(outputs), names, pointers) != 0:
+            self.h.fail()
 
     def copy(self, plan, name, tensor):
         nbytes = tensor.numel() * tensor.element_size()
@@ -423,6 +435,7 @@ def race_on_stream(entry, graph, bundle, kernel, plan, blocks, rounds, cuda, tor
         return [cuda.launcher(fn, grid, block, pointers, stream) for fn, grid, block in functions]
 
     names = ["torch.compile"]
+    results_plan = {}  # the plan's verified outputs
     results = {}  # each contender's outputs, checked together: the float64 reference is computed once
     for i, layout in enumerate(with_variants(kernel, variants) if kernel else []):
         functions.append((cuda.function(cuda.compile(layout["source"], kernel["name"], options), kernel["name"]),
@@ -450,6 +463,7 @@ def race_on_stream(entry, graph, bundle, kernel, plan, blocks, rounds, cuda, tor
             entry["plan"] = steps
             names.append(plan_label(steps))
             results[names[-1]] = produced
+            results_plan = produced
         except RuntimeError as e:  # the layouts still race; the plan's failure is named
             entry["plan_error"] = str(e)
             plan = None
@@ -469,21 +483,36 @@ def race_on_stream(entry, graph, bundle, kernel, plan, blocks, rounds, cuda, tor
         return entry
     if kernel:
         entry["kernel"] = kernel["name"]
-    # Per block for the layouts only: the harness's plan keeps the executor's own buffers.
-    entry["placement"] = placement if kernel else "fixed"
+    entry["placement"] = placement
     held = [expected]  # outputs kept alive, so that a new block's outputs lie elsewhere
     plan_calls = [plan.launcher(1)] if plan else []
+    bound = {}  # the plan's outputs in the last block, written where the plan was bound
+    if plan and placement == "per-block":
+        try:
+            plan.bind(1, {name: torch.empty_like(outputs[name]) for name in outputs})
+            plan.bind(1, {})
+        except RuntimeError as e:  # e.g. a part of a horizontal GEMM's packed output
+            entry["plan_placement"] = f"the plan keeps its own output buffers: {e}"
 
     def calls_for_block(b):
-        """The contenders' calls for block b. Under --placement per-block both sides write new memory each block:
-        torch.compile's previous outputs are held, so its calls allocate others, and the layouts get new buffers
-        (the harness's plan keeps its own)."""
-        if placement == "fixed" or not kernel:
+        """The contenders' calls for block b. Under --placement per-block every side writes new memory each block:
+        torch.compile's previous outputs are held, so its calls allocate others, and the layouts and the plan
+        (where its outputs can be bound) get new tensors."""
+        if placement == "fixed":
             return [lambda: compiled(inputs)] + (our_calls(outputs) if kernel else []) + plan_calls
         held.append(compiled(inputs))
-        outs = {n: torch.empty_like(outputs[n]) for n in outputs}
-        held.append(outs)
-        return [lambda: compiled(inputs)] + our_calls(outs) + plan_calls
+        calls = [lambda: compiled(inputs)]
+        if kernel:
+            outs = {n: torch.empty_like(outputs[n]) for n in outputs}
+            held.append(outs)
+            calls += our_calls(outs)
+        if plan and "plan_placement" not in entry:
+            bound.clear()
+            bound.update({n: torch.full_like(outputs[n], float("nan") if outputs[n].is_floating_point() else 0)
+                          for n in outputs})
+            held.append(dict(bound))
+            plan.bind(1, bound)
+        return calls + plan_calls
 
     entry["flush"] = flushes[0]
     entry.update(time_contenders(names, calls_for_block, blocks, rounds, torch, bench,
@@ -491,7 +520,22 @@ def race_on_stream(entry, graph, bundle, kernel, plan, blocks, rounds, cuda, tor
     for kind in flushes[1:]:  # the same contenders again, after another flush
         entry.setdefault("other_flushes", {})[kind] = time_contenders(names, calls_for_block, blocks, rounds, torch,
                                                                       bench, flusher(kind, torch, cuda))
+    if bound:
+        torch.cuda.synchronize()
+        plan.bind(1, {})
+        # What the plan wrote into the last block's tensors: its verified outputs (a binding that missed leaves NaN).
+        differ = [name for name, t in bound.items() if not bound_matches(t, results_plan[name], torch)]
+        if differ:
+            entry["error"] = f"the plan's bound outputs {differ} differ from its verified outputs"
     return entry
+
+
+def bound_matches(got, verified, torch):
+    """The plan's output written into a bound tensor against the same plan's output checked before the race:
+    the same kernels on the same inputs, so equal up to a library's run-to-run order of accumulation."""
+    if not got.is_floating_point():
+        return torch.equal(got, verified)
+    return torch.allclose(got.float(), verified.float(), rtol=1e-3, atol=1e-3, equal_nan=True)
 
 
 def flusher(kind, torch, cuda):

@@ -182,6 +182,8 @@ class HarnessBinding(unittest.TestCase):
             harness.open("/no/such.json", {})
         with self.assertRaisesRegex(RuntimeError, "unknown option 'bogus'"):
             harness.open(os.path.join(REPO, "sample_graphs", "relu_mul_add.json"), {"bogus": 1})
+        with self.assertRaisesRegex(RuntimeError, "fx_harness_bind_outputs: a null handle"):
+            race.HarnessPlan(harness, None).bind(1, {})
 
 
 class Compile(unittest.TestCase):

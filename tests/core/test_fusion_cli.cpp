@@ -138,7 +138,10 @@ TEST(FusionCli, RunRefusesBadTimingOptionsBeforeLookingForAGpu) {
       << probe.out;
   CliResult r = cli("run " + sample("relu_mul_add.json") + " --rest-ms soon");
   EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("--rest-ms take numbers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--tuning-rest-ms take numbers"), std::string::npos) << r.out;
+  r = cli("run " + sample("relu_mul_add.json") + " --tuning-rest-ms -5");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("--tuning-rest-ms takes milliseconds from 0 to 60000 (not -5)"), std::string::npos) << r.out;
   r = cli("run " + sample("relu_mul_add.json") + " --warmup-ms -1");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("--warmup-ms takes milliseconds"), std::string::npos) << r.out;

@@ -62,6 +62,7 @@ TEST(TimingRounds, TheJsonSaysWhatWasAskedAndWhatItCameTo) {
   timed.repeat_ms = 100;
   timed.round_ms = 0.66;
   timed.rest_ms = 1000;
+  timed.tuning_rest_ms = 250;
   t = report_to_json(timed)["timing"];
   EXPECT_EQ(t["repeat"], 151);
   EXPECT_EQ(t["warmup"], 37);
@@ -69,6 +70,7 @@ TEST(TimingRounds, TheJsonSaysWhatWasAskedAndWhatItCameTo) {
   EXPECT_EQ(t["repeat_ms"], 100.0);
   EXPECT_EQ(t["round_ms"], 0.66);
   EXPECT_EQ(t["rest_ms"], 1000.0);
+  EXPECT_EQ(t["tuning_rest_ms"], 250.0);
 }
 
 TEST(TimingRounds, ATimingPassIsOneJsonLine) {
