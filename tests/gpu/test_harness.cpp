@@ -186,7 +186,12 @@ TEST(HarnessGpu, BoundOutputsAreWrittenInTheCallersMemory) {
   refused(1, "y", nullptr, "output 'y': a null device pointer");
   refused(2, "y", y.get(), "no plan 2");
 
-  auto poison = [&](fx::test::DeviceArray& a) { ASSERT_EQ(cudaMemset(a.get(), 0xFF, a.bytes()), cudaSuccess); };
+  // Done before the plan runs: the memset goes on the legacy stream, which the harness's non-blocking stream
+  // does not wait for.
+  auto poison = [&](fx::test::DeviceArray& a) {
+    ASSERT_EQ(cudaMemset(a.get(), 0xFF, a.bytes()), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  };
   auto run = [&](int plan) {
     ASSERT_EQ(fx_harness_enqueue(h, plan), 0) << fx_harness_last_error();
     ASSERT_EQ(cudaStreamSynchronize(static_cast<cudaStream_t>(fx_harness_stream(h))), cudaSuccess);
