@@ -158,8 +158,9 @@ def markdown(report):
              f"{report['blocks']} blocks of {report['rounds']} rounds, every run after the same 256 MB flush ("
              + " or ".join(FLUSH_KINDS[k] for k in report.get("flush", ["fill"]))
              + "), the contenders interleaved run by run (tests/bench/race.py)"
-             + ("; torch.compile's outputs and the layouts' newly allocated every block (the tuned plan keeps "
-                "the executor's buffers)." if report.get("placement") == "per-block" else "."), "",
+             + ("; every contender's outputs newly allocated every block (torch.compile's, the layouts', and the "
+                "tuned plan's, bound through fx_harness_bind_outputs)." if report.get("placement") == "per-block"
+                else "."), "",
              "| sample | layout | torch.compile ms | FX ms | FX / compile, median of blocks | interval | coverage "
              "| FX faster in | verdict |", "|---|---|---|---|---|---|---|---|---|"]
     for s in report["samples"]:
@@ -177,6 +178,9 @@ def markdown(report):
                 f"| {s['name']} | {lay['layout']}{after} | {compile_ms:.4f} | {lay['fused_ms_median']:.4f} | "
                 f"{lay['ratio_median']:.4f} | {interval} | {coverage} | "
                 f"{lay['fused_faster_in']} of {len(lay['ratios'])} | {lay['verdict']} |")
+    notes = [f"- {s['name']}: {s['plan_placement']}" for s in report["samples"] if s.get("plan_placement")]
+    if notes:
+        lines += ["", "Where the tuned plan's outputs could not be bound:"] + notes
     return "\n".join(lines) + "\n"
 
 

@@ -80,6 +80,13 @@ class Statistics(unittest.TestCase):
         text = race.markdown(report)
         self.assertIn("(do_bench's zero_(), a fill kernel or the executor's cudaMemsetAsync)", text)
         self.assertIn("| s | A (memset flush) | 0.2000 | 0.1980 | 0.9900 |", text)
+        self.assertNotIn("could not be bound", text)
+        # New outputs every block: the report says so, and names a plan whose outputs stayed in its own buffers.
+        report["placement"] = "per-block"
+        report["samples"][0]["plan_placement"] = "the plan keeps its own output buffers: 'k' is one of the 3 parts"
+        text = race.markdown(report)
+        self.assertIn("every contender's outputs newly allocated every block", text)
+        self.assertIn("- s: the plan keeps its own output buffers: 'k' is one of the 3 parts", text)
 
 
 class Launch(unittest.TestCase):
