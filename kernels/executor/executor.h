@@ -79,7 +79,7 @@ struct RunOptions {
   // configurations do not rank as they run from a rested GPU: qkv_bf16's merged GEMM (H100, 2026-11-26,
   // tools/microbench/gemm_rest_picks.sh) kept the 128x128 tile in 6 of 6 processes without a rest (plan
   // 0.267-0.268 ms counted, 0.281-0.284 under the PyTorch harness's options) and the 256x128 tile in 6 of 6
-  // after 250 ms and 6 of 6 after 1 s (0.261-0.262 counted). It costs this much per GEMM problem compared.
+  // after 250 ms and 6 of 6 after 1 s (0.261-0.262 counted). It costs this much per GEMM comparison.
   double tuning_rest_ms = 250;
   // Time each generated kernel's layouts (GeneratedKernel::alternatives) on the device before the verification
   // and keep the fastest, as cuBLASLt's algorithms are chosen; likewise a convolution's NCHW call against its
