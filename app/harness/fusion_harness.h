@@ -61,8 +61,8 @@ int fx_harness_copy_value(fx_harness* h, int plan, const char* name, void* devic
 // again; count 0 gives every output its own buffer back, and so does fx_harness_prepare. A harness that gives
 // the other side new output memory for each measurement can give the plan the same (where buffers lie moves a
 // memory-bound kernel's time by up to 0.6%). Refused, binding nothing: a name that is not a graph output the
-// plan writes, a null or misaligned pointer, one of the parts a horizontal GEMM writes at equal spacing in its
-// own buffer. 0 or -1.
+// plan writes, a null or misaligned pointer, two outputs whose buffers overlap, one of the parts a horizontal
+// GEMM writes at equal spacing in its own buffer. 0 or -1.
 int fx_harness_bind_outputs(fx_harness* h, int plan, int count, const char* const* names,
                             void* const* device_pointers);
 

@@ -79,7 +79,8 @@ struct RunOptions {
   // configurations do not rank as they run from a rested GPU: qkv_bf16's merged GEMM (H100, 2026-11-26,
   // tools/microbench/gemm_rest_picks.sh) kept the 128x128 tile in 6 of 6 processes without a rest (plan
   // 0.267-0.268 ms counted, 0.281-0.284 under the PyTorch harness's options) and the 256x128 tile in 6 of 6
-  // after 250 ms and 6 of 6 after 1 s (0.261-0.262 counted). It costs this much per GEMM comparison.
+  // after 250 ms and 6 of 6 after 1 s (once as its three GEMMs alone; 0.261-0.262 counted). It costs this much
+  // per GEMM comparison (a horizontal GEMM has up to two, its ways and its two kinds).
   double tuning_rest_ms = 250;
   // Time each generated kernel's layouts (GeneratedKernel::alternatives) on the device before the verification
   // and keep the fastest, as cuBLASLt's algorithms are chosen; likewise a convolution's NCHW call against its
@@ -259,8 +260,8 @@ class Executor {
   // preparation does too. Where buffers lie moves a memory-bound kernel's time by up to 0.6%
   // (docs/measurement.md): a harness that gives the other side new output memory can give the plan the same.
   // Throws std::invalid_argument, binding nothing, for a value that is not a graph output written by the plan,
-  // a null or misaligned pointer, or one of the parts a horizontal GEMM writes at equal spacing in its own
-  // buffer.
+  // a null or misaligned pointer, two outputs whose buffers overlap, or one of the parts a horizontal GEMM
+  // writes at equal spacing in its own buffer. run() writes the executor's own buffers, whatever was bound.
   void bind_outputs(int plan, const std::map<std::string, void*>& outputs);
   // What each step of a plan runs (KernelReport without times): after tuning, the layouts and calls it kept.
   std::vector<KernelReport> plan_kernels(int plan) const;

@@ -496,6 +496,7 @@ RunReport run_phases(Executor::Impl& im) {
 
 RunReport Executor::run() {
   Impl& im = *impl_;
+  for (auto& ps : im.plans) ps.bound.clear();  // a run writes its own buffers, whatever a harness bound
   struct Release {
     Impl& im;
     ~Release() { im.release(); }
@@ -591,6 +592,17 @@ void Executor::bind_outputs(int plan, const std::map<std::string, void*>& output
       }
     }
     bound[*v] = ptr;
+  }
+  // Two outputs in overlapping memory would write over each other.
+  std::vector<std::pair<const char*, ValueId>> spans;
+  for (const auto& [v, ptr] : bound) spans.push_back({static_cast<const char*>(ptr), v});
+  std::sort(spans.begin(), spans.end());
+  for (std::size_t i = 1; i < spans.size(); ++i) {
+    const auto& [start, v] = spans[i - 1];
+    if (spans[i].first < start + im.graph.value_type(v).bytes()) {
+      throw std::invalid_argument("outputs '" + im.graph.value_name(v) + "' and '" +
+                                  im.graph.value_name(spans[i].second) + "' overlap in the caller's memory");
+    }
   }
   im.plans[plan].bound = std::move(bound);
 }

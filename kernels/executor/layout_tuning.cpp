@@ -103,8 +103,9 @@ std::vector<double> time_rounds(Executor::Impl& im, int p, std::size_t s, std::s
 // RunOptions::rest_ms and tuning_rest_ms (250 ms by default, enough on an H100 for qkv_bf16's merged GEMM to
 // rank its tiles as they run in the plan; executor.h). Where the timing is asked for in milliseconds
 // (RunOptions::warmup_ms, repeat_ms, rest_ms: the PyTorch harness's protocol), the comparison runs as the plan
-// timing will: after the same rest, warmed up as long and timed about as long (at least `rounds`), its round's
-// time taken from one round run first. Otherwise `rounds` after one warm-up round, right away.
+// timing will: after a rest at least as long, warmed up as long and timed about as long (at least `rounds`),
+// its round's time taken from one round run first. Otherwise `rounds` after one warm-up round, right after the
+// rest.
 // A generated kernel's layouts are compared the same way but without the rest (Rest::no): they are memory-bound,
 // and a rest before each of a plan's steps would cost a second each. Timed in 15 rounds right after the
 // compile, relu_mul_add's fused kernel took 0.3501-0.3508 ms in its chosen layout on an H100 and 0.3511-0.3515

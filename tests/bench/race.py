@@ -33,8 +33,8 @@ the choice was between. Without the library only samples whose fused plan is one
 --placement per-block gives every contender new output memory every block (torch.compile's earlier outputs are
 held, so its calls allocate others; the layouts and the tuned plan write new tensors, the plan through
 fx_harness_bind_outputs): where the outputs lie moves a kernel's time too, and with it the blocks' ratios sample
-placements rather than one. A plan output that cannot be bound (a part of a horizontal GEMM's packed output)
-keeps the plan's own buffer, and the report says so.
+placements rather than one. Where one of the plan's outputs cannot be bound (a part of a horizontal GEMM's
+packed output), the plan keeps all its own output buffers, and the report says so.
 
 Writes race.json and race.md to --out (default $OUT, else ./bench-out)."""
 import argparse
@@ -497,6 +497,7 @@ def race_on_stream(entry, graph, bundle, kernel, plan, blocks, rounds, cuda, tor
             plan.bind(1, {})
         except RuntimeError as e:  # e.g. a part of a horizontal GEMM's packed output
             entry["plan_placement"] = f"the plan keeps its own output buffers: {e}"
+            entry["placement"] = "per-block, except the tuned plan's outputs"
 
     def calls_for_block(b):
         """The contenders' calls for block b. Under --placement per-block every side writes new memory each block:
@@ -512,8 +513,7 @@ def race_on_stream(entry, graph, bundle, kernel, plan, blocks, rounds, cuda, tor
             calls += our_calls(outs)
         if plan and "plan_placement" not in entry:
             bound.clear()
-            bound.update({n: torch.full_like(outputs[n], float("nan") if outputs[n].is_floating_point() else 0)
-                          for n in outputs})
+            bound.update({n: poisoned(outputs[n], torch) for n in outputs})
             held.append(dict(bound))
             plan.bind(1, bound)
         return calls + plan_calls
@@ -532,6 +532,14 @@ def race_on_stream(entry, graph, bundle, kernel, plan, blocks, rounds, cuda, tor
         if differ:
             entry["error"] = f"the plan's bound outputs {differ} differ from its verified outputs"
     return entry
+
+
+def poisoned(like, torch):
+    """A new tensor like `like` with every byte 0xFF, as the executor poisons its outputs (NaN in every float
+    type): what a binding that missed leaves there cannot pass for the plan's output."""
+    t = torch.empty_like(like)
+    t.view(-1).view(torch.uint8).fill_(0xFF)
+    return t
 
 
 def bound_matches(got, verified, torch):

@@ -16,6 +16,7 @@
 #include "kernels/common/gpu_error.h"
 #include "kernels/executor/executor.h"
 #include "tests/gpu/executor_test_support.h"
+#include "tests/gpu/test_contraction_support.h"
 
 namespace fx::gpu {
 namespace {
@@ -58,6 +59,53 @@ RunReport run_both(const Graph& g, int repeat, RunOptions opt = {}) {
   opt.warmup = 1;
   Executor ex(engine.graph(), unfused, engine.plan(), opt);
   return ex.run();
+}
+
+// Executor::bind_outputs: a later step reads a bound output where the plan wrote it. The unfused plan's sigmoid
+// reads m; the plan's own buffer for m is poisoned after binding, so a read from it would make y NaN.
+TEST(ExecutorGpu, ALaterStepReadsABoundOutputWhereItWasWritten) {
+  FX_REQUIRE_DEVICE();
+  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "bound",
+    "inputs": [{"name": "x", "shape": [512, 1024], "dtype": "f32"}, {"name": "w", "shape": [512, 1024], "dtype": "f32"}],
+    "nodes": [{"name": "m", "op": "mul", "inputs": ["x", "w"]}, {"name": "y", "op": "sigmoid", "inputs": ["m"]}],
+    "outputs": ["m", "y"]})");
+  ASSERT_TRUE(g.ok());
+  FusionEngine engine(*g, DeviceDescription::h100_sxm());
+  const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
+  engine.auto_fuse();
+  Executor ex(engine.graph(), unfused, engine.plan(), RunOptions{});
+  for (const OutputCheck& c : ex.prepare_for_harness()) ASSERT_TRUE(c.passed) << c.name;
+  constexpr std::size_t kN = 512 * 1024, kBytes = kN * 4;
+  auto stream = static_cast<cudaStream_t>(ex.stream_handle());
+  // y as the plan computes it in its own buffers.
+  test::DeviceArray want(kBytes), m(kBytes), y(kBytes);
+  ex.enqueue_plan(0);
+  ASSERT_EQ(cudaMemcpyAsync(want.get(), ex.value_pointer(0, "y"), kBytes, cudaMemcpyDeviceToDevice, stream), cudaSuccess);
+  void* own_m = ex.value_pointer(0, "m");
+  ex.bind_outputs(0, {{"m", m.get()}, {"y", y.get()}});
+  EXPECT_EQ(ex.value_pointer(0, "y"), y.get());
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ASSERT_EQ(cudaMemset(own_m, 0xFF, kBytes), cudaSuccess);
+  ASSERT_EQ(cudaMemset(y.get(), 0xFF, kBytes), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ex.enqueue_plan(0);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  const std::vector<double> got = test::download(y.get(), kN, DType::f32), ref = test::download(want.get(), kN, DType::f32);
+  int differ = 0;
+  for (std::size_t i = 0; i < kN; ++i) differ += !(got[i] == ref[i]);
+  EXPECT_EQ(differ, 0) << "elements of the bound y that differ from the plan's own y (NaN: m read from the poisoned buffer)";
+  // Overlapping buffers are refused, and the binding stays as it was.
+  auto refused = [&](std::map<std::string, void*> outputs, const std::string& says) {
+    try {
+      ex.bind_outputs(0, outputs);
+      ADD_FAILURE() << "bound: " << says;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  refused({{"m", m.get()}, {"y", m.get()}}, "outputs 'm' and 'y' overlap in the caller's memory");
+  refused({{"m", y.get()}, {"y", static_cast<char*>(y.get()) + kBytes - 256}}, "overlap in the caller's memory");
+  EXPECT_EQ(ex.value_pointer(0, "y"), y.get());
 }
 
 TEST(ExecutorGpu, ARunReportCarriesTheClocksOfItsTiming) {

@@ -207,7 +207,8 @@ TEST(HarnessGpu, BoundOutputsAreWrittenInTheCallersMemory) {
     }
     return n;
   };
-  // The unfused plan, three kernels: its relu reads `add` from the caller's buffer.
+  // The unfused plan, three kernels, writes add and y to the caller's buffers (that its relu then reads add
+  // there, ExecutorGpu.ALaterStepReadsABoundOutputWhereItWasWritten shows).
   poison(add);
   poison(y);
   ASSERT_EQ(fx_harness_bind_outputs(h, 0, 2, both, targets), 0) << fx_harness_last_error();

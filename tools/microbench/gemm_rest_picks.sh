@@ -32,7 +32,7 @@ for s in "$@"; do
         t0=$(date +%s%N)
         rests=(--rest-ms "$rest" --tuning-rest-ms "$rest")
         [ "$rest" = default ] && rests=()
-        "$CLI" run "$g" --auto --no-profile "${opts[@]}" "${rests[@]}" --json "$TMP/r.json" \
+        "$CLI" run "$g" --auto --no-profile ${opts[@]+"${opts[@]}"} ${rests[@]+"${rests[@]}"} --json "$TMP/r.json" \
           > "$TMP/r.log" 2>&1 ||
           { echo "$s $mode rest $rest: fusion-cli failed"; tail -5 "$TMP/r.log"; continue; }
         t1=$(date +%s%N)
@@ -42,7 +42,7 @@ sample, mode, rest, i, wall, path, jsonl = sys.argv[1:]
 r = json.load(open(path))
 fused = next(p for p in r["plans"] if p["name"] == "fused")
 def config(text):  # "tile 256x128, stages 64xAUTO, cluster 1x2x1" -> "256x128 c1x2x1"
-    t = re.search(r"tile (\S+?),.*?cluster (\S+?),", text)
+    t = re.search(r"tile (\S+?),.*?cluster ([0-9x]+|auto)", text)
     return f"{t.group(1)} c{t.group(2)}" if t else "?"
 gemms = []
 for k in fused["kernels"]:
