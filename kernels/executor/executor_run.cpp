@@ -183,13 +183,6 @@ std::vector<OutputCheck> verify(Executor::Impl& im) {
   return checks;
 }
 
-// Plan p's report from its timed rounds. The plan runs in 2 x repeat rounds, each after the flush (or an
-// untimed run of the plan): repeat rounds whole, with an event before its first step and one after its last,
-// for the plan's time, as do_bench times a PyTorch function; then repeat rounds with an event after each step
-// as well, for the steps' times. The events between steps are not free: each is recorded when the kernel before it has
-// finished, and the next kernel starts after it, so one kernel's start no longer overlaps the tail of the one
-// before; gpt2_block's 16-step fused plan took 2.3% longer with them on an H100, and mlp_relu_small_bf16's three
-// small unfused steps 16% (stepped_ms keeps that total, to show the difference).
 // What step s of plan p runs: its name, kind, library and path (the layout or call kept), nodes and bytes;
 // not its time.
 KernelReport kernel_report(const Executor::Impl& im, int p, std::size_t s) {
@@ -221,6 +214,13 @@ KernelReport kernel_report(const Executor::Impl& im, int p, std::size_t s) {
   return kr;
 }
 
+// Plan p's report from its timed rounds. The plan runs in 2 x repeat rounds, each after the flush (or an
+// untimed run of the plan): repeat rounds whole, with an event before its first step and one after its last,
+// for the plan's time, as do_bench times a PyTorch function; then repeat rounds with an event after each step
+// as well, for the steps' times. The events between steps are not free: each is recorded when the kernel before it has
+// finished, and the next kernel starts after it, so one kernel's start no longer overlaps the tail of the one
+// before; gpt2_block's 16-step fused plan took 2.3% longer with them on an H100, and mlp_relu_small_bf16's three
+// small unfused steps 16% (stepped_ms keeps that total, to show the difference).
 PlanReport plan_report(Executor::Impl& im, int p, const Events& whole, const Events& stepped) {
   PlanSteps& ps = im.plans[p];
   const std::size_t k = ps.steps.size();

@@ -55,6 +55,7 @@ import pairs  # noqa: E402  (no torch: the CPU tests import this module's pure f
 FLUSH_BYTES = 256 * 2**20  # do_bench's cache flush
 FLUSH_KINDS = {"fill": "do_bench's zero_(), a fill kernel", "memset": "the executor's cudaMemsetAsync"}
 WARMUP_MS = 25.0           # do_bench's warm-up, per contender
+TUNED_PLAN = "fused plan as fusion-cli run tunes it"  # the row of the plan libfusion_harness runs
 
 
 # ---- the bundle and the statistics (pure Python; tests/bench/test_race.py) ----
@@ -306,11 +307,16 @@ class HarnessPlan:
     def __init__(self, harness, handle):
         self.h, self.lib, self.handle = harness, harness.lib, handle
 
+    @staticmethod
+    def _named(tensors):
+        """{name: tensor} as the C ABI's count, names and device pointers."""
+        names = (ctypes.c_char_p * len(tensors))(*[n.encode() for n in tensors])
+        pointers = (ctypes.c_void_p * len(tensors))(*[t.data_ptr() for t in tensors.values()])
+        return len(tensors), names, pointers
+
     def prepare(self, inputs):
         """inputs: {name: contiguous CUDA tensor}; copied in, layouts tuned, both plans verified."""
-        names = (ctypes.c_char_p * len(inputs))(*[n.encode() for n in inputs])
-        pointers = (ctypes.c_void_p * len(inputs))(*[t.data_ptr() for t in inputs.values()])
-        if self.lib.fx_harness_prepare(self.handle, len(inputs), names, pointers) != 0:
+        if self.lib.fx_harness_prepare(self.handle, *self._named(inputs)) != 0:
             self.h.fail()
 
     def describe(self):
@@ -331,9 +337,7 @@ class HarnessPlan:
     def bind(self, plan, outputs):
         """outputs: {name: contiguous CUDA tensor}; the plan writes those outputs there from now on ({}: its own
         buffers again)."""
-        names = (ctypes.c_char_p * len(outputs))(*[n.encode() for n in outputs])
-        pointers = (ctypes.c_void_p * len(outputs))(*[t.data_ptr() for t in outputs.values()])
-        if self.lib.fx_harness_bind_outputs(self.handle, plan, len(outputs), names, pointers) != 0:
+        if self.lib.fx_harness_bind_outputs(self.handle, plan, *self._named(outputs)) != 0:
             self.h.fail()
 
     def copy(self, plan, name, tensor):
@@ -362,8 +366,8 @@ def plan_label(steps):
     """The race's name for the fused plan as the run tunes it: its steps and what each kept."""
     if len(steps) == 1:  # what it kept, without the times behind the choice (the report keeps the whole path)
         kept = re.split(r": |; ", steps[0]["path"], maxsplit=1)[0] or steps[0]["kind"]
-        return f"fused plan as fusion-cli run tunes it ({kept})"
-    return f"fused plan as fusion-cli run tunes it ({len(steps)} steps)"
+        return f"{TUNED_PLAN} ({kept})"
+    return f"{TUNED_PLAN} ({len(steps)} steps)"
 
 
 # ---- the race ----
@@ -421,7 +425,7 @@ def race_on_stream(entry, graph, bundle, kernel, plan, blocks, rounds, cuda, tor
     compiled, inputs = prep["compile"]["call"], prep["compile"]["inputs"]
     expected = compiled(inputs)
     torch.cuda.synchronize()
-    written = list(kernel["outputs"]) if kernel else [o for o in expected]
+    written = list(kernel["outputs"]) if kernel else list(expected)
     missing = [name for name in written if name not in expected]
     if missing:
         entry["skipped"] = f"not raced: the kernel writes {missing}, which the graph does not output"
@@ -683,13 +687,13 @@ def main(argv=None):
         report["samples"].append(entry)
         torch.cuda.empty_cache()
         ranked = [x for x in entry.get("layouts", []) if x["ratio_median"] is not None]
-        tuned = [x for x in ranked if x["layout"].startswith("fused plan as fusion-cli run tunes it")]
+        tuned = [x for x in ranked if x["layout"].startswith(TUNED_PLAN)]
         best = min([x for x in ranked if x not in tuned], key=lambda x: x["ratio_median"], default=None)
         said = [f"best layout {best['ratio_median']:.4f} ({best['verdict']})"] if best else []
         said += [f"the tuned plan {x['ratio_median']:.4f} ({x['verdict']})" for x in tuned]
         for kind, other in entry.get("other_flushes", {}).items():
             said += [f"after the {kind} flush {x['ratio_median']:.4f} ({x['verdict']})" for x in other["layouts"]
-                     if x["layout"].startswith("fused plan as fusion-cli run tunes it")]
+                     if x["layout"].startswith(TUNED_PLAN)]
         print(f"  {entry['name']}: {time.perf_counter() - t0:.1f} s, "
               + (entry.get("error") or entry.get("skipped") or ", ".join(said) or "no ratios"), flush=True)
         write_report(report, args.out)  # after every sample: a later failure or a timeout loses nothing
