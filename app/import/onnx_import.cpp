@@ -29,6 +29,13 @@ std::string describe(const onnx::NodeProto& n) {
          (n.domain().empty() || n.domain() == "ai.onnx" ? "" : n.domain() + ".") + n.op_type() + ")";
 }
 
+// The format's rank limit holds for imported tensors too, or the import would save a file that does not load.
+std::optional<std::string> rank_problem(const std::string& what, const TensorType& t) {
+  if (t.shape.size() <= kMaxRank) return std::nullopt;
+  return what + " has rank " + std::to_string(t.shape.size()) + ", over the format's limit of " +
+         std::to_string(kMaxRank);
+}
+
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
 }  // namespace
@@ -296,17 +303,6 @@ void Importer::import_as_custom(const onnx::NodeProto& node, int index, const st
     if (emit(std::move(n), unused)) bind(out, out);
   }
 }
-
-namespace {
-
-// The format's rank limit holds for imported tensors too, or the import would save a file that does not load.
-std::optional<std::string> rank_problem(const std::string& what, const TensorType& t) {
-  if (t.shape.size() <= kMaxRank) return std::nullopt;
-  return what + " has rank " + std::to_string(t.shape.size()) + ", over the format's limit of " +
-         std::to_string(kMaxRank);
-}
-
-}  // namespace
 
 void Importer::map_node(const onnx::NodeProto& node, int index, Diagnostics& errors) {
   const std::size_t errors_before = errors.size();

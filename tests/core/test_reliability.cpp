@@ -104,7 +104,7 @@ TEST_F(TempDir, EveryVerbThatTakesAPlanRefusesAPlanOfAnotherGraph) {
   const fs::path plan = dir_ / "swiglu.fused.json";
   CliResult r = cli("fuse " + sample("swiglu_bf16.json") + " --auto -o " + plan.string());
   ASSERT_EQ(r.status, 0) << r.out;
-  for (const std::string& verb : {"codegen", "dot"}) {
+  for (const std::string verb : {"codegen", "dot"}) {
     r = cli(verb + " " + sample("relu_mul_add.json") + " --plan " + plan.string());
     EXPECT_EQ(r.status, 2) << verb << ": " << r.out;
     EXPECT_NE(r.out.find("the plan is for another graph"), std::string::npos) << verb << ": " << r.out;
