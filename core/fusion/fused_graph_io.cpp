@@ -257,7 +257,8 @@ Expected<FusionEngine> FusionEngine::load_fused_graph(std::string_view json_text
                                                       EngineOptions options) {
   auto doc = parse_json_text(json_text);
   if (!doc) return doc.errors();
-  const char* later = "the graph's names, connections and shapes, then the fusion section, are checked";
+  const std::string later = std::string("the graph's names, connections and shapes") +
+                            (doc->contains("fusion") ? ", then the fusion section, are checked" : " are checked");
   auto spec = spec_from_json(*doc, {}, {"fusion"});
   if (!spec) return with_more_may_follow(spec.errors(), later);
   auto graph = build_graph(*spec);
