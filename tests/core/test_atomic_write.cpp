@@ -127,7 +127,7 @@ TEST_F(AtomicWrite, FailedRenameSaysWhyNotSuccess) {
   auto r = write_text_file_atomic(folder, "new\n");
   ASSERT_FALSE(r.ok());
   // The cleanup after the failed rename used to overwrite the error: "cannot replace ...: Success".
-  EXPECT_EQ(r.errors()[0].message.find("Success"), std::string::npos) << r.errors()[0].message;
+  EXPECT_EQ(r.errors()[0].message.find(": Success"), std::string::npos) << r.errors()[0].message;
   EXPECT_NE(r.errors()[0].message.find("irectory"), std::string::npos) << r.errors()[0].message;
   fs::remove_all(folder);
 }
