@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/cli_io.h"
 #include "app/cli/command.h"
 #include "app/cli/plan_source.h"
 
@@ -27,7 +28,8 @@ const char* kHelp =
     "--json OUT also writes the kernels as JSON (format fusion-explorer/kernels): for each group its kernels,\n"
     "each with its entry point, the values it reads and writes (its parameters in that order: one device\n"
     "pointer each, inputs then outputs) and every layout the run would time (description, source, grid,\n"
-    "block; the first is the default), or the reason the group has none. tests/bench/race.py launches them\n"
+    "block; the first is the default), or the reason the group has none; --json - writes it to stdout and the\n"
+    "sources to stderr. tests/bench/race.py launches them\n"
     "next to torch.compile's kernels in one process.\n";
 
 #ifdef FX_HAVE_CUDA
@@ -35,19 +37,21 @@ nlohmann::ordered_json layout_json(const gpu::KernelLayout& l) {
   return {{"description", l.description}, {"grid", l.grid}, {"block", l.block}, {"source", l.source}};
 }
 
-int codegen(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+int codegen(const std::vector<std::string>& argv, std::ostream& stdout_stream, std::ostream& err) {
   Args args(argv, {"--auto", "--unfused", "--compile"}, {"--plan", "--group", "--arch", "--device", "--json"});
   if (!args.ok() || args.positionals().size() != 1) {
     err << "fusion-cli codegen: " << (args.ok() ? "name one graph file" : args.error()) << "\n";
     return kBadInput;
   }
-  auto device = resolve_device(args.value("--device").value_or("h100"));
+  auto device = resolve_device_input(args.value("--device").value_or("h100"));
   if (!device) {
     err << "fusion-cli codegen: " << format_diagnostics(device.errors());
     return kBadInput;
   }
   auto plans = load_plans({args.positionals()[0], args.value("--plan"), args.has("--auto"), args.has("--unfused")}, *device, err);
   if (!plans) return kBadInput;
+  // With --json -, stdout carries the JSON alone; the sources go to stderr.
+  std::ostream& out = args.value("--json") == "-" ? err : stdout_stream;
   const Graph& g = plans->engine->graph();
   const auto only = args.value("--group");
   const std::string arch = args.value("--arch").value_or("sm_90");
@@ -112,7 +116,7 @@ int codegen(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
     return kBadInput;
   }
   if (const auto path = args.value("--json")) {
-    if (auto w = write_text_file_atomic(*path, doc.dump(2) + "\n"); !w) {
+    if (auto w = write_output(*path, doc.dump(2) + "\n", stdout_stream); !w) {
       err << "fusion-cli codegen: cannot write the kernels: " << format_diagnostics(w.errors(), *path);
       return kFailed;
     }

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> rest(args.begin() + 1, args.end());
   for (const auto& a : rest) {
+    if (a == "--") break;  // after it, "--help" is a file name
     if (a == "--help" || a == "-h") {
       std::cout << it->second.help;
       return kOk;

@@ -3,10 +3,12 @@
 #ifdef FX_HAVE_CUDA
 
 #include <iomanip>
+#include <iostream>
 #include <sstream>
 #include <utility>
 #include <vector>
 
+#include "app/cli/cli_io.h"
 #include "core/export/timings_export.h"
 #include "core/graph/graph_io.h"
 #include "core/graph/shape.h"
@@ -63,7 +65,7 @@ void print_plan(std::ostream& os, const gpu::PlanProfile& p) {
 }
 
 bool write_file(const std::string& path, const std::string& text, const char* what, std::ostream& err) {
-  auto written = write_text_file_atomic(path, text);
+  auto written = write_output(path, text, std::cout);  // "-": stdout
   if (written) return true;
   err << "fusion-cli run: cannot write the " << what << ": " << format_diagnostics(written.errors(), path);
   return false;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/gui/fusion_commands.h"
+#include "app/import/onnx_import.h"
 #include "core/graph/graph_io.h"
 
 namespace fx::app {
@@ -23,6 +24,18 @@ bool has_fusion_section(const std::string& text) {
   return doc.is_object() && doc.contains("fusion");
 }
 
+std::variant<LoadedDocument, LoadFailure> import_onnx_document(const QString& path, const DeviceDescription& device) {
+  std::vector<std::string> warnings;
+  auto spec = import_onnx_file(path.toStdString(), OnnxImportOptions{}, warnings);
+  if (!spec) return LoadFailure{path, spec.errors()};
+  auto graph = build_graph(*spec);
+  if (!graph) return LoadFailure{path, graph.errors()};
+  auto shared = std::make_shared<const Graph>(std::move(*graph));
+  LoadedDocument doc{path, shared, std::make_shared<FusionEngine>(shared, device), {}};
+  for (const std::string& w : warnings) doc.warnings << qs(w);
+  return doc;
+}
+
 }  // namespace
 
 QString LoadFailure::text() const {
@@ -30,6 +43,7 @@ QString LoadFailure::text() const {
 }
 
 std::variant<LoadedDocument, LoadFailure> load_document(const QString& path, const DeviceDescription& device) {
+  if (path.endsWith(QLatin1String(".onnx"), Qt::CaseInsensitive)) return import_onnx_document(path, device);
   const LoadLimits limits;
   auto text = read_text_file(path.toStdString(), limits.max_file_bytes);
   if (!text) return LoadFailure{path, text.errors()};
