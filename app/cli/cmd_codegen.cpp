@@ -11,6 +11,8 @@
 #ifdef FX_HAVE_CUDA
 #include "core/graph/graph_io.h"
 #include "kernels/codegen/codegen.h"
+#include "kernels/common/gpu_error.h"
+#include "kernels/executor/executor.h"
 #include "kernels/nvrtc/nvrtc_compiler.h"
 #endif
 
@@ -23,7 +25,7 @@ const char* kHelp =
     "Prints the generated CUDA C++ of every group of the plan (or of one group: --group g:NODE or its index).\n"
     "The plan: --plan names a fused graph file; --auto runs the fusion engine's auto-fuse (the default for a\n"
     "plain graph file); --unfused prints the one-kernel-per-node plan. --compile also compiles each kernel with\n"
-    "NVRTC for --arch (default sm_90) and prints the CUBIN size or the compile log; no GPU is needed.\n"
+    "NVRTC for --arch (default: the GPU at hand, else sm_90) and prints the CUBIN size or the compile log; no GPU is needed.\n"
     "Groups that run on cuBLASLt/cuDNN/CUB, or cannot run (custom), are listed with the reason.\n"
     "--json OUT also writes the kernels as JSON (format fusion-explorer/kernels): for each group its kernels,\n"
     "each with its entry point, the values it reads and writes (its parameters in that order: one device\n"
@@ -33,6 +35,15 @@ const char* kHelp =
     "next to torch.compile's kernels in one process.\n";
 
 #ifdef FX_HAVE_CUDA
+// The GPU at hand, as the executor compiles for it; sm_90 on a machine without one.
+std::string default_arch() {
+  try {
+    return gpu::query_device(0).arch();
+  } catch (const gpu::NoDeviceError&) {
+    return "sm_90";
+  }
+}
+
 nlohmann::ordered_json layout_json(const gpu::KernelLayout& l) {
   return {{"description", l.description}, {"grid", l.grid}, {"block", l.block}, {"source", l.source}};
 }
@@ -54,7 +65,7 @@ int codegen(const std::vector<std::string>& argv, std::ostream& stdout_stream, s
   std::ostream& out = args.value("--json") == "-" ? err : stdout_stream;
   const Graph& g = plans->engine->graph();
   const auto only = args.value("--group");
-  const std::string arch = args.value("--arch").value_or("sm_90");
+  const std::string arch = args.value("--arch").value_or(default_arch());
   gpu::NvrtcCompiler compiler;
   int status = kOk, index = 0, shown = 0;
   out << "// " << g.name() << ": " << plans->fused.groups().size() << " groups from " << plans->how << "\n";

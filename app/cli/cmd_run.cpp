@@ -281,7 +281,7 @@ int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo
   gpu::ProfileSummary summary = gpu::summarize_profile(rep, m.profile, plans.unfused, plans.fused, peak, dev.l2_bytes);
   if (!peak_note.empty()) summary.notes.push_back(peak_note);
   print_profile(human, summary);
-  if (!write_timing_exports(m.profile, args.value("--csv"), args.value("--trace"), err)) return kFailed;
+  if (!write_timing_exports(m.profile, rep.clocks, args.value("--csv"), args.value("--trace"), err)) return kFailed;
   if (auto file = args.value("--json")) {
     auto j = gpu::report_to_json(rep);
     gpu::add_profile_to_json(j, summary);

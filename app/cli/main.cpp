@@ -3,6 +3,21 @@
 #include <iostream>
 
 #include "app/cli/command.h"
+#include "app/import/onnx_import.h"
+
+namespace {
+
+// What this build can do, so a user (and the package test) can tell a CPU-only build from a GPU one.
+std::string build_features() {
+#ifdef FX_HAVE_CUDA
+  const std::string cuda = FX_HAVE_CUDNN ? "CUDA executor with cuDNN" : "CUDA executor without cuDNN (no convolutions)";
+#else
+  const std::string cuda = "no CUDA executor (analysis only)";
+#endif
+  return "built with: " + cuda + ", " + (fx::onnx_import_available() ? "ONNX import" : "no ONNX import");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace fx::cli;
@@ -19,7 +34,7 @@ int main(int argc, char** argv) {
     return args.empty() ? kBadInput : kOk;
   }
   if (args[0] == "--version") {
-    std::cout << "fusion-cli 0.1.0\n";
+    std::cout << "fusion-cli " << FX_VERSION << "\n" << build_features() << "\n";
     return kOk;
   }
   auto it = commands().find(args[0]);

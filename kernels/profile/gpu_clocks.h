@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fx::gpu {
@@ -55,6 +56,9 @@ struct ClockSpan {
   double power_w_max = 0, power_limit_w = 0;
   unsigned temperature_c_max = 0;
   std::uint64_t reasons = 0;  // every reason seen in a busy sample
+  // Every sample with its time in ms since the ClockWatch that took it started, idle ones included: the trace
+  // export's counter tracks (core/export/timings_export.h). add() leaves it alone; merge() appends.
+  std::vector<std::pair<double, ClockSample>> timeline;
   void add(const ClockSample& s);
   void merge(const ClockSpan& other);  // as if other's samples had been added here
   unsigned sm_mhz_median() const;  // the upper median of busy_sm_mhz; 0 without busy samples
