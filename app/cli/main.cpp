@@ -27,11 +27,17 @@ int main(int argc, char** argv) {
     for (const auto& [name, c] : commands()) {
       os << "  " << name << std::string(name.size() < 11 ? 11 - name.size() : 1, ' ') << c.summary << "\n";
     }
-    os << "\n'fusion-cli <verb> --help' describes a verb.\n";
+    os << "\n'fusion-cli <verb> --help' describes a verb; --help-all describes them all. Wherever a verb reads or\n"
+          "writes a file, - means stdin or stdout; -- ends the options.\n";
   };
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     usage(args.empty() ? std::cerr : std::cout);
     return args.empty() ? kBadInput : kOk;
+  }
+  if (args[0] == "--help-all") {  // every verb's help in one text: what help2man turns into the man page
+    usage(std::cout);
+    for (const auto& [name, c] : commands()) std::cout << "\n" << name << "\n" << c.help;
+    return kOk;
   }
   if (args[0] == "--version") {
     std::cout << "fusion-cli " << FX_VERSION << "\n" << build_features() << "\n";
