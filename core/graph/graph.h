@@ -45,6 +45,9 @@ struct Node {
   Attrs attrs;  // defaults filled in
   TensorType type;
   std::string label;  // custom op's label, "" otherwise
+  // Where the node came from, kept for people, not for identity: e.g. the ONNX node it was imported from,
+  // `onnx node "/layer1/0/conv1/Conv" (Conv)`. "" when the file does not say.
+  std::string source;
   bool operator==(const Node& o) const {
     return name == o.name && op == o.op && inputs == o.inputs && attrs == o.attrs && type == o.type;
   }
@@ -59,6 +62,7 @@ struct NodeSpec {
   Attrs attrs;
   std::optional<Shape> shape;
   std::optional<DType> dtype;
+  std::string source;  // Node::source
 };
 
 struct GraphSpec {
