@@ -156,3 +156,25 @@ TEST_F(CliConventions, AnalyzeKeepsLongNamesApart) {
 }
 
 }  // namespace
+
+namespace {
+
+// model-explorer as a user runs it: a graph, a run report of its auto-fused plan, three files out.
+TEST_F(CliConventions, ModelExplorerWritesTheGraphAndItsNodeData) {
+  const std::string report = std::string(FX_SOURCE_DIR) + "/tests/data/run-reports/relu_mul_add.h100.json";
+  CliResult r = sh(kCli + " model-explorer " + sample("relu_mul_add.json") + " --auto --report " + report +
+                       " -o me.json --time-data time.json --bytes-data bytes.json",
+                   dir_, true);
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream graph(dir_ / "me.json"), time(dir_ / "time.json");
+  EXPECT_EQ(nlohmann::json::parse(graph)["graphs"][0]["nodes"].size(), 6u);
+  EXPECT_NEAR(nlohmann::json::parse(time)["results"]["y"]["value"].get<double>(), 346.912, 0.001);
+  // A report of another plan is refused, not silently misattributed.
+  r = sh(kCli + " model-explorer " + sample("relu_mul_add.json") + " --plan " + sample("relu_mul_add.json") +
+             " --report " + report,
+         dir_, true);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("not in the plan"), std::string::npos) << r.out;
+}
+
+}  // namespace
