@@ -4,8 +4,8 @@
 # untouched), checks that every dependency it declares is installed here with a version that satisfies it, and
 # runs what it installed: fusion-cli --version, fusion-cli analyze on an installed sample, and fusion-explorer
 # opening that sample offscreen and saving a screenshot.
-# FX_PACKAGE_SYSTEM_INSTALL=1 (CI: root on a throwaway machine) also installs it into the system with dpkg -i,
-# runs the same from /usr and removes it again.
+# As root in CI (CI=true, as .ci/run runs) or with FX_PACKAGE_SYSTEM_INSTALL=1, it also installs the package
+# into the system with dpkg -i, runs the same from /usr and removes it again (FX_PACKAGE_SYSTEM_INSTALL=0: never).
 # Usage: scripts/test-package.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:?usage: scripts/test-package.sh BUILD_DIR}" && pwd)
@@ -64,9 +64,16 @@ run_installed() {  # PREFIX: runs the installed programs under PREFIX
 }
 run_installed "$root/usr"
 
-if [[ ${FX_PACKAGE_SYSTEM_INSTALL:-0} == 1 ]]; then
-  dpkg -i "$deb"
+system=${FX_PACKAGE_SYSTEM_INSTALL:-0}
+[[ ${CI:-} == true && $(id -u) -eq 0 && -z ${FX_PACKAGE_SYSTEM_INSTALL:-} ]] && system=1
+if [[ $system == 1 ]]; then
+  if dpkg-query -W -f='${Status}' fusion-explorer 2>/dev/null | grep -q installed; then
+    fail "fusion-explorer is already installed here; not replacing it"
+  fi
+  trap 'dpkg -r fusion-explorer > /dev/null 2>&1 || true; rm -rf "$work"' EXIT
+  dpkg -i "$deb" > "$work/dpkg-system.log" 2>&1 || { cat "$work/dpkg-system.log"; fail "dpkg -i $deb"; }
   run_installed /usr
-  dpkg -r fusion-explorer
+  dpkg -r fusion-explorer > /dev/null
+  echo "installed into the system with dpkg -i, ran from /usr, removed"
 fi
 echo "test-package: ok"
