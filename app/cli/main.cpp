@@ -4,13 +4,17 @@
 
 #include "app/cli/command.h"
 #include "app/import/onnx_import.h"
+#ifdef FX_HAVE_CUDA
+#include "kernels/contraction/conv.h"
+#endif
 
 namespace {
 
 // What this build can do, so a user (and the package test) can tell a CPU-only build from a GPU one.
 std::string build_features() {
 #ifdef FX_HAVE_CUDA
-  const std::string cuda = FX_HAVE_CUDNN ? "CUDA executor with cuDNN" : "CUDA executor without cuDNN (no convolutions)";
+  const std::string cuda =
+      fx::gpu::cudnn_available() ? "CUDA executor with cuDNN" : "CUDA executor without cuDNN (no convolutions)";
 #else
   const std::string cuda = "no CUDA executor (analysis only)";
 #endif

@@ -16,6 +16,9 @@ struct CUstream_st;
 
 namespace fx::gpu {
 
+// False in a build without cuDNN (conv_unavailable.cpp), where constructing a Conv2d throws saying so.
+bool cudnn_available();
+
 // none: the convolution alone. bias, relu_bias: + bias [K] (+ ReLU) in the same call: one operation graph, or on
 // the legacy API cudnnConvolutionBiasActivationForward (IDENTITY or RELU activation).
 enum class ConvEpilogue : std::uint8_t { none, bias, relu_bias };

@@ -6,6 +6,8 @@
 
 namespace fx::gpu {
 
+bool cudnn_available() { return false; }
+
 struct Conv2d::Impl {};
 
 Conv2d::Conv2d(ConvApi) {
