@@ -63,8 +63,9 @@ int model_explorer(const std::vector<std::string>& argv, std::ostream& out, std:
   for (const auto& [option, text] : outputs) {
     const auto path = args.value(option);
     if (!path && option != std::string("-o")) continue;
-    auto w = write_output(path.value_or("-"), text, out);
-    if (!w) return report_errors(err, *path, format_diagnostics(w.errors(), *path));
+    const std::string target = path.value_or("-");
+    auto w = write_output(target, text, out);
+    if (!w) return report_errors(err, target, format_diagnostics(w.errors(), target));
   }
   return kOk;
 }

@@ -83,10 +83,14 @@ Expected<GroupMeasurements> measurements_from_run_report(const std::string& repo
   if (!doc.is_object() || !doc.contains("plans") || !doc["plans"].is_array() || doc["plans"].size() != 2) {
     return Diagnostic{"/plans", "not a run report with the two plans (write one with fusion-cli run --json)"};
   }
+  const auto& fused = doc["plans"][1];
+  if (!fused.is_object() || !fused.contains("kernels") || !fused["kernels"].is_array()) {
+    return Diagnostic{"/plans/1/kernels", "missing: the fused plan's kernels"};
+  }
   GroupMeasurements out;
   std::map<std::string, bool> all_bytes;
-  const auto& kernels = doc["plans"][1]["kernels"];
-  for (std::size_t i = 0; kernels.is_array() && i < kernels.size(); ++i) {
+  const auto& kernels = fused["kernels"];
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
     const auto& k = kernels[i];
     if (!k.is_object() || !k.contains("group") || !k["group"].is_string() || !k.contains("measured_ms") ||
         !k["measured_ms"].is_number()) {
@@ -98,8 +102,8 @@ Expected<GroupMeasurements> measurements_from_run_report(const std::string& repo
     const auto measured = k.find("measured");
     const bool has_bytes = measured != k.end() && measured->is_object() && measured->contains("bytes") &&
                            (*measured)["bytes"].is_number();
-    auto [flag, first] = all_bytes.emplace(group, has_bytes);
-    flag->second = flag->second && has_bytes;
+    bool& every_kernel_has_bytes = all_bytes.try_emplace(group, true).first->second;
+    every_kernel_has_bytes = every_kernel_has_bytes && has_bytes;
     if (has_bytes) m.dram_bytes = m.dram_bytes.value_or(0) + (*measured)["bytes"].get<double>();
   }
   for (auto& [group, m] : out) {
