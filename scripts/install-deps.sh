@@ -21,7 +21,7 @@ dev_packages=(
   clang libclang-rt-14-dev
   python3 python3-numpy
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler python3-onnx
-  help2man dpkg-dev
+  help2man dpkg-dev file
 )
 
 case "${1:-}" in
