@@ -124,7 +124,7 @@ TEST_F(CliConventions, JsonOnEveryVerbIsOneDocumentOnStdout) {
                                   "fuse --auto --json " + g, "explain --json " + g + " mul add"}) {
     const CliResult r = sh(kCli + " " + args, dir_);
     EXPECT_EQ(r.status, 0) << args;
-    EXPECT_NO_THROW((void)nlohmann::json::parse(r.out)) << args << "\n" << r.out;
+    EXPECT_TRUE(nlohmann::json::accept(r.out)) << args << "\n" << r.out;
   }
 }
 
