@@ -1,5 +1,5 @@
-// Every operator of the format as an id. Code decides per op by switching on an OpId (the compiler lists
-// the cases a new op leaves out) or by reading the registry entry's traits, never by comparing names.
+// Every operator of the format as an id. Code decides per op by switching on an OpId or by reading the
+// registry entry's traits, never by comparing names.
 #pragma once
 
 #include <array>
@@ -10,8 +10,8 @@
 
 namespace fx {
 
-// The one list of op names, in id order. Adding an op: a line here, its entry in op_registry.cpp, then
-// the switches the compiler points at (reference, codegen) and its tests.
+// The one list of op names, in id order. Adding an op: a line here, its entry in op_registry.cpp, its case
+// in the switches that evaluate (core/reference) and emit it (kernels/codegen), and its tests.
 #define FX_OPS(X)                                                                                              \
   X(neg) X(abs) X(relu) X(gelu) X(gelu_tanh) X(silu) X(sigmoid) X(tanh) X(exp) X(log) X(sqrt) X(rsqrt) X(sin)   \
   X(cos) X(erf) X(reciprocal) X(square)                                                                          \
