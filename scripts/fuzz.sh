@@ -3,13 +3,14 @@
 #   scripts/fuzz.sh [--target TARGET] [SECONDS]     run for SECONDS (default 60)
 #   scripts/fuzz.sh [--target TARGET] --runs N      run N inputs and stop (the bounded run CTest does)
 # graph: the graph loader and validation, save/reload, DOT. fused: fused graph files, the engine's
-# candidates, auto-fuse, undo and the plan's save/reload. codegen: CUDA source generation for the unfused,
+# candidates, auto-fuse and the plan's save/reload. codegen: CUDA source generation for the unfused,
 # loaded and auto-fused plans. plan: fused-plan files against their graph. dot: DOT parsed by libcgraph.
 # Builds its own clang tree of just fx_core and the fuzz targets (FX_FUZZ_BUILD_DIR, default build-fuzz/).
 # Seeds: sample_graphs/, the bad-input corpora, the saved regressions. New inputs go to $BUILD/corpus-TARGET;
 # a crash goes to $BUILD/artifacts/ and the script fails: copy the file into tests/data/fuzz-regressions/
-# (or fuzz-regressions-fused/; tests/core/test_fuzz_regressions.cpp replays them) and fix the loader.
-# Exit status: 0 clean, 1 a finding or a build failure, 77 clang's libFuzzer runtime is missing (CTest: skipped).
+# (or fuzz-regressions-fused/, -codegen/, -plan/, -dot/; the gtests replay them) and fix the code.
+# Exit status: 0 clean, 1 a finding or a build failure, 77 clang's libFuzzer runtime (or, for dot, libcgraph)
+# is missing (CTest: skipped).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,7 +21,7 @@ while (($#)); do
   case "$1" in
     --target) which="${2:?--target needs graph, fused, codegen, plan or dot}"; shift 2 ;;
     --runs) mode=(-runs="${2:?--runs needs a number}"); shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) mode=(-max_total_time="$1"); shift ;;
   esac
 done
