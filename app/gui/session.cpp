@@ -121,24 +121,24 @@ std::vector<GroupInfo> Session::group_infos() const {
 }
 
 FusionDecision Session::accept(const QString& candidate_id) {
+  FusionEngine::State before = engine_->state();
   FusionDecision d = engine_->accept(candidate_id.toStdString());
-  if (d.fuse) undo_.push(new AcceptCandidateCommand(*this, candidate_id));
+  if (d.fuse) undo_.push(new AcceptCandidateCommand(*this, candidate_id, std::move(before)));
   return d;
 }
 
 FusionDecision Session::reject(const QString& candidate_id, const QString& why) {
-  const bool could_undo = engine_->can_undo();
-  const std::size_t log_before = engine_->log().size();
+  FusionEngine::State before = engine_->state();
   FusionDecision d = engine_->reject(candidate_id.toStdString(), why.toStdString());
-  // A reject that the engine recorded is an undo step there, so it is one here.
-  if (engine_->log().size() != log_before || engine_->can_undo() != could_undo)
-    undo_.push(new RejectCandidateCommand(*this, candidate_id));
+  // A reject the engine recorded changed its state; one it refused (no such candidate) did not.
+  if (!(engine_->state() == before)) undo_.push(new RejectCandidateCommand(*this, candidate_id, std::move(before)));
   return d;
 }
 
 int Session::auto_fuse() {
+  FusionEngine::State before = engine_->state();
   const int merges = engine_->auto_fuse();
-  if (merges > 0) undo_.push(new AutoFuseCommand(*this, merges));
+  if (merges > 0) undo_.push(new AutoFuseCommand(*this, merges, std::move(before)));
   return merges;
 }
 

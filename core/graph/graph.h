@@ -39,8 +39,8 @@ struct Operand {
 
 struct Node {
   std::string name;
-  std::string op;
-  const OpDef* def = nullptr;
+  std::string op;               // the name in the file; decide by op_id(), never by comparing it
+  const OpDef* def = nullptr;  // set by build_graph
   std::vector<Operand> inputs;
   Attrs attrs;  // defaults filled in
   TensorType type;
@@ -51,6 +51,7 @@ struct Node {
   bool operator==(const Node& o) const {
     return name == o.name && op == o.op && inputs == o.inputs && attrs == o.attrs && type == o.type;
   }
+  OpId op_id() const { return def->id; }
   OpClass op_class() const { return def->op_class; }
 };
 
