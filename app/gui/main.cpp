@@ -2,6 +2,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QIcon>
+#include <QElapsedTimer>
 #include <QTimer>
 #include <QSettings>
 #include <QMessageBox>
@@ -35,6 +36,18 @@ bool asks_only_for_text(int argc, char** argv) {
     }
   }
   return false;
+}
+
+// The process's peak resident memory (Linux's VmHWM), printed by --timing.
+void print_peak_memory() {
+  QFile status(QStringLiteral("/proc/self/status"));
+  if (!status.open(QIODevice::ReadOnly)) return;
+  for (const QByteArray& line : status.readAll().split('\n')) {
+    if (!line.startsWith("VmHWM:")) continue;
+    const long kib = line.mid(6).trimmed().split(' ').front().toLong();
+    std::printf("peak memory: %.0f MB\n", static_cast<double>(kib) / 1024.0);
+  }
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -95,18 +108,39 @@ int main(int argc, char** argv) {
   } else if (parser.isSet(transformer)) {
     window.open_generated_transformer(parser.value(transformer).toInt());
   } else if (!parser.positionalArguments().isEmpty()) {
-    window.open_file(parser.positionalArguments().front());
+    // Scripted runs never stop at a dialog: a file that does not open is reported on stderr instead.
+    if (!window.open_file(parser.positionalArguments().front(), !interactive)) {
+      if (!interactive) {
+        std::fprintf(stderr, "fusion-explorer: %s\n", window.last_error().toLocal8Bit().constData());
+        return 2;
+      }
+    }
   }
-  if (parser.isSet(autofuse) && window.session().has_document()) window.session().auto_fuse();
+  // Under --timing, "Accept all profitable" is timed on its own, after the first picture.
+  const bool time_auto_fuse = time_only && parser.isSet(autofuse);
+  if (parser.isSet(autofuse) && !time_auto_fuse && window.session().has_document()) window.session().auto_fuse();
   if (parser.isSet(report)) window.run_panel()->open_report(parser.value(report));
 
   if (!shot.isEmpty() || time_only) {
     window.set_confirm_close(false);
+    QElapsedTimer since_accept;
     QObject::connect(&window, &fx::app::MainWindow::picture_ready, &app, [&](double seconds) {
+      if (time_auto_fuse && !since_accept.isValid()) {
+        std::printf("time to first picture: %.3f s\n", seconds);
+        std::fflush(stdout);
+        since_accept.start();
+        window.accept_all_profitable();
+        return;
+      }
       // Only the newest layout is ever shown (older ones are dropped), so this is the final picture.
-      if (time_only) std::printf("time to first picture: %.3f s\n", seconds);
+      if (time_auto_fuse) {
+        std::printf("accept all profitable to updated picture: %.3f s\n", static_cast<double>(since_accept.nsecsElapsed()) * 1e-9);
+      } else if (time_only) {
+        std::printf("time to first picture: %.3f s\n", seconds);
+      }
       QTimer::singleShot(300, &app, [&] {
         if (!shot.isEmpty()) window.grab().save(shot);
+        if (time_only) print_peak_memory();
         app.quit();
       });
     });
