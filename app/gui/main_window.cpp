@@ -47,7 +47,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(scene_, &QGraphicsScene::selectionChanged, this, &MainWindow::on_selection_changed);
   connect(view_, &GraphView::files_dropped, this, [this](const QStringList& paths) { open_file(paths.front()); });
   connect(view_, &GraphView::zoom_changed, this,
-          [this](double z) { status_zoom_->setText(tr("%1%").arg(qRound(z * 100))); });
+          [this](double z) {
+            // A 100,000-node picture fitted whole is under 1%: say how far under, not "0%".
+            status_zoom_->setText(z < 0.01 ? tr("%1%").arg(z * 100, 0, 'f', 2) : tr("%1%").arg(qRound(z * 100)));
+          });
 
   QSettings settings;
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());

@@ -26,7 +26,7 @@ std::string_view scope_prefix(std::string_view name) {
   const std::size_t cut = name.find_last_of("./");
   if (cut == std::string_view::npos) return {};
   std::string_view prefix = name.substr(0, cut);
-  // A name ending in separators ("a.b.") has no leaf; "/x" has only the leading slash as its scope.
+  // "a.b." has an empty leaf in "a.b"; "/x" has only the leading slash before it, which is no scope.
   while (!prefix.empty() && is_separator(prefix.back())) prefix.remove_suffix(1);
   return prefix;
 }

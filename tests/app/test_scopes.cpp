@@ -7,6 +7,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 #include <gtest/gtest.h>
 
 #include "app/gui/graph_scene.h"
@@ -42,7 +43,7 @@ TEST(ScopeTree, PrefixesOfDottedAndSlashedNames) {
   EXPECT_EQ(scope_prefix("l0.attn.q_mm"), "l0.attn");
   EXPECT_EQ(scope_prefix("/layer1/0/conv1/Conv"), "/layer1/0/conv1");
   EXPECT_EQ(scope_prefix("relu"), "");
-  EXPECT_EQ(scope_prefix("a.b."), "a");
+  EXPECT_EQ(scope_prefix("a.b."), "a.b");
   EXPECT_EQ(common_scope("l0.attn", "l0.mlp"), "l0");
   EXPECT_EQ(common_scope("l1.attn", "l12.attn"), "");
   EXPECT_EQ(common_scope("/a/b/c", "/a/b"), "/a/b");
@@ -154,7 +155,7 @@ TEST(ScopedLayout, AnAcceptRelaysOutOnlyTheScopesItTouched) {
   expanded[static_cast<std::size_t>(l2)] = expanded[static_cast<std::size_t>(l30)] = true;
   LayoutCache cache;
   ASSERT_TRUE(layout_drawing(build_scoped_drawing(g, t.session.group_infos(), ViewMode::fused, tree, units, expanded), &cache).ok);
-  EXPECT_EQ(cache.dot_runs(), 3);
+  EXPECT_EQ(cache.dot_runs(), 2);  // layers 2 and 30 have the same contents: one layout serves both, and the root
   // Accept a fusion of two groups of layer 30.
   std::string id;
   const auto in_l30 = [&](const std::string& group) {
@@ -172,7 +173,8 @@ TEST(ScopedLayout, AnAcceptRelaysOutOnlyTheScopesItTouched) {
   EXPECT_NE(std::find(relaid.fresh_levels.begin(), relaid.fresh_levels.end(), level30), relaid.fresh_levels.end());
   EXPECT_EQ(std::find(relaid.fresh_levels.begin(), relaid.fresh_levels.end(), level2), relaid.fresh_levels.end());
   EXPECT_LE(relaid.dot_runs, 2);  // layer 30, and the root only if the layer's frame changed size
-  EXPECT_EQ(cache.dot_runs(), 3 + relaid.dot_runs);
+  EXPECT_GE(relaid.dot_runs, 1);
+  EXPECT_EQ(cache.dot_runs(), 2 + relaid.dot_runs);
 }
 
 TEST(ScopedLayout, AChainOfTwoHundredThousandNodesLaysOutInBoundedPieces) {
@@ -190,7 +192,7 @@ TEST(ScopedLayout, AChainOfTwoHundredThousandNodesLaysOutInBoundedPieces) {
   }
   spec.outputs.push_back(prev);
   auto graph = build_graph(spec);
-  ASSERT_TRUE(graph.has_value());
+  ASSERT_TRUE(graph.ok());
   const ScopeUnits units = scope_units(*graph, {}, ViewMode::unfused);
   auto tree = build_scope_tree(*graph, units);
   std::vector<bool> expanded = tree->expanded_within(kMaxItemsPerScope);
