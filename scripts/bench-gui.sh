@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Times fusion-explorer on generated transformers (offscreen): time to first picture, "Accept all profitable" to
-# the updated picture, and peak memory, for 48, 330 and 3,300 layers (1,440, 9,900 and 99,000 nodes); then the
+# Times fusion-explorer on generated transformers (offscreen): time to first picture, Find of a node in the middle
+# layer (collapsed at first: Find expands it) to the picture showing it, "Accept all profitable" to the updated
+# picture, and peak memory, for 48, 330 and 3,300 layers (1,440, 9,900 and 99,000 nodes); then the
 # engine's auto-fuse alone on the largest (fusion-cli fuse --auto, less its load time). Prints a Markdown table
 # for docs/gui.md, with the machine and its load, and each process's CPU time beside its wall time (on a shared
 # machine the wall time includes waiting for a core).
@@ -21,17 +22,19 @@ export XDG_CONFIG_HOME="$tmp/config" XDG_CACHE_HOME="$tmp/cache" QT_QPA_PLATFORM
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| layers | nodes | first picture | accept all -> picture | peak memory | wall / CPU of the run |"
-echo "|---|---|---|---|---|---|"
+echo "| layers | nodes | first picture | find in a collapsed layer -> picture | accept all -> picture | peak memory | wall / CPU of the run |"
+echo "|---|---|---|---|---|---|---|"
 for n in "${layers[@]}"; do
   out="$tmp/gui-$n.txt"
-  /usr/bin/time -f "%e %U %S" -o "$tmp/time-$n" "$app" --timing --auto-fuse --transformer "$n" > "$out"
+  /usr/bin/time -f "%e %U %S" -o "$tmp/time-$n" "$app" --timing --find "l$((n / 2)).probs" --auto-fuse \
+    --transformer "$n" > "$out"
   first=$(sed -n 's/^time to first picture: //p' "$out")
+  find=$(sed -n 's/^find "[^"]*" to the picture showing it: //p' "$out")
   accept=$(sed -n 's/^accept all profitable to updated picture: //p' "$out")
   peak=$(sed -n 's/^peak memory: //p' "$out")
   read -r wall user sys < "$tmp/time-$n"
-  cpu=$(echo "$user + $sys" | bc)
-  echo "| $n | $((n * 30)) | $first | $accept | $peak | ${wall} s / ${cpu} s |"
+  cpu=$(awk "BEGIN { print $user + $sys }")
+  echo "| $n | $((n * 30)) | $first | $find | $accept | $peak | ${wall} s / ${cpu} s |"
 done
 
 big="${layers[-1]}"
@@ -41,5 +44,5 @@ big="${layers[-1]}"
 read -r lw lu ls < "$tmp/load"
 read -r fw fu fs < "$tmp/fuse"
 echo
-echo "engine, $((big * 30)) nodes: fusion-cli fuse --auto ${fw} s wall / $(echo "$fu + $fs" | bc) s CPU;" \
-     "fusion-cli info (load and analysis only) ${lw} s wall / $(echo "$lu + $ls" | bc) s CPU"
+echo "engine, $((big * 30)) nodes: fusion-cli fuse --auto ${fw} s wall / $(awk "BEGIN { print $fu + $fs }") s CPU;" \
+     "fusion-cli info (load and analysis only) ${lw} s wall / $(awk "BEGIN { print $lu + $ls }") s CPU"

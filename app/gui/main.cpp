@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <functional>
+#include <vector>
 
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
@@ -59,6 +61,53 @@ void print_peak_memory() {
   std::fflush(stdout);
 }
 
+struct TimedStep {
+  QString label;
+  std::function<void()> action;
+};
+
+// Runs the steps one after another, each once the previous picture has landed, and prints how long each took to
+// its picture (wall and process CPU); a step that needs no new picture (a find whose hit is already drawn) is
+// done at once. `done` runs after the last picture.
+class TimedSteps : public QObject {
+ public:
+  TimedSteps(fx::app::MainWindow& window, std::vector<TimedStep> steps, bool print, std::function<void()> done)
+      : window_(window), steps_(std::move(steps)), print_(print), done_(std::move(done)) {
+    connect(&window, &fx::app::MainWindow::picture_ready, this, &TimedSteps::on_picture);
+  }
+
+ private:
+  void on_picture(double seconds) {
+    if (next_ == 0 && !timer_.isValid()) {
+      if (print_) std::printf("time to first picture: %.3f s (process CPU %.3f s)\n", seconds, process_cpu_seconds());
+    } else if (next_ > 0) {
+      if (print_) {
+        std::printf("%s: %.3f s (process CPU %.3f s)\n", steps_[next_ - 1].label.toUtf8().constData(),
+                    static_cast<double>(timer_.nsecsElapsed()) * 1e-9, process_cpu_seconds() - cpu_at_start_);
+      }
+    }
+    std::fflush(stdout);
+    timer_.start();
+    if (next_ >= steps_.size()) {
+      disconnect(&window_, nullptr, this, nullptr);
+      done_();
+      return;
+    }
+    cpu_at_start_ = process_cpu_seconds();
+    steps_[next_++].action();
+    // Only the newest layout is ever shown (older ones are dropped), so the next picture is this step's.
+    if (!window_.layout_busy()) QTimer::singleShot(0, this, [this] { on_picture(0.0); });
+  }
+
+  fx::app::MainWindow& window_;
+  std::vector<TimedStep> steps_;
+  bool print_;
+  std::function<void()> done_;
+  std::size_t next_ = 0;
+  QElapsedTimer timer_;
+  double cpu_at_start_ = 0.0;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -90,8 +139,12 @@ int main(int argc, char** argv) {
   QCommandLineOption report(QStringLiteral("report"), QStringLiteral("open a run report JSON"), QStringLiteral("FILE"));
   QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                 QStringLiteral("save the window as PNG once the graph is drawn, then quit"), QStringLiteral("PNG"));
-  QCommandLineOption timing(QStringLiteral("timing"), QStringLiteral("print the time to first picture and quit"));
-  parser.addOptions({autofuse, transformer, report, screenshot, timing});
+  QCommandLineOption timing(QStringLiteral("timing"),
+                            QStringLiteral("print the time to first picture (then to the pictures after --find and "
+                                           "--auto-fuse, in that order) and the peak memory, and quit"));
+  QCommandLineOption find(QStringLiteral("find"), QStringLiteral("with --timing: find TEXT after the first picture"),
+                          QStringLiteral("TEXT"));
+  parser.addOptions({autofuse, transformer, report, screenshot, timing, find});
   parser.process(app);
 
   fx::app::MainWindow window;
@@ -132,30 +185,23 @@ int main(int argc, char** argv) {
 
   if (!shot.isEmpty() || time_only) {
     window.set_confirm_close(false);
-    QElapsedTimer since_accept;
-    double cpu_at_accept = 0.0;
-    QObject::connect(&window, &fx::app::MainWindow::picture_ready, &app, [&](double seconds) {
-      if (time_auto_fuse && !since_accept.isValid()) {
-        std::printf("time to first picture: %.3f s (process CPU %.3f s)\n", seconds, process_cpu_seconds());
-        cpu_at_accept = process_cpu_seconds();
-        std::fflush(stdout);
-        since_accept.start();
-        window.accept_all_profitable();
-        return;
-      }
-      // Only the newest layout is ever shown (older ones are dropped), so this is the final picture.
-      if (time_auto_fuse) {
-        std::printf("accept all profitable to updated picture: %.3f s (process CPU %.3f s)\n",
-                    static_cast<double>(since_accept.nsecsElapsed()) * 1e-9, process_cpu_seconds() - cpu_at_accept);
-      } else if (time_only) {
-        std::printf("time to first picture: %.3f s (process CPU %.3f s)\n", seconds, process_cpu_seconds());
-      }
+    // Under --timing, what is timed after the first picture, each to the picture it leads to.
+    std::vector<TimedStep> steps;
+    if (time_only && parser.isSet(find)) {
+      const QString text = parser.value(find);
+      steps.push_back({QStringLiteral("find \"%1\" to the picture showing it").arg(text), [&window, text] { window.find_next(text); }});
+    }
+    if (time_auto_fuse) {
+      steps.push_back({QStringLiteral("accept all profitable to updated picture"), [&window] { window.accept_all_profitable(); }});
+    }
+    auto* run = new TimedSteps(window, std::move(steps), time_only, [&] {
       QTimer::singleShot(300, &app, [&] {
         if (!shot.isEmpty()) window.grab().save(shot);
         if (time_only) print_peak_memory();
         app.quit();
       });
     });
+    run->setParent(&app);
   }
   return app.exec();
 }
