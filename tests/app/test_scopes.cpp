@@ -311,6 +311,17 @@ TEST_F(LargeGraphWindow, FindExpandsWhatItMustToShowTheHit) {
   bool framed = false;
   for (ClusterItem* c : window_->scene()->cluster_items()) framed = framed || c->cluster().label.startsWith(group_id + ' ');
   EXPECT_TRUE(framed) << group_id.toStdString();
+  // In the kernels view (one box per fused group, by scope) a node is found as the box of its kernel.
+  window_->set_view_mode(ViewMode::collapsed);
+  wait_for_picture();
+  const NodeId in_l55 = g.find_node("l55.fc1_bias").value();
+  ASSERT_EQ(window_->scene()->item_for(in_l55)->node().kind, DrawnNode::Kind::scope);
+  window_->find_next(QStringLiteral("l55.fc1_bias"));
+  wait_for_picture();
+  NodeItem* kernel = window_->scene()->item_for(in_l55);
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_EQ(kernel->node().kind, DrawnNode::Kind::group);
+  EXPECT_TRUE(kernel->isSelected());
 }
 
 TEST_F(LargeGraphWindow, MinimapShowsTheViewportRectangle) {
