@@ -64,15 +64,9 @@ void MainWindow::find_next(const QString& text) {
   if (!session_->has_document()) return;
   if (text != search_text_) search_index_ = 0, search_text_ = text;
   const Graph& g = session_->graph();
-  std::vector<FindHit> hits;
-  if (ScopeView::applies(g)) {
-    hits = scopes_->find(g, session_->group_infos(), text);
-  } else {
-    for (NodeId n : scene_->find_nodes(text)) hits.push_back({FindHit::Kind::node, n, {}, {}, {}});
-    for (const GroupInfo& info : session_->group_infos())
-      if (info.nodes.size() > 1 && info.id.contains(text, Qt::CaseInsensitive))
-        hits.push_back({FindHit::Kind::group, info.nodes.front(), info.id, {}, info.id});
-  }
+  // Names are searched in the graph, not the scene: a node inside a kernel's box (kernels view) or a collapsed
+  // scope is found too.
+  const std::vector<FindHit> hits = scopes_->find(g, session_->group_infos(), text);
   if (hits.empty()) {
     statusBar()->showMessage(tr("Nothing matches \"%1\"").arg(text), 4000);
     return;
