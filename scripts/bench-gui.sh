@@ -15,6 +15,7 @@ layers=("$@")
 app="$build/app/gui/fusion-explorer"
 cli="$build/app/cli/fusion-cli"
 [ -x "$app" ] && [ -x "$cli" ] || { echo "build fusion-explorer and fusion-cli in $build first" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "needs GNU time for CPU times: apt-get install time" >&2; exit 2; }
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 # Private settings and caches, no display needed, no dialog can wait for an answer.
