@@ -113,7 +113,7 @@ std::vector<GroupInfo> Session::group_infos() const {
     info.kind = kinds_text(g);
     info.nodes = g.nodes;
     info.summary = QStringLiteral("%1, %2 µs")
-                       .arg(qs(format_bytes(static_cast<double>(g.cost.bytes_read + g.cost.bytes_written))))
+                       .arg(qs(format_bytes(static_cast<double>(g.cost.bytes_moved()))))
                        .arg(g.cost.time_s * 1e6, 0, 'f', 1);
     out.push_back(std::move(info));
   }
