@@ -12,6 +12,9 @@ packages=(
   clang libclang-rt-14-dev
   python3 python3-numpy
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler python3-onnx
+  # Remote runs (docs/remote.md): the tests start their own sshd, munged, slurmctld and slurmd on 127.0.0.1
+  # with their own configs. On a machine with systemd, installing these also enables the system's services.
+  openssh-client openssh-server munge slurmctld slurmd slurm-client
 )
 
 missing=()

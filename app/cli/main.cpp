@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "app/cli/command.h"
+#include "app/remote/remote_run.h"
 
 int main(int argc, char** argv) {
   using namespace fx::cli;
@@ -19,7 +20,7 @@ int main(int argc, char** argv) {
     return args.empty() ? kBadInput : kOk;
   }
   if (args[0] == "--version") {
-    std::cout << "fusion-cli 0.1.0\n";
+    std::cout << "fusion-cli " << fx::remote::cli_version() << "\n";
     return kOk;
   }
   auto it = commands().find(args[0]);
