@@ -39,7 +39,9 @@ int run_on_target(const std::vector<std::string>& argv, const std::set<std::stri
     err << "fusion-cli run: " << error << "\n";
     return kBadInput;
   }
-  remote::RemoteRun run{.target = *target, .graph = args.positionals()[0]};
+  remote::RemoteRun run;
+  run.target = *target;
+  run.graph = args.positionals()[0];
   std::vector<std::string> rest;  // argv less --target (for a local run) ...
   for (std::size_t i = 0; i < argv.size(); ++i) {
     std::string word = argv[i], value;

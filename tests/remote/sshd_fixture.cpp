@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <chrono>
 #include <filesystem>
 #include <fstream>

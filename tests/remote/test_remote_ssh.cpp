@@ -141,7 +141,7 @@ TEST_F(RemoteSsh, NothingFromTheGraphOrArgumentsReachesAShell) {
   EXPECT_EQ(read_file(path("rec/plan.json")), plan_text + "\n");
   const std::string args = read_file(path("rec/args"));
   std::string expected;
-  for (const std::string& a : {"run", "graph.json", "--plan", "plan.json", "--json", "report.json", "--csv",
+  for (const std::string a : {"run", "graph.json", "--plan", "plan.json", "--json", "report.json", "--csv",
                                "kernels.csv", "--progress", "--device", nasty.c_str(), "--seed", "7"})
     expected += a + '\0';
   EXPECT_EQ(args, expected);
@@ -166,9 +166,10 @@ bool alive(pid_t pid) { return ::kill(pid, 0) == 0; }
 // Starts a run on the sleeper and waits until it runs on the target; returns the remote pid.
 pid_t start_long_run(RemoteSsh* t, std::optional<Process>& client, const std::string& rec, const std::string& target) {
   std::string error;
-  client = Process::start({FX_CLI_PATH, "run", FX_SOURCE_DIR "/sample_graphs/relu_mul_add.json", "--progress",
+  auto p = Process::start({FX_CLI_PATH, "run", FX_SOURCE_DIR "/sample_graphs/relu_mul_add.json", "--progress",
                            "--target", target}, "/dev/null", &error);
-  EXPECT_TRUE(client) << error;
+  EXPECT_TRUE(p) << error;
+  if (p) client.emplace(std::move(*p));
   const auto end = Clock::now() + std::chrono::seconds(60);
   while (!fs::exists(rec + "/pid") && Clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   (void)t;

@@ -75,7 +75,7 @@ TEST(RunTarget, SavedListRoundTripsAndNamesResolve) {
 }
 
 TEST(ShellQuote, EveryNastyWordSurvivesARealShell) {
-  for (const std::string word : {std::string("plain"), std::string("it's"), std::string("$(touch /tmp/fx-pwned)"),
+  for (const std::string& word : {std::string("plain"), std::string("it's"), std::string("$(touch /tmp/fx-pwned)"),
                                  std::string("a; rm -rf ~"), std::string("line\nbreak"), std::string("`id`"),
                                  std::string("\"double\" \\ back"), std::string(""), std::string("'''")}) {
     const ChildExit r = run_captured({"/bin/sh", "-c", "printf %s " + shell_quote(word)}, "", 10);
