@@ -167,6 +167,7 @@ void RunPanel::run() {
   cancel_button_->setEnabled(true);
   status_->setText(target.remote() ? tr("Running on %1…").arg(QString::fromStdString(target.name))
                                    : tr("Running on the GPU…"));
+  runner_->set_cancel_grace_ms(target.remote() ? 15000 : 2000);  // time to stop the run there and remove its folder
   runner_->start(cli, args);
 }
 

@@ -129,7 +129,7 @@ TEST_F(SharedQueue, FusionCliQueuesOnAServerThatSaysSo) {
   // GPU taken, the run waits and says so; once free it runs (here: no CUDA device, exit code 3).
   std::ofstream(dir_ / "shared-gpu.json") << R"({"queue": ")" << config_.queue_dir << R"(", "gpus": 1, "time_limit_s": 60})";
   ::setenv("FX_SHARED_GPU_CONFIG", (dir_ / "shared-gpu.json").c_str(), 1);
-  const int gpu = ::open((dir_ / "queue/gpu-0").c_str(), O_RDONLY | O_CREAT, 0644);
+  const int gpu = ::open((dir_ / "queue/gpu-0").c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
   ASSERT_EQ(::flock(gpu, LOCK_EX), 0);  // someone else's run
   std::string error;
   auto cli = Process::start({FX_CLI_PATH, "run", FX_SOURCE_DIR "/sample_graphs/relu_mul_add.json", "--progress"},
@@ -147,6 +147,30 @@ TEST_F(SharedQueue, FusionCliQueuesOnAServerThatSaysSo) {
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_NE(out.find("\"queue_position\":1"), std::string::npos) << out;
   EXPECT_NE(r.err.find("yours is next"), std::string::npos) << r.err;
+}
+
+TEST_F(SharedQueue, ConfigIsReadAndABadOneRefusesToRun) {
+  const std::string file = (dir_ / "shared-gpu.json").string();
+  ::setenv("FX_SHARED_GPU_CONFIG", file.c_str(), 1);
+  std::string error;
+  EXPECT_FALSE(shared_gpu_config(&error));  // no file: an ordinary machine
+  EXPECT_EQ(error, "");
+  std::ofstream(file) << R"({"queue": "/q", "gpus": 2, "time_limit_s": 90})";
+  auto c = shared_gpu_config(&error);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->queue_dir, "/q");
+  EXPECT_EQ(c->gpus, 2);
+  EXPECT_EQ(c->time_limit_s, 90);
+  ::setenv("FX_SHARED_GPU_SLOT", "0", 1);  // a run the queue started: it runs at once
+  EXPECT_FALSE(shared_gpu_config(&error));
+  ::unsetenv("FX_SHARED_GPU_SLOT");
+  std::ofstream(file) << R"({"queue": "/q", "gpus": 0})";
+  shared_gpu_config(&error);
+  EXPECT_NE(error.find("expected {\"queue\""), std::string::npos) << error;
+  const ChildExit r = run_captured({FX_CLI_PATH, "run", FX_SOURCE_DIR "/sample_graphs/relu_mul_add.json"}, "", 30);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("shared-gpu.json: expected"), std::string::npos) << r.err;
+  ::unsetenv("FX_SHARED_GPU_CONFIG");
 }
 
 }  // namespace
