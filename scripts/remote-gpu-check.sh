@@ -31,11 +31,19 @@ trap cleanup EXIT
 
 # --- ssh and sshd: the system's, or the carried packages unpacked into $work/root ------------------------------
 sshd=/usr/sbin/sshd
+session_ld_path="${LD_LIBRARY_PATH:-}"
 if compgen -G "$debs/*.deb" >/dev/null; then
   for f in "$debs"/*.deb; do dpkg -x "$f" "$work/root"; done
-  export PATH="$work/root/usr/bin:$work/root/usr/sbin:$PATH"
-  export LD_LIBRARY_PATH="$work/root/lib/x86_64-linux-gnu:$work/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  sshd="$work/root/usr/sbin/sshd"
+  # The carried libraries serve ssh and sshd only (small wrappers), never fusion-cli or CUDA's libraries.
+  libs="$work/root/lib/x86_64-linux-gnu:$work/root/usr/lib/x86_64-linux-gnu"
+  mkdir -p "$work/bin"
+  for t in usr/bin/ssh usr/bin/ssh-keygen usr/sbin/sshd; do
+    printf '#!/bin/sh\nLD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec %s "$@"\n' "$libs" "$work/root/$t" \
+      >"$work/bin/$(basename "$t")"
+    chmod +x "$work/bin/$(basename "$t")"
+  done
+  export PATH="$work/bin:$PATH"
+  sshd="$work/bin/sshd"
 fi
 for tool in ssh ssh-keygen; do command -v "$tool" >/dev/null || { echo "remote-gpu-check: no $tool (carry openssh-client)" >&2; exit 1; }; done
 [[ -x "$sshd" ]] || { echo "remote-gpu-check: no sshd (carry openssh-server)" >&2; exit 1; }
@@ -65,7 +73,7 @@ KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 AllowUsers $user
 LogLevel ERROR
-SetEnv "TMPDIR=$work/remote-tmp" "PATH=$PATH" "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}" "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}"
+SetEnv "TMPDIR=$work/remote-tmp" "PATH=$PATH" "LD_LIBRARY_PATH=$session_ld_path" "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}"
 CONF
 echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$work/host_key.pub")" >"$work/known_hosts"
 cat >"$work/ssh_config" <<CONF
@@ -82,7 +90,7 @@ CONF
 "$sshd" -D -e -f "$work/sshd_config" 2>"$work/sshd.log" &
 sshd_pid=$!
 for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
-export FX_SSH_CONFIG="$work/ssh_config" XDG_RUNTIME_DIR="$work/runtime" XDG_CONFIG_HOME="$work/config"
+export FX_SSH_CONFIG="$work/ssh_config" XDG_RUNTIME_DIR="$work/rt" XDG_CONFIG_HOME="$work/config"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 target="ssh://fxgpu?cli=$cli"
 echo "remote-gpu-check: sshd on 127.0.0.1:$port; target $target"
@@ -110,9 +118,13 @@ for g in graphs:
     rows = {}
     for side in ("local", "remote"):
         for r in (1, 2):
-            with open(f"{out}/{name}.{side}.{r}.json") as f:
-                j = json.load(f)
-            rows.setdefault(side, []).append(j)
+            try:
+                with open(f"{out}/{name}.{side}.{r}.json") as f:
+                    rows.setdefault(side, []).append(json.load(f))
+            except (OSError, ValueError) as e:
+                print(f"{name}: no {side} report {r} ({e})"); bad = True
+    if len(rows.get("local", [])) < 2 or len(rows.get("remote", [])) < 2:
+        continue
     def ms(j, plan): return next(p["total_ms"] for p in j["plans"] if p["name"] == plan)
     print(f"{name}: device {rows['remote'][0]['device']['name']} (remote) / {rows['local'][0]['device']['name']} (local)")
     for plan in ("unfused", "fused"):
@@ -135,7 +147,7 @@ PY
 client=$!
 for _ in $(seq 300); do grep -q '"step"' "$out/cancel.progress" 2>/dev/null && break; sleep 0.1; done
 sleep 2
-kill -TERM "$client"
+kill -TERM "$client" 2>/dev/null || echo "cancel: the run had already ended (see $out/cancel.txt)"
 rc=0; wait "$client" || rc=$?
 left_dirs="$(find "$work/remote-tmp" -mindepth 1 -maxdepth 1 | wc -l)"
 # The remote fusion-cli runs in its folder: a process whose working directory is still in there is left over.

@@ -10,15 +10,22 @@ namespace fx::remote {
 namespace {
 
 // A folder only this user can enter, for the ControlMaster sockets (anyone who can reach a socket can use
-// the connection behind it); empty when none can be had.
+// the connection behind it); empty when none can be had. A socket's path must fit in 108 bytes, and ssh adds
+// "/" + 40 hex digits (%C) + a 17-character temporary suffix to the folder's.
 std::string private_control_dir() {
+  constexpr std::size_t kMaxDir = 107 - 1 - 40 - 17;
   const char* runtime = std::getenv("XDG_RUNTIME_DIR");
-  const std::string dir = runtime && *runtime ? std::string(runtime) + "/fusion-explorer-ssh"
-                                              : "/tmp/fusion-explorer-ssh-" + std::to_string(::getuid());
-  ::mkdir(dir.c_str(), 0700);
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid() || (st.st_mode & 077)) return {};
-  return dir;
+  std::vector<std::string> candidates;
+  if (runtime && *runtime) candidates.push_back(std::string(runtime) + "/fusion-explorer-ssh");
+  candidates.push_back("/tmp/fusion-explorer-ssh-" + std::to_string(::getuid()));
+  for (const auto& dir : candidates) {
+    if (dir.size() > kMaxDir) continue;
+    ::mkdir(dir.c_str(), 0700);
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid() && !(st.st_mode & 077))
+      return dir;
+  }
+  return {};
 }
 
 bool has(const std::string& text, const char* what) { return text.find(what) != std::string::npos; }

@@ -1,6 +1,9 @@
 // Target URLs, the saved list, quoting checked through a real /bin/sh, ssh's errors as one line, versions.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
 
 #include "app/remote/process.h"
@@ -94,6 +97,23 @@ TEST(SshFailure, EachKindIsOneClearLine) {
   EXPECT_NE(describe_ssh_failure("me@gpu: Permission denied (publickey).\r\n", t).find("refused the login of me"),
             std::string::npos);
   EXPECT_EQ(describe_ssh_failure("kex_exchange_identification: weird\n\n", t), "ssh: kex_exchange_identification: weird");
+}
+
+TEST(Ssh, ControlSocketsFitAUnixSocketPathAndHostKeyCheckingStaysOn) {
+  // A runtime folder too long for a socket's 108 bytes: the sockets go to /tmp/fusion-explorer-ssh-UID.
+  const std::string saved = std::getenv("XDG_RUNTIME_DIR") ? std::getenv("XDG_RUNTIME_DIR") : "";
+  ::setenv("XDG_RUNTIME_DIR", ("/tmp/" + std::string(80, 'r')).c_str(), 1);
+  const auto argv = Ssh(parse("ssh://me@gpu:2222")).command("echo 'hi'");
+  saved.empty() ? ::unsetenv("XDG_RUNTIME_DIR") : ::setenv("XDG_RUNTIME_DIR", saved.c_str(), 1);
+  std::string control;
+  for (const auto& a : argv) {
+    if (a.rfind("ControlPath=", 0) == 0) control = a.substr(12);
+    EXPECT_EQ(a.find("StrictHostKeyChecking"), std::string::npos) << a;
+  }
+  EXPECT_EQ(control, "/tmp/fusion-explorer-ssh-" + std::to_string(::getuid()) + "/%C");
+  EXPECT_EQ(argv.back(), R"(exec /bin/sh -c 'echo '\''hi'\''')");
+  EXPECT_EQ(argv[argv.size() - 2], "me@gpu");
+  EXPECT_EQ(argv[argv.size() - 3], "--");
 }
 
 TEST(Versions, MajorAndMinorMustMatch) {
