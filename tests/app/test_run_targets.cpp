@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "app/gui/run_panel.h"
+#include "app/gui/run_report.h"
 #include "app/gui/run_targets_menu.h"
 #include "app/remote/ssh.h"
 #include "tests/remote/sshd_fixture.h"
@@ -73,6 +74,21 @@ TEST_F(RunTargets, AddingRefusesBadUrlsAndSavesGoodOnes) {
   menu.remove_target(QStringLiteral("box"));
   EXPECT_FALSE(menu.current().remote());
   EXPECT_TRUE(fx::remote::load_targets(fx::remote::targets_file(), &load_error).empty());
+}
+
+TEST(RunProgress, FusionCliLinesAndTheQueuesPlaceMoveTheBar) {
+  // fusion-cli run --progress (local, or streamed back from a target): a named step and a fraction of the run.
+  const auto p = parse_progress_line(QStringLiteral(R"({"step": "compile", "progress": 0.25, "message": "4 kernels"})"));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->step, 250);
+  EXPECT_EQ(p->total, 1000);
+  EXPECT_EQ(p->message, QStringLiteral("4 kernels"));
+  const auto q = parse_progress_line(QStringLiteral(
+      R"({"step": "queue", "progress": 0.0, "message": "waiting for a shared GPU: 2 runs ahead of yours in the queue", "queue_position": 3})"));
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->step, 0);
+  EXPECT_TRUE(q->message.contains(QStringLiteral("2 runs ahead")));
+  EXPECT_FALSE(parse_progress_line(QStringLiteral("speedup 2.0x")));
 }
 
 TEST_F(RunTargets, PanelRunsOnARemoteTargetAndNamesItWhenThereIsNoGpu) {

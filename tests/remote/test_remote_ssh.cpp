@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -33,7 +35,9 @@ class RemoteSsh : public ::testing::Test {
     fs::create_directories(dir_ / "config");
     fs::create_directories(dir_ / "runtime");
     ::chmod((dir_ / "runtime").c_str(), 0700);
-    server_ = std::make_unique<SshServer>((dir_ / "server").string());
+    // A shared GPU server when the test writes shared-gpu.json (app/remote/shared_queue.h).
+    server_ = std::make_unique<SshServer>((dir_ / "server").string(),
+                                          std::vector<std::string>{"FX_SHARED_GPU_CONFIG=" + path("shared-gpu.json")});
     if (!server_->ok()) GTEST_SKIP() << "no OpenSSH server to test against: " << server_->why();
     // The client reads only the test's ssh_config; the GUI's settings and the ControlMaster sockets go to the
     // test's folder, never to the user's.
@@ -243,6 +247,34 @@ TEST_F(RemoteSsh, SshErrorsComeBackAsOneLineEach) {
   EXPECT_EQ(key.code, 5);
   EXPECT_NE(key.err.find("refused the login"), std::string::npos) << key.err;
   for (const ChildExit* r : {&refused, &unknown, &key}) EXPECT_EQ(std::count(r->err.begin(), r->err.end(), '\n'), 1) << r->err;
+}
+
+TEST_F(RemoteSsh, SharedServerShowsTheClientItsPlaceInTheQueue) {
+  fs::create_directories(dir_ / "queue");
+  fs::permissions(dir_ / "queue", fs::perms::all | fs::perms::sticky_bit);
+  std::ofstream(path("shared-gpu.json")) << R"({"queue": ")" << path("queue") << R"(", "gpus": 1, "time_limit_s": 60})";
+  const int gpu = ::open(path("queue/gpu-0").c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_EQ(::flock(gpu, LOCK_EX), 0);  // another attendee's run holds the GPU
+  std::string error;
+  auto client = Process::start({FX_CLI_PATH, "run", sample_, "--progress", "--target", url(FX_CLI_PATH)}, "/dev/null", &error);
+  ASSERT_TRUE(client) << error;
+  std::string out;
+  bool released = false;
+  const ChildExit r = client->pump(
+      [&](const std::string& line) {
+        out += line + "\n";
+        if (!released && line.find("\"queue_position\":1") != std::string::npos) {
+          ::close(gpu);  // that run ends: ours is next
+          released = true;
+        }
+      },
+      {}, 120);
+  if (!released) ::close(gpu);
+  EXPECT_TRUE(released) << out;
+  EXPECT_NE(out.find("your run starts"), std::string::npos) << out;
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("waiting for a shared GPU: yours is next"), std::string::npos) << r.err;
+  EXPECT_TRUE(leftovers().empty());
 }
 
 TEST_F(RemoteSsh, OptionsThatCannotWorkRemotelyAreRefused) {
