@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/cli_io.h"
 #include "app/cli/command.h"
 #include "app/cli/plan_source.h"
 #include "app/cli/remote_dispatch.h"
@@ -293,13 +294,16 @@ int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo
   gpu::ProfileSummary summary = gpu::summarize_profile(rep, m.profile, plans.unfused, plans.fused, peak, dev.l2_bytes);
   if (!peak_note.empty()) summary.notes.push_back(peak_note);
   print_profile(human, summary);
-  if (!write_timing_exports(m.profile, args.value("--csv"), args.value("--trace"), err)) return kFailed;
+  if (!write_timing_exports(m.profile, rep.clocks, args.value("--csv"), args.value("--trace"), err)) return kFailed;
   if (auto file = args.value("--json")) {
     auto j = gpu::report_to_json(rep);
     gpu::add_profile_to_json(j, summary);
     j["graph"] = plans.engine->graph().name();
     j["plan_source"] = plans.how;
-    std::ofstream(*file) << j.dump(2) << "\n";
+    if (auto w = write_output(*file, j.dump(2) + "\n", std::cout); !w) {
+      err << "fusion-cli run: cannot write the report: " << format_diagnostics(w.errors(), *file);
+      return kFailed;
+    }
   }
   return rep.verified ? kOk : kFailed;
 }
@@ -310,8 +314,9 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
     err << "fusion-cli run: " << (args.ok() ? "name one graph file" : args.error()) << "\n";
     return kBadInput;
   }
-  // stdout carries JSON lines with --progress and --timings-on-request
-  std::ostream& human = args.has("--progress") || args.has("--timings-on-request") ? err : out;
+  // stdout carries JSON lines with --progress and --timings-on-request, and a report written to "-"
+  const bool to_stdout = args.value("--json") == "-" || args.value("--csv") == "-" || args.value("--trace") == "-";
+  std::ostream& human = args.has("--progress") || args.has("--timings-on-request") || to_stdout ? err : out;
   gpu::RunOptions opt;
   if (!read_run_options(args, opt, out, err)) return kBadInput;
   gpu::DeviceInfo dev;
@@ -321,7 +326,7 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
     err << "fusion-cli run: " << e.what() << "\n";
     return kNoDevice;
   }
-  auto device = resolve_device(args.value("--device").value_or(default_device_for(dev.name)));
+  auto device = resolve_device_input(args.value("--device").value_or(default_device_for(dev.name)));
   if (!device) {
     err << "fusion-cli run: " << format_diagnostics(device.errors());
     return kBadInput;

@@ -1,6 +1,8 @@
 // Loading a graph and its plans for the executor verbs.
 #include "app/cli/plan_source.h"
 
+#include "app/cli/cli_io.h"
+
 #include "core/graph/graph_io.h"
 #include "core/graph/graph_json.h"
 
@@ -14,21 +16,21 @@ std::string default_device_for(const std::string& gpu_name) {
 
 std::optional<LoadedPlans> load_plans(const PlanSource& src, const DeviceDescription& device, std::ostream& err) {
   const std::string path = src.plan_file.value_or(src.file);
-  auto text = read_text_file(path, LoadLimits{}.max_file_bytes);
+  auto text = read_input(path, LoadLimits{}.max_file_bytes);
   if (!text) {
-    err << format_diagnostics(text.errors(), path);
+    err << format_diagnostics(text.errors(), display_name(path));
     return std::nullopt;
   }
   auto engine = FusionEngine::load_fused_graph(*text, device);
   if (!engine) {
-    err << format_diagnostics(engine.errors(), path);
+    err << format_diagnostics(engine.errors(), display_name(path));
     return std::nullopt;
   }
   LoadedPlans out;
   out.engine = std::make_unique<FusionEngine>(std::move(*engine));
   auto doc = parse_json_text(*text);
   const bool has_section = doc && doc->contains("fusion");
-  out.how = has_section ? "the fusion section of " + path : "the unfused plan";
+  out.how = has_section ? "the fusion section of " + display_name(path) : "the unfused plan";
   if (src.unfused_only) {
     out.how = "the unfused plan";
   } else if (src.auto_fuse || (!has_section && !src.plan_file)) {

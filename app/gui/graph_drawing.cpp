@@ -55,7 +55,7 @@ DrawnNode op_node(const Graph& g, NodeId id, int group, const GroupInfo* info) {
   d.node = id;
   d.value = g.value_of(id);
   d.group = group;
-  d.title = qs(n.op == "custom" && !n.label.empty() ? n.label : n.op);
+  d.title = qs(n.op_id() == OpId::custom && !n.label.empty() ? n.label : n.op);
   d.name = qs(n.name);
   d.type = qs(type_to_string(n.type));
   d.extra = side_inputs(g, id);

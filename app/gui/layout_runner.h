@@ -21,8 +21,8 @@ class LayoutRunner : public QObject {
   void start(std::shared_ptr<const DrawnGraph> drawing);
   bool busy() const { return pending_ > 0; }
 
-  // Drawn nodes above which the full view is not laid out by default (dot takes seconds beyond it on a
-  // 2-core machine; see VERIFIED-FACTS, Graphviz section).
+  // Drawn nodes above which the full view is not laid out by default: dot's time grows faster than the
+  // graph, and beyond this it takes seconds on a small machine.
   static constexpr int kLargeGraphNodes = 2500;
 
  signals:

@@ -34,6 +34,8 @@ class MainWindow : public QMainWindow {
 
   // Opens a file; on failure shows the error dialog (unless quiet) and keeps the current document.
   bool open_file(const QString& path, bool quiet = false);
+  // File > Open's filter: graphs, sessions and ONNX models (imported as `fusion-cli import` does).
+  static QString open_filter();
   void open_generated_transformer(int layers);
   Session& session() { return *session_; }
   GraphScene* scene() const { return scene_; }
@@ -64,6 +66,7 @@ class MainWindow : public QMainWindow {
   void update_recent_menu();
   void add_recent(const QString& path);
   void adopt(LoadedDocument doc);
+  void show_import_warnings(const QString& path, const QStringList& warnings, bool quiet);
   void relayout();
   void on_layout_finished(std::shared_ptr<const DrawnGraph> drawing, const LayoutResult& result);
   void on_plan_changed();

@@ -129,6 +129,7 @@ std::string Importer::temp_name(const std::string& base) {
 std::string Importer::output_name(const onnx::NodeProto& node, int i) { return node.output(i); }
 
 bool Importer::emit(NodeSpec node, std::string& why) {
+  if (node.source.empty()) node.source = source_;
   const OpDef* def = OpRegistry::instance().find(node.op);
   if (!def) {
     why = "the format has no op " + in_quotes(node.op);
@@ -287,7 +288,10 @@ void Importer::import_as_custom(const onnx::NodeProto& node, int index, const st
 
 void Importer::map_node(const onnx::NodeProto& node, int index, Diagnostics& errors) {
   const std::size_t errors_before = errors.size();
+  // Every node this one maps to names it: ONNX node names are what exporters and Netron show.
+  source_ = "onnx node " + describe(node);
   map_node_checked(node, index, errors);
+  source_.clear();
   if (errors.size() == errors_before) return;
   for (const std::string& out : node.output()) {
     if (!names_.count(out)) failed_.insert(out);

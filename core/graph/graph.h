@@ -39,15 +39,19 @@ struct Operand {
 
 struct Node {
   std::string name;
-  std::string op;
-  const OpDef* def = nullptr;
+  std::string op;               // the name in the file; decide by op_id(), never by comparing it
+  const OpDef* def = nullptr;  // set by build_graph
   std::vector<Operand> inputs;
   Attrs attrs;  // defaults filled in
   TensorType type;
   std::string label;  // custom op's label, "" otherwise
+  // Where the node came from, kept for people, not for identity: e.g. the ONNX node it was imported from,
+  // `onnx node "/layer1/0/conv1/Conv" (Conv)`. "" when the file does not say.
+  std::string source;
   bool operator==(const Node& o) const {
     return name == o.name && op == o.op && inputs == o.inputs && attrs == o.attrs && type == o.type;
   }
+  OpId op_id() const { return def->id; }
   OpClass op_class() const { return def->op_class; }
 };
 
@@ -59,6 +63,7 @@ struct NodeSpec {
   Attrs attrs;
   std::optional<Shape> shape;
   std::optional<DType> dtype;
+  std::string source;  // Node::source
 };
 
 struct GraphSpec {

@@ -60,9 +60,9 @@ std::vector<ValueId> group_inputs(const Graph& g, std::span<const NodeId> group)
 std::string unsupported_reason(const Graph& g, std::span<const NodeId> group) {
   for (NodeId n : group) {
     const Node& node = g.node(n);
-    if (node.op == "custom") return "node " + node.name + " is a custom op (" + node.label + "): it has no implementation to run";
+    if (node.op_id() == OpId::custom) return "node " + node.name + " is a custom op (" + node.label + "): it has no implementation to run";
     if (node.op_class() == OpClass::contraction) return "node " + node.name + " (" + node.op + ") runs on cuBLASLt/cuDNN, not generated code";
-    if (node.op == "sort" || node.op == "topk") return "node " + node.name + " (" + node.op + ") runs through CUB, not generated code";
+    if (node.op_id() == OpId::sort || node.op_id() == OpId::topk) return "node " + node.name + " (" + node.op + ") runs through CUB, not generated code";
   }
   return {};
 }
@@ -172,7 +172,7 @@ GroupCode elementwise_group(const Graph& g, const std::vector<NodeId>& nodes, co
 GroupCode single_node(const Graph& g, NodeId n, int group_id, const CodegenOptions& options,
                       const std::string& suffix = {}) {
   const std::vector<NodeId> one = {n};
-  if (g.node(n).op == "max_pool2d") return {{codegen::generate_max_pool2d(g, n, kernel_name(g, group_id, n) + suffix)}, {}};
+  if (g.node(n).op_id() == OpId::max_pool2d) return {{codegen::generate_max_pool2d(g, n, kernel_name(g, group_id, n) + suffix)}, {}};
   if (g.node(n).op_class() != OpClass::reduction) return elementwise_group(g, one, {g.value_of(n)}, group_id, suffix);
   std::string why;
   const std::string name = kernel_name(g, group_id, n) + suffix;
@@ -245,7 +245,7 @@ GeneratedKernel generate_layout_transpose(DType type, std::int64_t batch, std::i
 }
 
 bool has_channels_last_variant(const Graph& g, KernelKind kind, std::span<const NodeId> nodes) {
-  return kind == KernelKind::window_pool && nodes.size() == 1 && g.node(nodes[0]).op == "max_pool2d" &&
+  return kind == KernelKind::window_pool && nodes.size() == 1 && g.node(nodes[0]).op_id() == OpId::max_pool2d &&
          g.node(nodes[0]).type.shape.size() == 4;
 }
 

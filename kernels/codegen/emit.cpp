@@ -95,14 +95,40 @@ std::string call(const char* f, const std::vector<std::string>& a) {
 
 std::string infix(const std::vector<std::string>& a, const char* op) { return "(" + a[0] + " " + op + " " + a[1] + ")"; }
 
-// unary float math, by op name; the helpers are defined in the preamble or are CUDA's own.
-const std::map<std::string, std::string>& unary_functions() {
-  static const std::map<std::string, std::string> table = {
-      {"relu", "fx_relu"},   {"gelu", "fx_gelu"},   {"gelu_tanh", "fx_gelu_tanh"}, {"silu", "fx_silu"},
-      {"sigmoid", "fx_sigmoid"}, {"tanh", "tanhf"}, {"exp", "expf"},       {"log", "logf"},
-      {"sqrt", "sqrtf"},     {"rsqrt", "rsqrtf"},   {"sin", "sinf"},       {"cos", "cosf"},
-      {"erf", "erff"},       {"abs", "fx_abs"}};
-  return table;
+// unary float math; the helpers are defined in the preamble or are CUDA's own. nullptr: not a call.
+const char* unary_function(OpId op) {
+  switch (op) {
+    case OpId::relu: return "fx_relu";
+    case OpId::gelu: return "fx_gelu";
+    case OpId::gelu_tanh: return "fx_gelu_tanh";
+    case OpId::silu: return "fx_silu";
+    case OpId::sigmoid: return "fx_sigmoid";
+    case OpId::tanh: return "tanhf";
+    case OpId::exp: return "expf";
+    case OpId::log: return "logf";
+    case OpId::sqrt: return "sqrtf";
+    case OpId::rsqrt: return "rsqrtf";
+    case OpId::sin: return "sinf";
+    case OpId::cos: return "cosf";
+    case OpId::erf: return "erff";
+    case OpId::abs: return "fx_abs";
+    default: return nullptr;
+  }
+}
+
+const char* infix_operator(OpId op) {
+  switch (op) {
+    case OpId::add: return "+";
+    case OpId::sub: return "-";
+    case OpId::mul: return "*";
+    case OpId::div: return "/";
+    case OpId::gt: return ">";
+    case OpId::ge: return ">=";
+    case OpId::lt: return "<";
+    case OpId::le: return "<=";
+    case OpId::eq: return "==";
+    default: return nullptr;
+  }
 }
 
 std::string cast_expr(DType from, DType to, const std::string& a) {
@@ -112,62 +138,58 @@ std::string cast_expr(DType from, DType to, const std::string& a) {
   return "(" + compute_type(to) + ")(" + a + ")";
 }
 
+// x^2 and x^3 (GELU's tanh form has x^3) as products: powf is a long instruction sequence that makes a
+// decomposed tanh-GELU compute-bound. The product is correctly rounded, within powf's own 2 ulp.
+std::string pow_expr(const Node& node, const std::vector<std::string>& a, DType out) {
+  if (is_floating(out) && node.inputs[1].is_scalar() && (node.inputs[1].scalar == 2.0 || node.inputs[1].scalar == 3.0)) {
+    return "(" + a[0] + " * " + a[0] + (node.inputs[1].scalar == 3.0 ? " * " + a[0] : "") + ")";
+  }
+  return is_floating(out) ? call("powf", a) : "(" + compute_type(out) + ")pow((double)" + a[0] + ", (double)" + a[1] + ")";
+}
+
+// Keep an element when the top 24 bits of its Philox draw are >= p * 2^24: an integer threshold, so the CPU
+// reference draws exactly the same mask.
+std::string dropout_expr(const Node& node, const std::vector<std::string>& a, const std::string& flat_index) {
+  const double p = node.attrs.get_number("p");
+  const std::uint32_t threshold = dropout_threshold(p);
+  const double scale = 1.0 / (1.0 - p);
+  return "fx_dropout(" + a[0] + ", " + std::to_string(threshold) + "u, " + literal(scale, DType::f32) + ", " +
+         std::to_string(node.attrs.get_int("seed")) + "ULL, (unsigned long long)(" + flat_index + "))";
+}
+
+// The expression before rounding to the output dtype.
+std::string unrounded_expr(const Node& node, const std::vector<std::string>& a, const std::string& flat_index) {
+  const OpId op = node.op_id();
+  const DType out = node.type.dtype;
+  if ((op == OpId::sigmoid || op == OpId::silu) && (out == DType::f16 || out == DType::bf16)) {
+    return call(op == OpId::silu ? "fx_silu_fast" : "fx_sigmoid_fast", a);  // see the preamble: 16-bit results only
+  }
+  if (const char* f = unary_function(op)) return call(f, a);
+  if (const char* o = infix_operator(op)) return infix(a, o);
+  switch (op) {
+    case OpId::neg: return "(-" + a[0] + ")";
+    case OpId::reciprocal: return "(1.0f / " + a[0] + ")";
+    case OpId::square: return "(" + a[0] + " * " + a[0] + ")";
+    case OpId::maximum: return call("fx_max", a);
+    case OpId::minimum: return call("fx_min", a);
+    case OpId::pow: return pow_expr(node, a, out);
+    case OpId::where: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+    case OpId::dropout: return dropout_expr(node, a, flat_index);
+    case OpId::batchnorm:
+      return "((" + a[0] + " - " + a[1] + ") * rsqrtf(" + a[2] + " + " + literal(node.attrs.get_number("eps"), DType::f32) +
+             ") * " + a[3] + " + " + a[4] + ")";
+    default: throw std::invalid_argument("no elementwise expression for op '" + node.op + "' (node " + node.name + ")");
+  }
+}
+
 }  // namespace
 
 std::string elementwise_expr(const Graph& g, const Node& node, const std::vector<std::string>& a,
                              const std::string& flat_index) {
-  const std::string& op = node.op;
   const DType out = node.type.dtype;
-  std::string e;
-  if ((op == "sigmoid" || op == "silu") && (out == DType::f16 || out == DType::bf16)) {
-    e = call(op == "silu" ? "fx_silu_fast" : "fx_sigmoid_fast", a);  // see the preamble: 16-bit results only
-  } else if (auto it = unary_functions().find(op); it != unary_functions().end()) {
-    e = call(it->second.c_str(), a);
-  } else if (op == "neg") {
-    e = "(-" + a[0] + ")";
-  } else if (op == "reciprocal") {
-    e = "(1.0f / " + a[0] + ")";
-  } else if (op == "square") {
-    e = "(" + a[0] + " * " + a[0] + ")";
-  } else if (op == "add") {
-    e = infix(a, "+");
-  } else if (op == "sub") {
-    e = infix(a, "-");
-  } else if (op == "mul") {
-    e = infix(a, "*");
-  } else if (op == "div") {
-    e = infix(a, "/");
-  } else if (op == "maximum" || op == "minimum") {
-    e = call(op == "maximum" ? "fx_max" : "fx_min", a);
-  } else if (op == "pow" && is_floating(out) && node.inputs[1].is_scalar() &&
-             (node.inputs[1].scalar == 2.0 || node.inputs[1].scalar == 3.0)) {
-    // x^2 and x^3 (GELU's tanh form has x^3) as products: powf is a long instruction sequence, and with it an
-    // H100 ran a decomposed tanh-GELU at 2.19 TB/s where the same kernel bound by memory runs at copy speed.
-    // The product is correctly rounded, within powf's own 2 ulp.
-    e = "(" + a[0] + " * " + a[0] + (node.inputs[1].scalar == 3.0 ? " * " + a[0] : "") + ")";
-  } else if (op == "pow") {
-    e = is_floating(out) ? call("powf", a) : "(" + compute_type(out) + ")pow((double)" + a[0] + ", (double)" + a[1] + ")";
-  } else if (op == "gt" || op == "ge" || op == "lt" || op == "le" || op == "eq") {
-    static const std::map<std::string, const char*> ops = {{"gt", ">"}, {"ge", ">="}, {"lt", "<"}, {"le", "<="}, {"eq", "=="}};
-    return infix(a, ops.at(op));
-  } else if (op == "where") {
-    e = "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
-  } else if (op == "cast") {
-    return cast_expr(g.value_type(node.inputs[0].value).dtype, out, a[0]);
-  } else if (op == "dropout") {
-    const double p = node.attrs.get_number("p");
-    // Keep an element when the top 24 bits of its Philox draw are >= p * 2^24: an integer threshold, so the
-    // CPU reference draws exactly the same mask.
-    const std::uint32_t threshold = dropout_threshold(p);
-    const double scale = 1.0 / (1.0 - p);
-    e = "fx_dropout(" + a[0] + ", " + std::to_string(threshold) + "u, " + literal(scale, DType::f32) + ", " +
-        std::to_string(node.attrs.get_int("seed")) + "ULL, (unsigned long long)(" + flat_index + "))";
-  } else if (op == "batchnorm") {
-    e = "((" + a[0] + " - " + a[1] + ") * rsqrtf(" + a[2] + " + " + literal(node.attrs.get_number("eps"), DType::f32) +
-        ") * " + a[3] + " + " + a[4] + ")";
-  } else {
-    throw std::invalid_argument("no elementwise expression for op '" + op + "' (node " + node.name + ")");
-  }
+  if (node.def->comparison) return infix(a, infix_operator(node.op_id()));  // bool: nothing to round
+  if (node.op_id() == OpId::cast) return cast_expr(g.value_type(node.inputs[0].value).dtype, out, a[0]);
+  const std::string e = unrounded_expr(node, a, flat_index);
   return is_floating(out) ? round_to(out, e) : e;
 }
 

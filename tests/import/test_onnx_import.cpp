@@ -446,3 +446,65 @@ TEST(OnnxImportNetwork, TorchvisionResNet18) {
 
 }  // namespace
 }  // namespace fx
+
+namespace fx {
+namespace {
+
+// Each imported node names the ONNX node it came from (what Netron and the exporter show), and the graph file
+// keeps that through a save and a load; a node that maps to several (Gemm: matmul, scale, bias add) names it on
+// each.
+TEST(OnnxImport, NodesKeepTheOnnxNodeTheyCameFrom) {
+  std::vector<std::string> warnings;
+  const std::string bytes = serialize([](onnx::GraphProto& g) {
+    add_value(g.mutable_input(), "x", {4, 64});
+    add_value(g.mutable_input(), "w", {64, 32});
+    add_node(g, "MatMul", {"x", "w"}, {"mm"})->set_name("/encoder/layer.0/MatMul");
+    add_node(g, "Relu", {"mm"}, {"y"})->set_name("/encoder/layer.0/act/Relu");
+    add_value(g.mutable_output(), "y", {4, 32});
+  });
+  auto spec = import_bytes(bytes, warnings);
+  ASSERT_TRUE(spec.ok()) << format_diagnostics(spec.errors());
+  auto g = build_graph(*spec);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(node_named(*g, "mm").source, "onnx node '/encoder/layer.0/MatMul' (MatMul)");
+  EXPECT_EQ(node_named(*g, "y").source, "onnx node '/encoder/layer.0/act/Relu' (Relu)");
+  auto again = load_graph(save_graph(*g));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(node_named(*again, "y").source, "onnx node '/encoder/layer.0/act/Relu' (Relu)");
+}
+
+TEST(OnnxImportTestData, EveryNodeOfAGemmNamesTheOnnxNode) {
+  REQUIRE_TESTDATA();
+  Graph g = import_ok(kTestData / "node/test_gemm_all_attributes/model.onnx");
+  for (const std::string name : {"y/matmul", "y/alpha", "y"}) {
+    EXPECT_NE(node_named(g, name).source.find("(Gemm)"), std::string::npos) << name << ": " << node_named(g, name).source;
+  }
+}
+
+}  // namespace
+}  // namespace fx
+
+namespace fx {
+namespace {
+
+// `import -o -` writes the graph to stdout (never a file named "-"), `import -` reads the model from stdin.
+TEST(OnnxImportTestData, CliReadsStdinAndWritesStdoutForDash) {
+  REQUIRE_TESTDATA();
+  const fs::path dir = fs::temp_directory_path() / "fx_onnx_cli_dash";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string model = (kTestData / "node/test_relu/model.onnx").string();
+  const std::string cli = FX_CLI_PATH;
+  for (const std::string& args : {" import " + model + " -o - --quiet", " import - --quiet < " + model}) {
+    const std::string command = "cd '" + dir.string() + "' && " + cli + args + " > out.json";
+    ASSERT_EQ(WEXITSTATUS(std::system(command.c_str())), 0) << args;
+    auto g = load_graph_file(dir / "out.json");
+    ASSERT_TRUE(g.ok()) << args;
+    EXPECT_EQ(g->num_nodes(), 1) << args;
+  }
+  EXPECT_FALSE(fs::exists(dir / "-"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace fx
