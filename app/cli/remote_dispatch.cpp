@@ -58,7 +58,9 @@ int run_on_target(const std::vector<std::string>& argv, const std::set<std::stri
       err << "fusion-cli run: " << name << " works only on this computer, not on " << target->name << "\n";
       return kBadInput;
     }
-    if (name == "--plan") run.plan = value;
+    const bool to_stdout = value == "-" && name != "--plan" && name != "--device";  // streamed back as it is
+    if (to_stdout) run.options.insert(run.options.end(), {name, value});
+    else if (name == "--plan") run.plan = value;
     else if (name == "--json") run.json = value;
     else if (name == "--csv") run.csv = value;
     else if (name == "--trace") run.trace = value;
