@@ -14,6 +14,25 @@ const std::set<std::string> kFileOptions{"--plan", "--json", "--csv", "--trace",
 // Options that cannot work on another machine: a folder of arrays written there, a dialogue on stdin.
 const std::set<std::string> kLocalOnly{"--dump", "--timings-on-request"};
 
+// One of run's arguments into the remote run: a file to copy there or back, or a word passed on as written.
+bool place_argument(remote::RemoteRun& run, const std::string& name, const std::string& word, const std::string& value,
+                    std::ostream& err) {
+  if (kLocalOnly.count(name)) {
+    err << "fusion-cli run: " << name << " works only on this computer, not on " << run.target.name << "\n";
+    return false;
+  }
+  const bool to_stdout = value == "-" && name != "--plan" && name != "--device";  // streamed back as it is
+  if (to_stdout) run.options.insert(run.options.end(), {name, value});
+  else if (name == "--plan") run.plan = value;
+  else if (name == "--json") run.json = value;
+  else if (name == "--csv") run.csv = value;
+  else if (name == "--trace") run.trace = value;
+  else if (name == "--device" && std::filesystem::is_regular_file(value)) run.device_file = value;
+  else if (name == "--device") run.options.insert(run.options.end(), {"--device", value});
+  else run.options.push_back(word);  // a flag, or an option and (next) its value, passed on as written
+  return true;
+}
+
 std::optional<std::string> run_target_argument(const std::vector<std::string>& argv) {
   for (std::size_t i = 0; i < argv.size(); ++i) {
     if (argv[i] == "--target" && i + 1 < argv.size()) return argv[i + 1];
@@ -54,19 +73,7 @@ int run_on_target(const std::vector<std::string>& argv, const std::set<std::stri
       if (takes_value && name == word) rest.push_back(value);
     }
     if (!target->remote() || i == args.positional_indices()[0] || name == "--target") continue;
-    if (kLocalOnly.count(name)) {
-      err << "fusion-cli run: " << name << " works only on this computer, not on " << target->name << "\n";
-      return kBadInput;
-    }
-    const bool to_stdout = value == "-" && name != "--plan" && name != "--device";  // streamed back as it is
-    if (to_stdout) run.options.insert(run.options.end(), {name, value});
-    else if (name == "--plan") run.plan = value;
-    else if (name == "--json") run.json = value;
-    else if (name == "--csv") run.csv = value;
-    else if (name == "--trace") run.trace = value;
-    else if (name == "--device" && std::filesystem::is_regular_file(value)) run.device_file = value;
-    else if (name == "--device") run.options.insert(run.options.end(), {"--device", value});
-    else run.options.push_back(word);  // a flag, or an option and (next) its value, passed on as written
+    if (!place_argument(run, name, word, value, err)) return kBadInput;
   }
   if (!target->remote()) return local_run(rest, out, err);
   return remote::run_remote(run, out, err);
