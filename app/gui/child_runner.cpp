@@ -95,7 +95,7 @@ void ChildRunner::cancel() {
   cancelled_ = true;
   process_.terminate();
   // A child stuck in a driver call may ignore SIGTERM: kill it if it is still there shortly after.
-  QTimer::singleShot(2000, this, [this] {
+  QTimer::singleShot(cancel_grace_ms_, this, [this] {
     if (process_.state() != QProcess::NotRunning) process_.kill();
   });
 }
