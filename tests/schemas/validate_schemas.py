@@ -24,11 +24,11 @@ try:  # jsonschema >= 4.18
 
     def make_validator(schemas, schema):
         registry = Registry().with_resources(
-            (s["$id"], Resource.from_contents(s)) for s in schemas.values())
+            (s.get("$id", name), Resource.from_contents(s)) for name, s in schemas.items())
         return jsonschema.Draft202012Validator(schema, registry=registry)
 except ImportError:  # Debian 12's python3-jsonschema 4.10
     def make_validator(schemas, schema):
-        store = {s["$id"]: s for s in schemas.values()}
+        store = {s.get("$id", name): s for name, s in schemas.items()}
         resolver = jsonschema.RefResolver.from_schema(schema, store=store)
         return jsonschema.Draft202012Validator(schema, resolver=resolver)
 
