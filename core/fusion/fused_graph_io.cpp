@@ -2,6 +2,7 @@
 #include <map>
 
 #include "core/fusion/engine.h"
+#include "core/fusion/plan_file.h"
 #include "core/graph/graph_json.h"
 
 namespace fx {
@@ -87,63 +88,29 @@ nlohmann::ordered_json names_json(const Graph& g, const std::vector<NodeId>& nod
   return j;
 }
 
-// Reads a list of node names at `pointer`; unknown names are errors.
-std::vector<NodeId> read_names(const Graph& g, const nlohmann::json& list, const std::string& pointer, Diagnostics& errors) {
-  std::vector<NodeId> out;
-  if (!list.is_array()) {
-    errors.push_back({pointer, "must be an array of node names"});
-    return out;
-  }
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string at = pointer + "/" + std::to_string(i);
-    if (!list[i].is_string()) {
-      errors.push_back({at, "must be a node name"});
-    } else if (auto n = g.find_node(list[i].get<std::string>())) {
-      out.push_back(*n);
-    } else {
-      errors.push_back({at, "no node named '" + list[i].get<std::string>() + "' in the graph"});
-    }
-  }
-  return out;
-}
-
-Expected<std::vector<GroupSpec>> read_groups(const Graph& g, const nlohmann::json& groups, const EngineOptions& options) {
+// Our engine's plan from a file's groups: read as data (plan_file.h), then every node must be in a group, each
+// group legal for our engine, and the groups acyclic.
+Expected<std::vector<GroupSpec>> read_groups(const Graph& g, const nlohmann::json& fusion, const EngineOptions& options) {
+  auto section = read_plan_section(g, fusion);
+  if (!section) return section.errors();
   Diagnostics errors;
-  if (!groups.is_array()) return Diagnostic{"/fusion/groups", "must be an array of groups"};
-  std::vector<GroupSpec> specs;
-  std::map<NodeId, std::size_t> owner;
+  for (NodeId n : section->unassigned) errors.push_back({"/fusion/groups", "node '" + g.node(n).name + "' is in no group"});
   std::vector<int> topo_pos(static_cast<std::size_t>(g.num_nodes()));  // sorting groups stays O(n log n)
   for (std::size_t i = 0; i < g.topo_order().size(); ++i) topo_pos[static_cast<std::size_t>(g.topo_order()[i])] = static_cast<int>(i);
-  for (std::size_t i = 0; i < groups.size(); ++i) {
-    const std::string at = "/fusion/groups/" + std::to_string(i);
-    if (!groups[i].is_object() || !groups[i].contains("nodes")) {
-      errors.push_back({at, "a group must be an object with \"nodes\""});
-      continue;
-    }
-    GroupSpec spec;
-    spec.nodes = read_names(g, groups[i]["nodes"], at + "/nodes", errors);
-    if (groups[i].contains("recomputed")) spec.recomputed = read_names(g, groups[i]["recomputed"], at + "/recomputed", errors);
-    if (spec.nodes.empty()) errors.push_back({at + "/nodes", "a group needs at least one node"});
-    for (std::size_t k = 0; k < spec.nodes.size(); ++k) {
-      auto [it, fresh] = owner.emplace(spec.nodes[k], i);
-      if (!fresh) {
-        errors.push_back({at + "/nodes/" + std::to_string(k),
-                          "node '" + g.node(spec.nodes[k]).name + "' is in two groups (/fusion/groups/" +
-                              std::to_string(it->second) + " and " + at + "): a plan is a partition"});
-      }
-    }
+  std::vector<GroupSpec> specs;
+  const std::size_t in_file = section->groups.size() - section->unassigned.size();
+  for (std::size_t i = 0; i < in_file; ++i) {
+    GroupSpec spec{section->groups[i].nodes, section->groups[i].recomputed};
     std::vector<NodeId> sorted = spec.nodes;
     std::sort(sorted.begin(), sorted.end(), [&](NodeId a, NodeId b) {
       return topo_pos[static_cast<std::size_t>(a)] < topo_pos[static_cast<std::size_t>(b)];
     });
     const FusionDecision legal = check_group(g, sorted, options);
     if (!legal.fuse) {
-      errors.push_back({at, "illegal group: " + std::string(to_string(legal.reason)) + ": " + legal.message});
+      errors.push_back({"/fusion/groups/" + std::to_string(i),
+                        "illegal group: " + std::string(to_string(legal.reason)) + ": " + legal.message});
     }
     specs.push_back(std::move(spec));
-  }
-  for (NodeId n = 0; n < g.num_nodes(); ++n) {
-    if (!owner.count(n)) errors.push_back({"/fusion/groups", "node '" + g.node(n).name + "' is in no group"});
   }
   if (errors.empty() && !group_graph_is_acyclic(g, specs)) {
     errors.push_back({"/fusion/groups", "the groups depend on each other in a cycle: no kernel order exists"});
@@ -195,6 +162,8 @@ std::string FusionEngine::save_fused_graph() const {
   }
   f["groups"] = std::move(groups);
   f["rejected"] = rejected_;
+  if (plan_source_ != kOurPlanSource) f["source"] = plan_source_;
+  if (!pair_reasons_.empty()) f["pair_reasons"] = pair_reasons_json(*graph_, pair_reasons_);
   auto decisions = nlohmann::ordered_json::array();
   for (const LogEntry& e : log_) decisions.push_back(entry_json(e));
   f["decisions"] = std::move(decisions);
@@ -215,8 +184,12 @@ Expected<FusionEngine> FusionEngine::load_fused_graph(std::string_view json_text
   const nlohmann::json& f = (*doc)["fusion"];
   if (!f.is_object()) return Diagnostic{"/fusion", "the fusion section must be an object"};
   if (!f.contains("groups")) return Diagnostic{"/fusion", "the fusion section needs \"groups\""};
-  auto specs = read_groups(engine.graph(), f["groups"], options);
+  auto specs = read_groups(engine.graph(), f, options);
   if (!specs) return specs.errors();
+  auto annotations = read_plan_annotations(engine.graph(), f);
+  if (!annotations) return annotations.errors();
+  engine.plan_source_ = annotations->source;
+  engine.pair_reasons_ = std::move(annotations->pair_reasons);
   engine.plan_ = Plan::from_groups(engine.graph(), engine.model_, std::move(*specs));
   if (f.contains("rejected") && f["rejected"].is_array()) {
     for (const auto& id : f["rejected"]) {

@@ -242,6 +242,7 @@ void detail::GraphBuilder::resolve_nodes() {
     const std::string p = "/nodes/" + std::to_string(i);
     n.name = ns.name;
     n.op = ns.op;
+    n.source = ns.source;
     n.def = OpRegistry::instance().find(ns.op);
     if (!n.def) {
       errors.push_back({p + "/op", "unknown op " + quoted(ns.op)});

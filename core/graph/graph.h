@@ -45,6 +45,7 @@ struct Node {
   Attrs attrs;  // defaults filled in
   TensorType type;
   std::string label;  // custom op's label, "" otherwise
+  std::string source;  // where the user's program made it ("model.py:42"), "" when unknown; shown, never used
   bool operator==(const Node& o) const {
     return name == o.name && op == o.op && inputs == o.inputs && attrs == o.attrs && type == o.type;
   }
@@ -59,6 +60,7 @@ struct NodeSpec {
   Attrs attrs;
   std::optional<Shape> shape;
   std::optional<DType> dtype;
+  std::string source;
 };
 
 struct GraphSpec {

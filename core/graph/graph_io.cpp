@@ -180,13 +180,14 @@ struct Reader {
 
   std::optional<NodeSpec> node(const json& v, const std::string& p, const LoadLimits& limits) {
     if (!expect(v, json::value_t::object, p, "an object")) return std::nullopt;
-    unknown_keys(v, p, {"name", "op", "inputs", "attrs", "shape", "dtype", "description"});
+    unknown_keys(v, p, {"name", "op", "inputs", "attrs", "shape", "dtype", "description", "source"});
     NodeSpec n;
     auto name = string_field(v, "name", p, true);
     auto op = string_field(v, "op", p, true);
     if (!name || !op) return std::nullopt;
     n.name = *name;
     n.op = *op;
+    n.source = string_field(v, "source", p, false).value_or("");
     bool ok = true;
     if (auto it = v.find("inputs"); it != v.end()) {
       if (!expect(*it, json::value_t::array, p + "/inputs", "an array of names or numbers")) return std::nullopt;
