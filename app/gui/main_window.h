@@ -19,6 +19,7 @@ class QUndoView;
 namespace fx::app {
 
 class CandidatesPanel;
+class ComparePanel;
 class ExplainPanel;
 class GraphScene;
 class GraphView;
@@ -39,6 +40,7 @@ class MainWindow : public QMainWindow {
   GraphScene* scene() const { return scene_; }
   GraphView* view() const { return view_; }
   RunPanel* run_panel() const { return run_; }
+  ComparePanel* compare_panel() const { return compare_; }
   void set_view_mode(ViewMode mode);
   ViewMode view_mode() const { return mode_; }
   bool layout_busy() const;
@@ -89,6 +91,7 @@ class MainWindow : public QMainWindow {
   ExplainPanel* explain_ = nullptr;
   WhatIfPanel* whatif_ = nullptr;
   RunPanel* run_ = nullptr;
+  ComparePanel* compare_ = nullptr;
   QUndoView* history_ = nullptr;
   QLineEdit* search_ = nullptr;
   QLabel* status_nodes_ = nullptr;

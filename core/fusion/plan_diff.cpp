@@ -124,6 +124,23 @@ std::vector<ReasonNote> pair_reasons_for(const PlanSideInput& side, std::string_
   return out;
 }
 
+PlanSideInput side_of(const FusionEngine& engine, std::string label) {
+  PlanSideInput side;
+  side.label = std::move(label);
+  side.engine = &engine;
+  side.file.source = engine.plan_source();
+  side.file.pair_reasons = engine.pair_reasons();
+  for (const Group& grp : engine.plan().groups()) {
+    PlanFileGroup pg;
+    pg.id = grp.id;
+    pg.nodes = grp.nodes;
+    pg.recomputed = grp.recomputed;
+    pg.launched = !grp.eliminated();
+    side.file.groups.push_back(std::move(pg));
+  }
+  return side;
+}
+
 PlanDiff diff_plans(const Graph& g, const CostModel& model, const EngineOptions& options, const PlanSideInput& a,
                     const PlanSideInput& b) {
   const Side sa = make_side(g, model, a), sb = make_side(g, model, b);

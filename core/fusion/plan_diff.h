@@ -68,6 +68,9 @@ struct PlanDiff {
   std::vector<DiffGroup> only_b;
 };
 
+// The engine's current plan as one side (its groups, its source and pair reasons, the engine to explain with).
+PlanSideInput side_of(const FusionEngine& engine, std::string label);
+
 // The two plans must be of the same graph `g` (the caller checks); `model` predicts both.
 PlanDiff diff_plans(const Graph& g, const CostModel& model, const EngineOptions& options, const PlanSideInput& a,
                     const PlanSideInput& b);
