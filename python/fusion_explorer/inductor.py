@@ -45,6 +45,7 @@ class OriginResolver:
         self.export_names, self.graph_id = set(export_names), graph_id
         self.by_graph_id = 0  # how many were matched by graph identity, and by name alone
         self.by_name = 0
+        self.unmatched = 0
 
     def __call__(self, fx_node):
         chain = _source_names(fx_node)
@@ -52,11 +53,13 @@ class OriginResolver:
         if exact:
             self.by_graph_id += 1
             return exact
-        named = sorted(chain, key=lambda c: c[2])
-        named = [n for n, gid, _ in named if gid is None and n in self.export_names]
+        # The compiled graph was copied on the way (or torch records no graph ids): the shallowest ancestor
+        # with an exported node's name, i.e. the node in the graph AOTAutograd traced.
+        named = [(depth, n) for n, _, depth in chain if n in self.export_names]
         if named:
             self.by_name += 1
-            return named[:1]
+            return [min(named)[1]]
+        self.unmatched += 1
         return []
 
 
@@ -113,19 +116,19 @@ def record_scheduler(scheduler, sched, resolve):
 class _ReasonLog(logging.Handler):
     """Collects "cannot fuse" log records that are plain text (WhyNoFuse records are taken from the call)."""
 
-    def __init__(self, runs):
+    def __init__(self, pending):
         super().__init__(logging.DEBUG)
-        self.runs = runs
+        self.pending = pending  # one list of reasons per scheduler being built
 
     def emit(self, record):
         msg = record.msg
-        if type(msg).__name__ == "WhyNoFuse" or not isinstance(msg, str) or not self.runs:
+        if type(msg).__name__ == "WhyNoFuse" or not isinstance(msg, str) or not self.pending:
             return
         text = record.getMessage()
         if text.startswith("cannot fuse "):
             head, _, reason = text[len("cannot fuse "):].partition(": ")
             a, _, b = head.partition(" with ")
-            self.runs[-1]["reasons"].append({"node1": a, "node2": b, "reason": reason})
+            self.pending[-1].append({"node1": a, "node2": b, "reason": reason})
 
 
 def _why_names(why):
@@ -163,7 +166,7 @@ class SchedulerObserver:
 
         sched.Scheduler.__init__, sched.WhyNoFuse.__call__ = init, call
         self.logger = logging.getLogger(FUSION_LOGGER)
-        self.saved_level, self.handler = self.logger.level, _ReasonLog(self.runs)
+        self.saved_level, self.handler = self.logger.level, _ReasonLog(self.pending)
         self.logger.setLevel(logging.DEBUG)
         self.logger.addHandler(self.handler)
         return self
@@ -228,7 +231,8 @@ def capture(spec, input_specs, device="cpu", repeats=0):
                 raise
             compiled, result["compile_error"] = None, f"{type(e).__name__}: {e}"
     result["schedulers"] = observer.runs
-    result["matched"] = {"by_graph_identity": resolve.by_graph_id, "by_name": resolve.by_name}
+    result["matched"] = {"by_graph_identity": resolve.by_graph_id, "by_name": resolve.by_name,
+                         "unmatched": resolve.unmatched}
     if compiled is not None and repeats:
         with torch.no_grad():
             result["measured_time_us"] = _time_us(compiled, flat, repeats)

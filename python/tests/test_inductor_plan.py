@@ -114,10 +114,101 @@ class OriginResolverTest(unittest.TestCase):
         self.assertEqual(resolve(node), ["relu_1"])
         self.assertEqual((resolve.by_graph_id, resolve.by_name), (1, 0))
 
+    def test_without_the_graphs_identity_the_shallowest_exported_name_wins(self):
+        s = self.Source
+        # the compiled graph was a copy (graph 3): its "linear" is nearer than an export-internal "relu"
+        node = self.FxNode([s("addmm", 2, [s("linear", 3, [s("relu", 4)])])])
+        resolve = inductor.OriginResolver(["linear", "relu"], graph_id=1)
+        self.assertEqual(resolve(node), ["linear"])
+        self.assertEqual((resolve.by_graph_id, resolve.by_name), (0, 1))
+
     def test_older_tuples_match_by_name(self):
         resolve = inductor.OriginResolver(["linear"], graph_id=1)
         self.assertEqual(resolve(self.FxNode([("linear", "aten.linear.default")])), ["linear"])
         self.assertEqual(resolve(self.FxNode([])), [])
+        self.assertEqual(resolve.unmatched, 1)
+
+
+class SchedulerRecordTest(unittest.TestCase):
+    """record_scheduler and the reason log on duck-typed stand-ins for Inductor's scheduler nodes (no torch);
+    the live tests run them on the real scheduler."""
+
+    class FakeSched:  # stands in for the torch._inductor.scheduler module
+        class FusedSchedulerNode:
+            pass
+
+        class NopKernelSchedulerNode:
+            pass
+
+        class ForeachKernelSchedulerNode:
+            pass
+
+    class Sub:
+        def __init__(self, name, origins, extern=False, kernel=None):
+            self.name, self.extern = name, extern
+            self.node = type("IR", (), {"origins": origins, "python_kernel_name": kernel})()
+
+        def get_name(self):
+            return self.name
+
+        def get_outputs(self):
+            return [type("Buf", (), {"get_name": lambda s, n=self.name.replace("op", "buf"): n})()]
+
+        def get_nodes(self):
+            return [self]
+
+        def is_extern(self):
+            return self.extern
+
+        def is_template(self):
+            return False
+
+        def get_device(self):
+            return "cuda:0"
+
+    def test_kernels_kinds_library_names_and_name_table(self):
+        S = self.Sub
+        fused_cls = self.FakeSched.FusedSchedulerNode
+
+        class Fused(fused_cls):
+            def __init__(self, subs):
+                self.subs = subs
+
+            def get_name(self):
+                return "_".join(s.get_name() for s in self.subs)
+
+            def get_nodes(self):
+                return self.subs
+
+            def is_extern(self):
+                return False
+
+            def is_template(self):
+                return False
+
+            def get_device(self):
+                return "cuda:0"
+
+        mm = S("op1", ["fx_linear"], extern=True, kernel="extern_kernels.mm")
+        fused = Fused([S("op2", ["fx_linear"]), S("op3", ["fx_gelu"])])
+        scheduler = type("Scheduler", (), {"nodes": [mm, fused]})()
+        resolve = {"fx_linear": ["linear"], "fx_gelu": ["gelu"]}.get
+        run = inductor.record_scheduler(scheduler, self.FakeSched, resolve)
+        self.assertEqual([(k["name"], k["kind"], k["kernel"]) for k in run["kernels"]],
+                         [("op1", "extern", "extern_kernels.mm"), ("op2_op3", "fused", "op2_op3")])
+        self.assertEqual(run["kernels"][1]["origins"], ["linear", "gelu"])
+        self.assertEqual(run["names"]["buf3"], ["gelu"])
+
+    def test_plain_text_cannot_fuse_records_are_parsed(self):
+        import logging
+        pending = [[]]
+        handler = inductor._ReasonLog(pending)
+        record = logging.LogRecord("x", logging.DEBUG, "f", 1, "cannot fuse %s with %s: %s", ("op1", "op2_op3",
+                                   "template epilogue not satisfied"), None)
+        handler.emit(record)
+        handler.emit(logging.LogRecord("x", logging.DEBUG, "f", 1, "found 3 possible fusions", (), None))
+        self.assertEqual(pending[0], [{"node1": "op1", "node2": "op2_op3",
+                                               "reason": "template epilogue not satisfied"}])
 
 
 def recorded():
