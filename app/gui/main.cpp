@@ -6,11 +6,13 @@
 #include <QSettings>
 #include <QMessageBox>
 #include <QFile>
+#include <QDockWidget>
 #include <QFileInfo>
 
 #include <cstdio>
 #include <cstring>
 
+#include "app/gui/compare_panel.h"
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
 
@@ -69,7 +71,9 @@ int main(int argc, char** argv) {
   QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                 QStringLiteral("save the window as PNG once the graph is drawn, then quit"), QStringLiteral("PNG"));
   QCommandLineOption timing(QStringLiteral("timing"), QStringLiteral("print the time to first picture and quit"));
-  parser.addOptions({autofuse, transformer, report, screenshot, timing});
+  QCommandLineOption compare(QStringLiteral("compare"),
+                             QStringLiteral("overlay another plan of the graph (e.g. Inductor's)"), QStringLiteral("PLAN"));
+  parser.addOptions({autofuse, transformer, report, screenshot, timing, compare});
   parser.process(app);
 
   fx::app::MainWindow window;
@@ -99,6 +103,9 @@ int main(int argc, char** argv) {
   }
   if (parser.isSet(autofuse) && window.session().has_document()) window.session().auto_fuse();
   if (parser.isSet(report)) window.run_panel()->open_report(parser.value(report));
+  if (parser.isSet(compare) && !window.compare_panel()->load(parser.value(compare)))
+    std::fprintf(stderr, "fusion-explorer: --compare: %s\n", qPrintable(window.compare_panel()->error()));
+  else if (parser.isSet(compare)) window.findChild<QDockWidget*>(QStringLiteral("dock.compare"))->raise();
 
   if (!shot.isEmpty() || time_only) {
     window.set_confirm_close(false);

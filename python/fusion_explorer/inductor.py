@@ -162,7 +162,11 @@ class SchedulerObserver:
             observer.orig_call(why, reason, *args)
             if observer.pending:
                 a, b = _why_names(why)
-                observer.pending[-1].append({"node1": a, "node2": b, "reason": reason % args if args else reason})
+                try:
+                    text = reason % args if args else reason
+                except (TypeError, ValueError):  # a message whose arguments do not fit: keep both as they are
+                    text = f"{reason} {args!r}"
+                observer.pending[-1].append({"node1": a, "node2": b, "reason": text})
 
         sched.Scheduler.__init__, sched.WhyNoFuse.__call__ = init, call
         self.logger = logging.getLogger(FUSION_LOGGER)
