@@ -12,6 +12,8 @@ reinterpretations) become groups of their own marked `"kernel": null`.
 """
 import re
 
+from . import schema
+
 
 CAPTURE_FORMAT = "fusion-explorer/inductor-capture"
 
@@ -149,6 +151,10 @@ def to_plan(capture):
     for key in ("graph", "origins", "schedulers", "torch"):
         if key not in capture:
             raise CaptureError(f"/{key}: missing")
+    try:
+        schema.check(capture, "inductor_capture")
+    except schema.SchemaError as e:
+        raise CaptureError(str(e)) from e
     graph = capture["graph"]
     order = _node_order(graph)
     owner, also_by_node, kernels = assign_nodes(capture)

@@ -12,6 +12,7 @@ import re
 SCHEMA_FILES = {
     "graph": ("graph.schema.json",),
     "fused_graph": ("fused_graph.schema.json", "fused-graph.schema.json", "plan.schema.json"),
+    "inductor_capture": ("inductor_capture.schema.json",),
 }
 
 

@@ -77,6 +77,14 @@ class ConversionTest(unittest.TestCase):
                          "SHAPE_MISMATCH")
         self.assertEqual(inductor_plan.reason_code("something new"), "INDUCTOR_OTHER")
 
+    def test_the_capture_validates_against_its_published_schema(self):
+        from fusion_explorer import schema
+        self.assertTrue(schema.check(self.capture, "inductor_capture"))
+        bad = copy.deepcopy(self.capture)
+        bad["schedulers"][0]["kernels"][0]["kind"] = "magic"
+        with self.assertRaisesRegex(inductor_plan.CaptureError, "/schedulers/0/kernels/0/kind"):
+            inductor_plan.to_plan(bad)
+
     def test_a_capture_of_another_format_is_refused(self):
         with self.assertRaisesRegex(inductor_plan.CaptureError, "/format"):
             inductor_plan.to_plan({"format": "x"})
