@@ -2,7 +2,7 @@
 // ("source": our engine, a person, or a compiler such as Inductor whose decisions were recorded) and the
 // reasons that plan's maker gave for not fusing pairs of nodes. No legality check here: a plan recorded from
 // another compiler may hold groups our engine would not form, and comparing plans must still read it.
-// FusionEngine::load_fused_graph reads through this and then checks legality.
+// FusionEngine::load_fused_graph keeps the plan's source and pair reasons through read_plan_annotations.
 #pragma once
 
 #include <nlohmann/json.hpp>

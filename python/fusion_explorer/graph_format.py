@@ -114,6 +114,13 @@ def _fail(pointer, message):
     raise FormatError(f"{pointer or '/'}: {message}")
 
 
+def _check_schema(doc, kind):
+    try:
+        schema.check(doc, kind)
+    except schema.SchemaError as e:
+        raise FormatError(str(e)) from e
+
+
 def check_graph(doc):
     """Structural checks of a graph document: names unique, inputs defined before use, outputs exist.
     Raises FormatError naming the first problem."""
@@ -123,7 +130,7 @@ def check_graph(doc):
         _fail("/format", f"expected {FORMAT!r}, got {doc.get('format')!r}")
     if doc.get("version") != VERSION:
         _fail("/version", f"this reader reads version {VERSION}, got {doc.get('version')!r}")
-    schema.check(doc, "graph")
+    _check_schema(doc, "graph")
     defined = set()
     for i, e in enumerate(doc["inputs"]):
         if e["name"] in defined:
@@ -149,7 +156,7 @@ def check_plan(doc):
     fusion = doc.get("fusion")
     if not isinstance(fusion, dict) or not isinstance(fusion.get("groups"), list):
         _fail("/fusion", "a plan has a \"fusion\" object with \"groups\"")
-    schema.check(doc, "fused_graph")
+    _check_schema(doc, "fused_graph")
     source = fusion.get("source", "fusion-explorer")
     if source not in PLAN_SOURCES:
         _fail("/fusion/source", f"unknown source {source!r} ({', '.join(PLAN_SOURCES)})")

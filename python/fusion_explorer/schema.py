@@ -1,8 +1,9 @@
 """A small JSON Schema (draft 2020-12) validator for the repository's published schemas, so the package needs
 nothing but the standard library. It covers the keywords those schemas use: type, enum, const, properties,
 required, additionalProperties, patternProperties, items, prefixItems, minItems, maxItems, minimum, maximum,
-exclusiveMinimum, minLength, pattern, allOf, anyOf, oneOf, not, if/then/else, $ref (local "#/..." pointers)
-and $defs. An unknown keyword is ignored, as the specification says; annotations are not collected.
+exclusiveMinimum, minLength, pattern, allOf, anyOf, oneOf, not, if/then/else, $ref (local "#/..." pointers, and
+"other.schema.json#/..." for a schema file beside the one being used) and $defs. An unknown keyword is ignored,
+as the specification says (unevaluatedProperties among them: annotations are not collected).
 """
 import json
 import os
@@ -51,14 +52,28 @@ def check(doc, kind, directory=None):
     if path not in _cache:
         with open(path) as f:
             _cache[path] = json.load(f)
-    validate(doc, _cache[path])
+    validate(doc, _cache[path], os.path.dirname(path))
     return path
 
 
-def validate(instance, schema):
+_base = {"dir": None}  # where "other.schema.json#..." references are looked up during one validate()
+
+
+def validate(instance, schema, directory=None):
+    _base["dir"] = directory
     errors = list(_errors(instance, schema, schema, ""))
     if errors:
         raise SchemaError(errors[0])
+
+
+def _load_sibling(name):
+    if _base["dir"] is None:
+        raise SchemaError(f"$ref to {name!r}: no schema directory to look it up in")
+    path = os.path.join(_base["dir"], name)
+    if path not in _cache:
+        with open(path) as f:
+            _cache[path] = json.load(f)
+    return _cache[path]
 
 
 def _type_ok(value, t):
@@ -78,13 +93,15 @@ def _type_ok(value, t):
 
 
 def _resolve(root, ref):
-    if not ref.startswith("#"):
-        raise SchemaError(f"only local $ref pointers are supported, got {ref!r}")
+    """The schema a $ref names, and the document it sits in (the root for its own references)."""
+    name, _, fragment = ref.partition("#")
+    if name:
+        root = _load_sibling(os.path.basename(name))
     node = root
-    for token in ref[1:].split("/")[1:]:
+    for token in fragment.split("/")[1:]:
         token = token.replace("~1", "/").replace("~0", "~")
         node = node[int(token)] if isinstance(node, list) else node[token]
-    return node
+    return node, root
 
 
 def _errors(v, s, root, at):
@@ -95,7 +112,8 @@ def _errors(v, s, root, at):
         yield f"{at or '/'}: no value is allowed here"
         return
     if "$ref" in s:
-        yield from _errors(v, _resolve(root, s["$ref"]), root, at)
+        target, target_root = _resolve(root, s["$ref"])
+        yield from _errors(v, target, target_root, at)
     where = at or "/"
     if "type" in s and not _type_ok(v, s["type"]):
         yield f"{where}: must be of type {s['type']}, got {type(v).__name__}"
