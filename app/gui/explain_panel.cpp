@@ -116,6 +116,10 @@ void ExplainPanel::show_group(const Session& session, int group_index) {
   if (!g.recomputed.empty())
     html += tr("<p>Recomputes %1 instead of reading it from memory.</p>").arg(names(e.graph(), g.recomputed));
   html += traffic_html(e, g.nodes, g.cost);
+  QStringList sources;  // where the user's program made these nodes (exported from PyTorch)
+  for (NodeId n : g.nodes)
+    if (!e.graph().node(n).source.empty() && !sources.contains(qs(e.graph().node(n).source))) sources << qs(e.graph().node(n).source);
+  if (!sources.isEmpty()) html += tr("<p>From: %1</p>").arg(sources.join(", ").toHtmlEscaped());
   text_->setHtml(html);
   request_source(session, g.id);
 }

@@ -193,6 +193,7 @@ QString node_tooltip(const Graph& g, NodeId id, const GroupInfo* group) {
     ins << QStringLiteral("%1 (%2)").arg(qs(g.value_name(v)).toHtmlEscaped(),
                                         qs(format_bytes(static_cast<double>(g.value_type(v).bytes()))));
   if (!ins.isEmpty()) text += QStringLiteral("<br>reads: ") + ins.join(", ");
+  if (!n.source.empty()) text += QStringLiteral("<br>source: %1").arg(qs(n.source).toHtmlEscaped());
   if (group != nullptr && group->nodes.size() > 1)
     text += QStringLiteral("<br>group: %1 (%2)").arg(group->id.toHtmlEscaped(), group->kind);
   return text;

@@ -7,6 +7,7 @@
 #include <QSettings>
 #include <QMessageBox>
 #include <QFile>
+#include <QDockWidget>
 #include <QFileInfo>
 
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <functional>
 #include <vector>
 
+#include "app/gui/compare_panel.h"
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
 
@@ -144,7 +146,9 @@ int main(int argc, char** argv) {
                                            "--auto-fuse, in that order) and the peak memory, and quit"));
   QCommandLineOption find(QStringLiteral("find"), QStringLiteral("with --timing: find TEXT after the first picture"),
                           QStringLiteral("TEXT"));
-  parser.addOptions({autofuse, transformer, report, screenshot, timing, find});
+  QCommandLineOption compare(QStringLiteral("compare"),
+                             QStringLiteral("overlay another plan of the graph (e.g. Inductor's)"), QStringLiteral("PLAN"));
+  parser.addOptions({autofuse, transformer, report, screenshot, timing, find, compare});
   parser.process(app);
 
   fx::app::MainWindow window;
@@ -182,6 +186,9 @@ int main(int argc, char** argv) {
   const bool time_auto_fuse = time_only && parser.isSet(autofuse);
   if (parser.isSet(autofuse) && !time_auto_fuse && window.session().has_document()) window.session().auto_fuse();
   if (parser.isSet(report)) window.run_panel()->open_report(parser.value(report));
+  if (parser.isSet(compare) && !window.compare_panel()->load(parser.value(compare)))
+    std::fprintf(stderr, "fusion-explorer: --compare: %s\n", qPrintable(window.compare_panel()->error()));
+  else if (parser.isSet(compare)) window.findChild<QDockWidget*>(QStringLiteral("dock.compare"))->raise();
 
   if (!shot.isEmpty() || time_only) {
     window.set_confirm_close(false);

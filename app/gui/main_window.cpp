@@ -13,6 +13,7 @@
 #include <QUndoView>
 
 #include "app/gui/candidates_panel.h"
+#include "app/gui/compare_panel.h"
 #include "app/gui/explain_panel.h"
 #include "app/gui/graph_scene.h"
 #include "app/gui/graph_view.h"
@@ -88,6 +89,10 @@ void MainWindow::build_docks() {
   QDockWidget* what = dock(tr("What if"), QStringLiteral("dock.whatif"), whatif_, Qt::RightDockWidgetArea);
   QDockWidget* hist = dock(tr("History"), QStringLiteral("dock.history"), history_, Qt::RightDockWidgetArea);
   tabifyDockWidget(what, hist);
+  compare_ = new ComparePanel(session_, scene_, this);
+  QDockWidget* comp = dock(tr("Compare"), QStringLiteral("dock.compare"), compare_, Qt::RightDockWidgetArea);
+  tabifyDockWidget(hist, comp);
+  connect(this, &MainWindow::picture_ready, compare_, &ComparePanel::apply_overlay);  // a relayout makes new items
   expl->raise();
   resizeDocks({expl}, {440}, Qt::Horizontal);
   resizeDocks({cand}, {230}, Qt::Vertical);

@@ -20,6 +20,7 @@ namespace fx::app {
 
 class Breadcrumbs;
 class CandidatesPanel;
+class ComparePanel;
 class ExplainPanel;
 class Minimap;
 class ScopeView;
@@ -44,6 +45,7 @@ class MainWindow : public QMainWindow {
   GraphScene* scene() const { return scene_; }
   GraphView* view() const { return view_; }
   RunPanel* run_panel() const { return run_; }
+  ComparePanel* compare_panel() const { return compare_; }
   void set_view_mode(ViewMode mode);
   ViewMode view_mode() const { return mode_; }
   bool layout_busy() const;
@@ -111,6 +113,7 @@ class MainWindow : public QMainWindow {
   ExplainPanel* explain_ = nullptr;
   WhatIfPanel* whatif_ = nullptr;
   RunPanel* run_ = nullptr;
+  ComparePanel* compare_ = nullptr;
   QUndoView* history_ = nullptr;
   QLineEdit* search_ = nullptr;
   QLabel* status_nodes_ = nullptr;

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "core/fusion/engine.h"
+#include "core/fusion/plan_file.h"
 #include "core/graph/graph_json.h"
 
 namespace fx {
@@ -246,6 +247,8 @@ std::string FusionEngine::save_fused_graph() const {
   }
   f["groups"] = std::move(groups);
   f["rejected"] = rejected_;
+  if (plan_source_ != kOurPlanSource) f["source"] = plan_source_;
+  if (!pair_reasons_.empty()) f["pair_reasons"] = pair_reasons_json(*graph_, pair_reasons_);
   auto decisions = nlohmann::ordered_json::array();
   for (const LogEntry& e : log_) decisions.push_back(entry_json(e));
   f["decisions"] = std::move(decisions);
@@ -272,6 +275,10 @@ Expected<FusionEngine> FusionEngine::load_fused_graph(std::string_view json_text
   auto specs = read_groups(engine.graph(), f["groups"], options);
   if (!specs && f.contains("decisions")) return with_more_may_follow(specs.errors(), "the decision log is checked");
   if (!specs) return specs.errors();
+  auto annotations = read_plan_annotations(engine.graph(), f);
+  if (!annotations) return annotations.errors();
+  engine.plan_source_ = annotations->source;
+  engine.pair_reasons_ = std::move(annotations->pair_reasons);
   engine.plan_ = Plan::from_groups(engine.graph(), engine.model_, std::move(*specs));
   if (f.contains("rejected") && f["rejected"].is_array()) {
     for (const auto& id : f["rejected"]) {
