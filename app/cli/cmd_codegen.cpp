@@ -41,7 +41,7 @@ int codegen(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
     err << "fusion-cli codegen: " << (args.ok() ? "name one graph file" : args.error()) << "\n";
     return kBadInput;
   }
-  auto device = resolve_device(args.value("--device").value_or("h100"));
+  auto device = resolve_device(args.value("--device").value_or(DeviceDescription::default_device().name));
   if (!device) {
     err << "fusion-cli codegen: " << format_diagnostics(device.errors());
     return kBadInput;

@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
@@ -69,7 +70,11 @@ int main(int argc, char** argv) {
   QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                 QStringLiteral("save the window as PNG once the graph is drawn, then quit"), QStringLiteral("PNG"));
   QCommandLineOption timing(QStringLiteral("timing"), QStringLiteral("print the time to first picture and quit"));
-  parser.addOptions({autofuse, transformer, report, screenshot, timing});
+  QCommandLineOption view(QStringLiteral("view"), QStringLiteral("before, after, kernels or side-by-side"),
+                          QStringLiteral("VIEW"));
+  QCommandLineOption why(QStringLiteral("why-not"), QStringLiteral("ask why two nodes are not fused (A,B) once drawn"),
+                         QStringLiteral("A,B"));
+  parser.addOptions({autofuse, transformer, report, screenshot, timing, view, why});
   parser.process(app);
 
   fx::app::MainWindow window;
@@ -99,6 +104,20 @@ int main(int argc, char** argv) {
   }
   if (parser.isSet(autofuse) && window.session().has_document()) window.session().auto_fuse();
   if (parser.isSet(report)) window.run_panel()->open_report(parser.value(report));
+  const QString mode = parser.value(view);
+  if (mode == QLatin1String("before")) window.set_view_mode(fx::app::ViewMode::unfused);
+  if (mode == QLatin1String("kernels")) window.set_view_mode(fx::app::ViewMode::collapsed);
+  if (mode == QLatin1String("side-by-side")) window.set_side_by_side(true);
+  // The question is asked once the picture exists: the answer is drawn on it.
+  const QStringList pair = parser.value(why).split(QLatin1Char(','), Qt::SkipEmptyParts);
+  if (pair.size() == 2) {
+    auto asked = std::make_shared<bool>(false);
+    QObject::connect(&window, &fx::app::MainWindow::picture_ready, &window, [&window, pair, asked] {
+      if (*asked || window.layout_busy()) return;
+      *asked = true;
+      window.ask_why_not(pair[0], pair[1]);
+    });
+  }
 
   if (!shot.isEmpty() || time_only) {
     window.set_confirm_close(false);

@@ -20,9 +20,9 @@
 namespace fx {
 
 // cuBLASLt epilogues (verified on the GPU, see VERIFIED-FACTS.md): an optional bias add of a per-column [N]
-// vector, then an optional relu or gelu_tanh (tanh approximation; erf `gelu` is not covered). Tail ops are
-// named as choose_matmul_epilogue names them: "add(bias)" for an [N] bias vector, "add" for a full-tensor
-// add, "add_scalar", and otherwise the op name ("relu", "gelu_tanh", "gelu", "silu", "mul", ...).
+// vector, then an optional relu or gelu_tanh (tanh approximation; erf `gelu` is not covered); multiplications by
+// a scalar before both are its alpha. Tail ops are named as choose_matmul_epilogue names them: "add(bias)" for an [N] bias vector, "add" for a full-tensor
+// add, "add_scalar", "mul_scalar", and otherwise the op name ("relu", "gelu_tanh", "gelu", "silu", "mul", ...).
 struct TailFit {
   std::size_t absorbed = 0;  // tail[0, absorbed) fits the epilogue
   std::string why_not;       // why tail[absorbed] does not; empty when the whole tail fits
@@ -49,5 +49,9 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
 // transpose is never written (XLA's TransposeFolding; Inductor passes such a view to its GEMM as strides).
 // The executor reads the operands through it: matmul_operands in kernels/executor/contraction_plan.cpp.
 bool folds_into_operand(const Graph& g, std::span<const NodeId> nodes, NodeId n, NodeId c);
+
+// The scalar of a multiplication of a tensor by a scalar literal (`mul(x, 0.125)`); nullopt for any other node.
+// Right after a matmul it is cuBLASLt's alpha (the "mul_scalar" tail op), so it costs no second kernel.
+std::optional<double> scalar_multiplier(const Graph& g, NodeId n);
 
 }  // namespace fx
