@@ -1,6 +1,7 @@
 #include "app/gui/graph_drawing.h"
 
 #include <QFontMetricsF>
+#include <QObject>
 #include <algorithm>
 #include <map>
 #include <set>

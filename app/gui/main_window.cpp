@@ -75,7 +75,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   update_status();
 }
 
-MainWindow::~MainWindow() = default;
+// The scenes are deleted with the window; clearing them emits selectionChanged, which must not reach the
+// half-destroyed window.
+MainWindow::~MainWindow() {
+  scene_->disconnect(this);
+  side_->scene(SideBySideView::after)->disconnect(this);
+}
 
 void MainWindow::build_docks() {
   auto dock = [this](const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area) {

@@ -21,6 +21,7 @@
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
 #include "app/gui/samples.h"
+#include "app/gui/side_by_side_view.h"
 
 namespace fx::app {
 namespace {

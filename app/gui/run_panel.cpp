@@ -289,6 +289,7 @@ void RunPanel::fill_table() {
     for (const KernelRun& k : plan.kernels) {
       const auto check = checks.find(k.group);
       const QString mismatch = check == checks.end() ? QString() : check->second.mismatch();
+      const bool compared = check != checks.end() && check->second.comparable();
       const int row = table_->rowCount();
       table_->insertRow(row);
       const auto bytes = k.measured_bytes();
@@ -296,7 +297,7 @@ void RunPanel::fill_table() {
           bytes && k.time_us > 0 ? std::optional<double>(*bytes / (k.time_us * 1e-6)) : std::nullopt;
       const QStringList cells{plan.name, k.name, k.group, opt(k.predicted_bytes, 1.0 / 1048576, 1),
                               opt(bytes, 1.0 / 1048576, 1), opt(k.predicted_us, 1, 1), QString::number(k.time_us, 'f', 1),
-                              opt(bandwidth, 1e-9, 0), mismatch.isEmpty() ? tr("ok") : tr("⚠ ") + mismatch, k.how()};
+                              opt(bandwidth, 1e-9, 0), !mismatch.isEmpty() ? tr("⚠ ") + mismatch : compared ? tr("within 10%") : QStringLiteral("–"), k.how()};
       for (int c = 0; c < cells.size(); ++c) {
         auto* item = new QTableWidgetItem(cells[c]);
         if (!k.how().isEmpty()) item->setToolTip(k.how());  // the library path or layout choice, in full

@@ -138,6 +138,10 @@ std::vector<GroupCheck> PlanRun::group_checks() const {
   return out;
 }
 
+bool GroupCheck::comparable() const {
+  return (predicted_us && measured_us > 0) || (predicted_bytes && measured_bytes);
+}
+
 QString GroupCheck::mismatch() const {
   QStringList parts;
   const bool bytes_off = measured_bytes && predicted_bytes && *predicted_bytes > 0 &&

@@ -41,6 +41,7 @@ struct GroupCheck {
   QString reason;            // the report's explanation, where it gives one
   // "measured 332 MiB vs 129 MiB predicted; time +35%": empty when both are within kMismatchTolerance.
   QString mismatch() const;
+  bool comparable() const;  // a prediction and a measurement of the time or of the bytes to compare
 };
 // Predicted and measured differ when they are more than 10% apart (the report's own tolerance for bytes).
 inline constexpr double kMismatchTolerance = 0.10;

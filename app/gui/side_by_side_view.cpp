@@ -46,6 +46,11 @@ SideBySideView::SideBySideView(QWidget* parent) : QWidget(parent) {
   set_titles(tr("Before: unfused, one kernel per op"), tr("After: fused plan"));
 }
 
+// Deleting a scene clears its selection: that must not be followed into the other, already deleted, pane.
+SideBySideView::~SideBySideView() {
+  for (GraphScene* s : scenes_) s->disconnect(this);
+}
+
 void SideBySideView::set_titles(const QString& before_title, const QString& after_title) {
   titles_[before]->setText(before_title);
   titles_[after]->setText(after_title);

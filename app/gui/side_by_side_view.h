@@ -23,6 +23,7 @@ class SideBySideView : public QWidget {
  public:
   enum Pane { before = 0, after = 1 };
   explicit SideBySideView(QWidget* parent = nullptr);
+  ~SideBySideView() override;
   // Lays out both drawings (on worker threads); ready() follows once both are shown.
   void show_drawings(std::shared_ptr<const DrawnGraph> before_drawing, std::shared_ptr<const DrawnGraph> after_drawing);
   void clear();

@@ -102,8 +102,10 @@ TEST(FusionCli, ExplainNamesRolesNodesAndPaths) {
   EXPECT_EQ(j["path"].front(), "q_b");
   EXPECT_EQ(j["path"].back(), "masked");
   ASSERT_TRUE(j["blocking"].is_array()) << path;
-  EXPECT_NE(path.find("q_b -> "), std::string::npos) << path;
-  EXPECT_NE(path.find(j["blocking"][1].get<std::string>() + " ("), std::string::npos) << path;
+  // "q_b (add) -> q_r (reshape) -> ... -> masked": the refused hop in full, the path's ends named.
+  EXPECT_NE(path.find(j["blocking"][0].get<std::string>() + " ("), std::string::npos) << path;
+  EXPECT_NE(path.find("-> " + j["blocking"][1].get<std::string>() + " ("), std::string::npos) << path;
+  EXPECT_NE(path.find("masked"), std::string::npos) << path;
 
   // scores * 0.125 is the GEMM's alpha: fusible on the unfused graph, one kernel after auto-fuse.
   r = cli("explain " + sample("gpt2_block.json") + " scores scaled --unfused --json");
