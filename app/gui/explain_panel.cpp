@@ -180,7 +180,15 @@ void ExplainPanel::show_decision(const Session& session, NodeId a, NodeId b, con
                                   : tr("<code>%1</code>").arg(qs(g.node(n).name).toHtmlEscaped());
   };
   QString html = tr("<h2>Why not fused?</h2><p>Can %1 and %2 run in one kernel?</p>").arg(where(a), where(b));
-  html += decision_html(why.decision);
+  // The heading names the two nodes and their kernels already; the engine's message starts by naming them too.
+  FusionDecision shown = why.decision;
+  const std::string named = g.node(a).name + " (in kernel ";
+  const std::string plain = g.node(a).name + " and ";
+  if (const auto colon = shown.message.find(": "); colon != std::string::npos &&
+      (shown.message.rfind(named, 0) == 0 || shown.message.rfind(plain, 0) == 0)) {
+    shown.message = shown.message.substr(colon + 2);
+  }
+  html += decision_html(shown);
   if (why.path.size() > 2) html += tr("<p>Path between them: %1</p>").arg(names(g, why.path));
   if (why.blocking && !why.decision.fuse) {
     html += tr("<p>Blocked at the edge <code>%1</code> → <code>%2</code> (highlighted on the graph).</p>")

@@ -15,7 +15,7 @@ namespace fx::app {
 // Colours that follow the light/dark palette; the boxes keep their light fills with dark text in both.
 struct SceneColors {
   QColor background{"#fafafa"}, edge{"#555555"}, edge_label{"#333333"}, cluster_text{"#222222"};
-  QColor selection{"#1565c0"}, highlight{"#ef6c00"}, rejected{"#c62828"}, on_chip{"#9e9e9e"};
+  QColor selection{"#1565c0"}, highlight{"#ef6c00"}, rejected{"#c62828"}, on_chip{"#7a7a7a"};
   static SceneColors light();
   static SceneColors dark();
 };

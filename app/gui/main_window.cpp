@@ -113,6 +113,7 @@ void MainWindow::build_docks() {
   expl->raise();
   resizeDocks({expl}, {460}, Qt::Horizontal);
   resizeDocks({cand}, {220}, Qt::Vertical);
+  resizeDocks({expl, what}, {640, 200}, Qt::Vertical);  // the Explanation is what people read
 
   connect(candidates_, &CandidatesPanel::candidate_selected, this,
           [this](const QString& id, const std::vector<NodeId>& nodes) {

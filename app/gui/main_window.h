@@ -98,6 +98,7 @@ class MainWindow : public QMainWindow {
   void on_layout_finished(std::shared_ptr<const DrawnGraph> drawing, const LayoutResult& result);
   void on_side_by_side_ready();
   void paint_measured();
+  void show_answer(const std::vector<NodeId>& nodes);
   void on_plan_changed();
   void update_status();
   void update_title();

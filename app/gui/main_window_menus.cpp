@@ -136,6 +136,7 @@ void MainWindow::build_view_menu() {
     a->setCheckable(true);
     a->setChecked(mode == mode_);
     a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(key++)));
+    a->setData(static_cast<int>(mode));
     mode_actions_->addAction(a);
     tb->addAction(a);
   }
@@ -143,6 +144,7 @@ void MainWindow::build_view_menu() {
   side->setCheckable(true);
   side->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_4));
   side->setToolTip(tr("The unfused and the fused graph in two panes with the same zoom and selection"));
+  side->setData(-1);
   mode_actions_->addAction(side);
   tb->addAction(side);
   m->addSeparator();

@@ -1,7 +1,9 @@
 // MainWindow's picture: building and laying out the drawings (one view, or Before | After side by side),
 // and what is painted on them: refused edges with their sentences, a run's numbers (the unfused plan's on the
 // Before view, the fused plan's on the others), and the answer to "why not fused?".
+#include <QActionGroup>
 #include <QMessageBox>
+#include <algorithm>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <limits>
@@ -70,6 +72,9 @@ void MainWindow::relayout() {
       side_by_side_ = false;
     }
   }
+  // The tool bar shows the view on screen, however it was chosen (menu, shortcut, command line).
+  if (mode_actions_ != nullptr)
+    for (QAction* a : mode_actions_->actions()) a->setChecked(a->data().toInt() == (side_by_side_ ? -1 : static_cast<int>(mode)));
   // After an open the clock runs from the open (load + analysis + layout); otherwise from here.
   if (!fit_pending_) picture_timer_.start();
   central_->setCurrentIndex(side_by_side_ ? 1 : 0);
@@ -168,6 +173,24 @@ void MainWindow::on_selection_changed() {
   if (nodes.size() == 2) why_not_fused();
 }
 
+// Brings the answer into view: the whole path where it fits at a readable zoom, else its middle.
+void MainWindow::show_answer(const std::vector<NodeId>& nodes) {
+  constexpr double kReadable = 0.55;
+  GraphView* view = side_by_side_ ? side_->view(SideBySideView::after) : view_;
+  GraphScene* scene = selection_scene();
+  QRectF area;
+  for (NodeId n : nodes)
+    if (const NodeItem* item = scene->item_for(n)) area = area.united(item->sceneBoundingRect());
+  if (area.isEmpty()) return;
+  area.adjust(-30, -30, 30, 30);
+  const QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect();
+  if (visible.width() < area.width() || visible.height() < area.height()) {
+    const double fit = std::min(view->viewport()->width() / area.width(), view->viewport()->height() / area.height());
+    view->zoom_by(std::max(fit, kReadable) / view->zoom());
+  }
+  view->centerOn(area.center());
+}
+
 bool MainWindow::ask_why_not(const QString& a, const QString& b) {
   if (!session_->has_document()) return false;
   GraphScene* scene = selection_scene();
@@ -207,6 +230,7 @@ void MainWindow::why_not_fused() {
   std::vector<NodeId> lit = why.path.empty() ? nodes : why.path;
   const auto blocking = why.blocking && !why.decision.fuse ? *why.blocking : std::pair<NodeId, NodeId>{-1, -1};
   for (GraphScene* s : shown_scenes()) s->highlight_answer(lit, blocking);
+  show_answer(lit);
   last_answer_ = why;
 }
 
