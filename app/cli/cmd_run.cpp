@@ -7,8 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/cli_io.h"
 #include "app/cli/command.h"
 #include "app/cli/plan_source.h"
+#include "app/cli/remote_dispatch.h"
 #include "app/cli/run_fault.h"
 #include "app/cli/run_profile.h"
 
@@ -25,13 +27,21 @@
 namespace fx::cli {
 namespace {
 
+// run's flags and options, named once: a local run reads them, a run on a target (--target) forwards them.
+const std::set<std::string> kRunFlags{"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference",
+                                      "--no-reference", "--no-profile", "--no-autotune", "--no-keep-nhwc",
+                                      "--no-clocks", "--timings-on-request"};
+const std::set<std::string> kRunOptions{"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed",
+                                        "--device", "--csv", "--trace", "--layout", "--warmup-ms", "--repeat-ms",
+                                        "--rest-ms", "--tuning-rest-ms", "--placement"};
+
 const char* kHelp =
     "usage: fusion-cli run FILE [--plan PLAN | --auto] [--repeat N] [--warmup N] [--cold-l2] [--cuda-graph]\n"
     "                          [--json OUT] [--progress] [--dump DIR] [--seed S] [--device NAME|FILE]\n"
     "                          [--reference | --no-reference] [--no-profile] [--csv OUT] [--trace OUT]\n"
     "                          [--no-autotune | --layout K] [--no-keep-nhwc] [--no-clocks]\n"
     "                          [--warmup-ms MS] [--repeat-ms MS] [--rest-ms MS] [--tuning-rest-ms MS]\n"
-    "                          [--timings-on-request] [--placement S]\n\n"
+    "                          [--timings-on-request] [--placement S] [--target NAME|URL]\n\n"
     "Runs the unfused plan (one kernel per node) and the fused plan (one kernel per group) on the same seeded\n"
     "inputs, compares every graph output (relative error; f32 1e-5, f16/bf16 1e-2; NaN never passes) and times\n"
     "both with CUDA events (median of --repeat runs, default 20, after --warmup runs, default 3): a plan's time\n"
@@ -98,6 +108,10 @@ const char* kHelp =
     "GPU has been busy.\n"
     "  --no-clocks   do not sample them\n"
     "  --csv OUT     kernel timings as CSV; --trace OUT as a Chrome trace (Perfetto), kernels named by group\n"
+    "  --target NAME|URL  run on another machine: a target saved in the GUI's Run on menu, ssh://[user@]host[:port]\n"
+    "                or slurm://[user@]login-host[:port]?partition=P&gpus=N&time=T (docs/remote.md); the graph\n"
+    "                and plan are copied there, the progress and the --json/--csv/--trace files come back.\n"
+    "                Exit code 5: the target could not be used (ssh failed, no or another fusion-cli there)\n"
     "Exit codes: 0 verified, 1 verification failed or a GPU error, 2 bad input, 3 no CUDA device, 4 a GPU fault.\n"
     "A GPU fault (a kernel hit an illegal address, a trap, an assert...: a sticky CUDA error, after which the\n"
     "process cannot use the GPU) stops the run at once: one line on stderr names the error and the plan step,\n"
@@ -281,7 +295,7 @@ int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo
   gpu::ProfileSummary summary = gpu::summarize_profile(rep, m.profile, plans.unfused, plans.fused, peak, dev.l2_bytes);
   if (!peak_note.empty()) summary.notes.push_back(peak_note);
   print_profile(human, summary);
-  if (!write_timing_exports(m.profile, args.value("--csv"), args.value("--trace"), err)) return kFailed;
+  if (!write_timing_exports(m.profile, rep.clocks, args.value("--csv"), args.value("--trace"), err)) return kFailed;
   if (auto file = args.value("--json")) {
     auto j = gpu::report_to_json(rep);
     gpu::add_profile_to_json(j, summary);
@@ -291,23 +305,23 @@ int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo
     j["plan_hash"] = plan_content_hash(plans.engine->graph(), plans.fused);
     j["fusion"] = nlohmann::json::parse(plans.engine->save_fused_graph())["fusion"];
     j["plan_source"] = plans.how;
-    std::ofstream(*file) << j.dump(2) << "\n";
+    if (auto w = write_output(*file, j.dump(2) + "\n", std::cout); !w) {
+      err << "fusion-cli run: cannot write the report: " << format_diagnostics(w.errors(), *file);
+      return kFailed;
+    }
   }
   return rep.verified ? kOk : kFailed;
 }
 
 int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Args args(argv,
-            {"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference", "--no-reference", "--no-profile",
-             "--no-autotune", "--no-keep-nhwc", "--no-clocks", "--timings-on-request"},
-            {"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed", "--device", "--csv", "--trace", "--layout",
-             "--warmup-ms", "--repeat-ms", "--rest-ms", "--tuning-rest-ms", "--placement"});
+  Args args(argv, kRunFlags, kRunOptions);
   if (!args.ok() || args.positionals().size() != 1) {
     err << "fusion-cli run: " << (args.ok() ? "name one graph file" : args.error()) << "\n";
     return kBadInput;
   }
-  // stdout carries JSON lines with --progress and --timings-on-request
-  std::ostream& human = args.has("--progress") || args.has("--timings-on-request") ? err : out;
+  // stdout carries JSON lines with --progress and --timings-on-request, and a report written to "-"
+  const bool to_stdout = args.value("--json") == "-" || args.value("--csv") == "-" || args.value("--trace") == "-";
+  std::ostream& human = args.has("--progress") || args.has("--timings-on-request") || to_stdout ? err : out;
   gpu::RunOptions opt;
   if (!read_run_options(args, opt, out, err)) return kBadInput;
   gpu::DeviceInfo dev;
@@ -317,7 +331,7 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
     err << "fusion-cli run: " << e.what() << "\n";
     return kNoDevice;
   }
-  auto device = resolve_device(args.value("--device").value_or(default_device_for(dev.name)));
+  auto device = resolve_device_input(args.value("--device").value_or(default_device_for(dev.name)));
   if (!device) {
     err << "fusion-cli run: " << format_diagnostics(device.errors());
     return kBadInput;
@@ -350,7 +364,13 @@ int run(const std::vector<std::string>& argv, std::ostream&, std::ostream& err) 
 }
 #endif
 
-const Register reg({"run", "run the unfused and fused plans on the GPU, verify and time them", kHelp, run});
+int run_here_or_on_target(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  if (auto rc = run_elsewhere(argv, kRunFlags, kRunOptions, run, out, err)) return *rc;
+  return run(argv, out, err);
+}
+
+const Register reg({"run", "run the unfused and fused plans on the GPU, verify and time them", kHelp,
+                    run_here_or_on_target});
 
 }  // namespace
 }  // namespace fx::cli

@@ -33,7 +33,7 @@ class NodeItem : public QGraphicsItem {
   int index() const { return index_; }
   const DrawnNode& node() const { return node_; }
   void set_highlighted(bool on);
-  bool highlighted() const { return highlighted_; }
+  bool is_highlighted() const { return highlighted_; }
   // A run's numbers in place of the predicted kernel line; `mismatch` (a sentence) marks them as differing
   // from the prediction by more than the report's tolerance.
   void set_measured(const QString& text, const QString& mismatch = {});

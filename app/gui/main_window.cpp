@@ -3,11 +3,12 @@
 #include <QCloseEvent>
 #include <algorithm>
 #include <limits>
+#include <string_view>
+#include <unordered_map>
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMessageBox>
 #include <QSettings>
 #include <QApplication>
 #include <QJsonDocument>
@@ -23,8 +24,10 @@
 #include "app/gui/graph_scene.h"
 #include "app/gui/graph_view.h"
 #include "app/gui/layout_runner.h"
+#include "app/gui/navigation.h"
 #include "app/gui/run_panel.h"
 #include "app/gui/side_by_side_view.h"
+#include "app/gui/scope_view.h"
 #include "app/gui/whatif_panel.h"
 #include "core/graph/content_hash.h"
 #include "core/graph/graph_json.h"
@@ -53,6 +56,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   build_docks();
   build_menus();
   build_status_bar();
+  build_navigation();
+  build_panels_menu(view_menu_);  // after every dock and tool bar exists
 
   connect(layout_, &LayoutRunner::finished, this, &MainWindow::on_layout_finished);
   connect(layout_, &LayoutRunner::failed, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
@@ -64,7 +69,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(side_, &SideBySideView::failed, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
   connect(view_, &GraphView::files_dropped, this, [this](const QStringList& paths) { open_file(paths.front()); });
   connect(view_, &GraphView::zoom_changed, this,
-          [this](double z) { status_zoom_->setText(tr("%1%").arg(qRound(z * 100))); });
+          [this](double z) {
+            // A 100,000-node picture fitted whole is under 1%: say how far under, not "0%".
+            status_zoom_->setText(z < 0.01 ? tr("%1%").arg(z * 100, 0, 'f', 2) : tr("%1%").arg(qRound(z * 100)));
+          });
 
   QSettings settings;
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
@@ -153,7 +161,8 @@ void MainWindow::build_status_bar() {
 }
 
 void MainWindow::adopt(LoadedDocument doc) {
-  large_graph_asked_ = false;
+  scopes_->reset();
+  changed_nodes_.clear();
   session_->set_document(std::move(doc));
   whatif_->set_from(session_->engine().options(), session_->device());
   run_->set_document(session_->path(), session_->graph_ptr());
@@ -166,6 +175,10 @@ void MainWindow::adopt(LoadedDocument doc) {
 }
 
 bool MainWindow::layout_busy() const { return layout_->busy(); }
+
+void MainWindow::accept_all_profitable() {
+  if (session_->has_document()) emit candidates_->auto_fuse_requested();
+}
 
 void MainWindow::set_view_mode(ViewMode mode) {
   mode_ = mode;
@@ -220,6 +233,7 @@ void MainWindow::on_plan_changed() {
   candidates_->refresh(&session_->engine());
   update_status();
   update_title();
+  note_changed_nodes();
   relayout();
 }
 
@@ -247,21 +261,7 @@ void MainWindow::update_title() {
   setWindowModified(session_->has_document() && session_->modified());
 }
 
-void MainWindow::search_next() {
-  const std::vector<NodeId> hits = scene_->find_nodes(search_->text());
-  if (hits.empty()) {
-    statusBar()->showMessage(tr("No node matches \"%1\"").arg(search_->text()), 4000);
-    return;
-  }
-  const NodeId n = hits[static_cast<std::size_t>(search_index_++ % static_cast<int>(hits.size()))];
-  scene_->clearSelection();
-  if (NodeItem* item = scene_->item_for(n)) {
-    item->setSelected(true);
-    view_->centre_on_item(item);
-  }
-  statusBar()->showMessage(tr("%1 of %2 matches").arg((search_index_ - 1) % static_cast<int>(hits.size()) + 1)
-                               .arg(hits.size()), 4000);
-}
+void MainWindow::search_next() { find_next(search_->text()); }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
   if (!maybe_save()) {

@@ -23,8 +23,11 @@ class QJsonObject;
 
 namespace fx::app {
 
+class Breadcrumbs;
 class CandidatesPanel;
 class ExplainPanel;
+class Minimap;
+class ScopeView;
 class GraphScene;
 class GraphView;
 class LayoutRunner;
@@ -40,6 +43,8 @@ class MainWindow : public QMainWindow {
 
   // Opens a file; on failure shows the error dialog (unless quiet) and keeps the current document.
   bool open_file(const QString& path, bool quiet = false);
+  // File > Open's filter: graphs, sessions and ONNX models (imported as `fusion-cli import` does).
+  static QString open_filter();
   void open_generated_transformer(int layers);
   Session& session() { return *session_; }
   GraphScene* scene() const { return scene_; }
@@ -67,6 +72,14 @@ class MainWindow : public QMainWindow {
   // section does not fit the open graph.
   bool load_measured_plan(const QJsonObject& fusion);
   bool layout_busy() const;
+  LayoutRunner* layout_runner() const { return layout_; }
+  ScopeView* scopes() const { return scopes_; }
+  Minimap* minimap() const { return minimap_; }
+  Breadcrumbs* breadcrumbs() const { return breadcrumbs_; }
+  // Finds the next node, group or scope matching `text`, expanding scopes to show it (as the Find box does).
+  void find_next(const QString& text);
+  // Fusion > Accept all profitable, as the menu and the candidates panel run it.
+  void accept_all_profitable();
   QString last_error() const { return last_error_; }
   double last_first_picture_s() const { return first_picture_s_; }
   // Scripted runs (screenshots, timings) quit without asking to save.
@@ -87,10 +100,15 @@ class MainWindow : public QMainWindow {
   void build_help_menu();
   void build_panels_menu(QMenu* view_menu);
   void build_status_bar();
+  void build_navigation();
+  void show_focus();
+  void update_breadcrumbs();
+  void note_changed_nodes();
   void fill_samples_menu(QMenu* menu);
   void update_recent_menu();
   void add_recent(const QString& path);
   void adopt(LoadedDocument doc);
+  void show_import_warnings(const QString& path, const QStringList& warnings, bool quiet);
   void relayout();
   std::shared_ptr<const DrawnGraph> drawing_for(ViewMode mode) const;
   std::vector<GraphScene*> shown_scenes() const;
@@ -120,6 +138,10 @@ class MainWindow : public QMainWindow {
   SideBySideView* side_ = nullptr;
   std::vector<QDockWidget*> docks_;
   LayoutRunner* layout_;
+  ScopeView* scopes_ = nullptr;
+  Minimap* minimap_ = nullptr;
+  Breadcrumbs* breadcrumbs_ = nullptr;
+  std::vector<NodeId> changed_nodes_;  // nodes whose group an accept/reject changed: marked on the next picture
   CandidatesPanel* candidates_ = nullptr;
   ExplainPanel* explain_ = nullptr;
   WhatIfPanel* whatif_ = nullptr;
@@ -141,13 +163,13 @@ class MainWindow : public QMainWindow {
   QFont base_font_;
   QString graph_hash_;  // the open graph's content hash, for checking run reports
   std::optional<PairExplanation> last_answer_;
-  bool large_graph_asked_ = false;
   bool fit_pending_ = false;
   bool confirm_close_ = true;
   QElapsedTimer picture_timer_;
   double first_picture_s_ = 0.0;
   QString last_error_;
   int search_index_ = 0;
+  QString search_text_;
 };
 
 }  // namespace fx::app

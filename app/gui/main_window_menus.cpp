@@ -41,7 +41,6 @@ void MainWindow::build_menus() {
   edit->addAction(redo);
   build_view_menu();
   build_fusion_menu();
-  build_panels_menu(view_menu_);  // after every dock and tool bar exists
   build_help_menu();
 }
 
@@ -76,7 +75,7 @@ void MainWindow::build_file_menu() {
   tb->setObjectName(QStringLiteral("toolbar.main"));
   QAction* open = m->addAction(icon("open"), tr("&Open…"), this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open graph"), QSettings().value("files/dir").toString(),
-                                                      tr("Graphs (*.json);;All files (*)"));
+                                                      open_filter());
     if (!path.isEmpty()) open_file(path);
   });
   open->setShortcut(QKeySequence::Open);

@@ -7,13 +7,19 @@
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <limits>
+#include <string_view>
+#include <unordered_map>
 
 #include "app/gui/explain_panel.h"
 #include "app/gui/graph_scene.h"
 #include "app/gui/graph_view.h"
 #include "app/gui/layout_runner.h"
 #include "app/gui/main_window.h"
+#include "app/gui/candidates_model.h"
+#include "app/gui/candidates_panel.h"
+#include "app/gui/navigation.h"
 #include "app/gui/run_panel.h"
+#include "app/gui/scope_view.h"
 #include "app/gui/side_by_side_view.h"
 
 namespace fx::app {
@@ -28,18 +34,24 @@ bool marked_as_refusal(Reason r) {
          r != Reason::output_needed_elsewhere;
 }
 
-std::vector<RejectedEdge> refusals(const FusionEngine& e) {
+// The edges of the plan's refused candidates. Groups are looked up by id through one index, not a search per
+// candidate (100,000-node graphs).
+// `candidate(i)` for i < count: the candidates model's rows or a vector, without copying either.
+template <class At>
+std::vector<RejectedEdge> refusals(const FusionEngine& e, int count, At candidate) {
   std::vector<RejectedEdge> marks;
   const Graph& g = e.graph();
-  for (const Candidate& c : e.candidates()) {
+  std::unordered_map<std::string_view, const Group*> group_by_id;
+  for (const Group& group : e.plan().groups()) group_by_id.emplace(group.id, &group);
+  for (int i = 0; i < count; ++i) {
+    const Candidate& c = candidate(i);
     if (c.decision.fuse || !marked_as_refusal(c.decision.reason)) continue;
     if (c.kind != FusionKind::vertical && c.kind != FusionKind::epilogue) continue;
-    const Group* a = e.plan().find(c.group_a);
-    const Group* b = e.plan().find(c.group_b);
-    if (a == nullptr || b == nullptr) continue;
-    for (NodeId consumer : b->nodes)
+    const auto a = group_by_id.find(c.group_a), b = group_by_id.find(c.group_b);
+    if (a == group_by_id.end() || b == group_by_id.end()) continue;
+    for (NodeId consumer : b->second->nodes)
       for (NodeId producer : g.producers(consumer))
-        if (e.plan().group_of_node(producer).id == a->id)
+        if (e.plan().group_of_node(producer).id == a->second->id)
           marks.push_back({producer, consumer, qs(std::string(to_string(c.decision.reason))), qs(c.decision.message)});
   }
   return marks;
@@ -48,7 +60,10 @@ std::vector<RejectedEdge> refusals(const FusionEngine& e) {
 }  // namespace
 
 std::shared_ptr<const DrawnGraph> MainWindow::drawing_for(ViewMode mode) const {
-  DrawnGraph d = build_drawing(session_->graph(), session_->group_infos(mode == ViewMode::unfused), mode);
+  const Graph& g = session_->graph();
+  const std::vector<GroupInfo> infos = session_->group_infos(mode == ViewMode::unfused);
+  // A large graph is drawn by scope (collapsed as far as it must be): dot only ever sees a few hundred boxes.
+  DrawnGraph d = ScopeView::applies(g) ? *scopes_->drawing(g, infos, mode) : build_drawing(g, infos, mode);
   d.left_to_right = left_to_right_;
   return std::make_shared<const DrawnGraph>(std::move(d));
 }
@@ -59,19 +74,7 @@ void MainWindow::relayout() {
     side_->clear();
     return;
   }
-  ViewMode mode = mode_;
-  const Graph& g = session_->graph();
-  if (mode != ViewMode::collapsed && g.num_nodes() > LayoutRunner::kLargeGraphNodes && !large_graph_asked_) {
-    large_graph_asked_ = true;
-    const auto answer = QMessageBox::question(
-        this, tr("Large graph"),
-        tr("This graph has %1 nodes; laying out every node takes a while on this machine.\n"
-           "Show the collapsed view (one box per kernel) instead?").arg(g.num_nodes()));
-    if (answer == QMessageBox::Yes) {
-      mode_ = mode = ViewMode::collapsed;
-      side_by_side_ = false;
-    }
-  }
+  const ViewMode mode = mode_;
   // The tool bar shows the view on screen, however it was chosen (menu, shortcut, command line).
   if (mode_actions_ != nullptr)
     for (QAction* a : mode_actions_->actions()) a->setChecked(a->data().toInt() == (side_by_side_ ? -1 : static_cast<int>(mode)));
@@ -97,6 +100,9 @@ void MainWindow::on_layout_finished(std::shared_ptr<const DrawnGraph> drawing, c
   const QPointF centre = view_->mapToScene(view_->viewport()->rect().center());
   scene_->show_drawing(std::move(drawing), result);
   refresh_rejected_marks();
+  // What the last accept or reject changed stays marked until the next change.
+  if (!changed_nodes_.empty()) scene_->highlight(changed_nodes_);
+  minimap_->refresh();
   if (fit_pending_) {
     QPointF top = scene_->sceneRect().center();
     double best = std::numeric_limits<double>::max();
@@ -110,6 +116,8 @@ void MainWindow::on_layout_finished(std::shared_ptr<const DrawnGraph> drawing, c
   } else {
     view_->centerOn(centre);
   }
+  show_focus();
+  update_breadcrumbs();
   paint_measured();
   first_picture_s_ = static_cast<double>(picture_timer_.nsecsElapsed()) * 1e-9;
   statusBar()->showMessage(tr("Layout %1 s (dot), picture after %2 s")
@@ -136,10 +144,21 @@ void MainWindow::refresh_rejected_marks() {
     }
     if (d->mode == ViewMode::unfused) {
       // The unfused graph's own verdicts: what the engine says about each edge before anything is accepted.
+      // Not on a graph drawn by scope: evaluating every pair again there costs seconds, and the current plan's
+      // verdicts would be untrue on the unfused graph.
+      if (ScopeView::applies(session_->graph())) {
+        scene->mark_rejected({});
+        continue;
+      }
       const FusionEngine before(session_->graph_ptr(), session_->device(), session_->engine().options());
-      scene->mark_rejected(refusals(before));
+      const std::vector<Candidate> rows = before.candidates();
+      scene->mark_rejected(refusals(before, static_cast<int>(rows.size()),
+                                    [&](int i) -> const Candidate& { return rows[static_cast<std::size_t>(i)]; }));
     } else {
-      scene->mark_rejected(refusals(session_->engine()));
+      // The candidates panel holds the current plan's candidates (refreshed before every relayout).
+      const CandidatesModel& model = *candidates_->model();
+      scene->mark_rejected(refusals(session_->engine(), model.rowCount(),
+                                    [&](int i) -> const Candidate& { return model.candidate(i); }));
     }
   }
 }

@@ -25,6 +25,7 @@ namespace fx::app {
 
 class KernelBarChart;
 class RooflineChart;
+class RunTargetsMenu;
 
 // What a run measured for one group, as the graph shows it: the time and bytes, and a sentence where they
 // differ from the prediction by more than kMismatchTolerance.
@@ -59,6 +60,7 @@ class RunPanel : public QWidget {
   void repaint_measured();
   void cancel();
   ChildRunner* runner() { return runner_; }
+  RunTargetsMenu* targets() { return targets_; }
 
  public slots:
   void run();
@@ -77,10 +79,12 @@ class RunPanel : public QWidget {
   void on_gpu_fault(const ChildResult& r);
   void fill_table();
   void set_available(bool ok, const QString& why);
+  void update_availability();
 
   ChildRunner* runner_;
   ChildRunner* probe_;
   QPushButton* run_button_;
+  RunTargetsMenu* targets_;  // this computer or a remote target (ssh, Slurm)
   QPushButton* cancel_button_;
   QPushButton* open_button_;
   QCheckBox* like_pytorch_;  // time as do_bench does (run()'s flags)
@@ -102,7 +106,8 @@ class RunPanel : public QWidget {
   std::optional<RunReport> report_;
   QString expect_name_, expect_graph_hash_, expect_plan_hash_;
   ReportCheck check_;
-  bool available_ = false;
+  bool available_ = false;        // a GPU here (the probe's answer)
+  QString local_why_;             // the probe's sentence
 };
 
 }  // namespace fx::app

@@ -6,6 +6,9 @@
 namespace fx {
 namespace {
 
+// The tail label of an add of a per-column [N] vector: the one add cuBLASLt applies.
+constexpr std::string_view kBiasAdd = "add(bias)";
+
 std::string name_of(const Graph& g, NodeId n) { return g.node(n).name + " (" + g.node(n).op + ")"; }
 
 bool contains(std::span<const NodeId> nodes, NodeId n) { return std::find(nodes.begin(), nodes.end(), n) != nodes.end(); }
@@ -41,26 +44,14 @@ std::optional<ValueId> other_operand(const Graph& g, std::span<const NodeId> nod
 std::string matmul_tail_name(const Graph& g, std::span<const NodeId> nodes, NodeId n, ValueId v, std::int64_t cols) {
   const Node& node = g.node(n);
   if (scalar_multiplier(g, n)) return "mul_scalar";
-  if (node.op != "add") return node.op;
+  if (node.op_id() != OpId::add) return node.op;
   const auto other = other_operand(g, nodes, node, v);
   const TensorType* t = other ? &g.value_type(*other) : nullptr;
   if (t && t->numel() == cols && !t->shape.empty() && t->shape.back() == cols && t->dtype == node.type.dtype) {
-    return "add(bias)";
+    return std::string(kBiasAdd);
   }
   if (node.inputs[0].is_scalar() || node.inputs[1].is_scalar()) return "add_scalar";
   return "add";
-}
-
-enum class TailOp : std::uint8_t { alpha, bias, relu, gelu_tanh, gelu_erf, full_add, other };
-
-TailOp classify(std::string_view op) {
-  if (op == "mul_scalar") return TailOp::alpha;
-  if (op == "add(bias)" || op == "bias_add") return TailOp::bias;
-  if (op == "relu") return TailOp::relu;
-  if (op == "gelu_tanh") return TailOp::gelu_tanh;
-  if (op == "gelu") return TailOp::gelu_erf;
-  if (op == "add" || op.starts_with("add(")) return TailOp::full_add;
-  return TailOp::other;
 }
 
 // Why op cannot join an epilogue that already has (or not) a bias and an activation; empty if it can.
@@ -106,15 +97,16 @@ TailFit fit_cudnn_conv(const Graph& g, std::span<const NodeId> nodes, NodeId c, 
   ValueId v = g.value_of(c);
   for (std::size_t i = 0; i < chain.size(); ++i) {
     const Node& n = g.node(chain[i]);
-    if (n.op == "add" && !folded && bias_terms < 2) {
+    const EpilogueOp op = n.def->epilogue;
+    if (op == EpilogueOp::add && !folded && bias_terms < 2) {
       const auto other = other_operand(g, nodes, n, v);
       if (!other || !is_channel_bias(g.value_type(*other).shape, k)) {
         return {i, "`add` of a tensor that is not a per-channel [K,1,1] bias"};
       }
       ++bias_terms;
-    } else if (n.op == "batchnorm" && !folded && foldable_batchnorm(g, n, v)) {
+    } else if (op == EpilogueOp::batchnorm && !folded && foldable_batchnorm(g, n, v)) {
       folded = true;
-    } else if (n.op == "relu") {
+    } else if (op == EpilogueOp::relu) {
       if (i + 1 < chain.size()) return {i + 1, "cuDNN's fused call ends with its activation"};
       return {chain.size(), ""};
     } else {
@@ -127,10 +119,26 @@ TailFit fit_cudnn_conv(const Graph& g, std::span<const NodeId> nodes, NodeId c, 
 
 }  // namespace
 
+TailOp classify_tail(std::string_view label) {
+  if (label == "mul_scalar") return TailOp::alpha;
+  if (label == kBiasAdd || label == "bias_add") return TailOp::bias;
+  if (label.starts_with("add(")) return TailOp::full_add;
+  const auto id = find_op_id(label);
+  switch (id ? op_def(*id).epilogue : EpilogueOp::none) {
+    case EpilogueOp::add: return TailOp::full_add;
+    case EpilogueOp::relu: return TailOp::relu;
+    case EpilogueOp::gelu_tanh: return TailOp::gelu_tanh;
+    case EpilogueOp::gelu_erf: return TailOp::gelu_erf;
+    case EpilogueOp::batchnorm:
+    case EpilogueOp::none: return TailOp::other;
+  }
+  return TailOp::other;
+}
+
 TailFit fit_cublaslt_epilogue(std::span<const std::string> tail) {
   bool have_bias = false, have_activation = false;
   for (std::size_t i = 0; i < tail.size(); ++i) {
-    const TailOp kind = classify(tail[i]);
+    const TailOp kind = classify_tail(tail[i]);
     std::string why = cublaslt_refusal(kind, tail[i], have_bias, have_activation);
     if (!why.empty()) return {i, std::move(why)};
     if (kind == TailOp::alpha) continue;  // cuBLASLt's alpha
@@ -142,7 +150,7 @@ TailFit fit_cublaslt_epilogue(std::span<const std::string> tail) {
 bool folds_into_operand(const Graph& g, std::span<const NodeId> nodes, NodeId n, NodeId c) {
   const Node& t = g.node(n);
   const Node& mm = g.node(c);
-  if (t.op != "transpose" || mm.op != "matmul") return false;
+  if (t.op_id() != OpId::transpose || mm.op_id() != OpId::matmul) return false;
   const auto perm = t.attrs.get_ints("perm");
   const std::size_t rank = perm.size();
   if (rank < 2) return false;
@@ -160,7 +168,7 @@ bool folds_into_operand(const Graph& g, std::span<const NodeId> nodes, NodeId n,
 
 std::optional<double> scalar_multiplier(const Graph& g, NodeId n) {
   const Node& node = g.node(n);
-  if (node.op != "mul" || node.inputs.size() != 2 || node.inputs[0].is_scalar() == node.inputs[1].is_scalar()) {
+  if (node.op_id() != OpId::mul || node.inputs.size() != 2 || node.inputs[0].is_scalar() == node.inputs[1].is_scalar()) {
     return std::nullopt;
   }
   return (node.inputs[0].is_scalar() ? node.inputs[0] : node.inputs[1]).scalar;
@@ -174,7 +182,7 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
     chain.push_back(*next);
   }
   TailFit fit;
-  if (cn.op == "matmul") {
+  if (cn.op_id() == OpId::matmul) {
     r.library = "cuBLASLt";
     std::vector<std::string> ops;
     ValueId v = g.value_of(c);
@@ -183,7 +191,7 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
       v = g.value_of(n);
     }
     fit = fit_cublaslt_epilogue(ops);
-  } else if (cn.op == "conv2d") {
+  } else if (cn.op_id() == OpId::conv2d) {
     r.library = "cuDNN";
     fit = fit_cudnn_conv(g, nodes, c, chain);
   } else {

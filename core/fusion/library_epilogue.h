@@ -13,16 +13,23 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/graph/graph.h"
 
 namespace fx {
 
-// cuBLASLt epilogues (verified on the GPU, see VERIFIED-FACTS.md): an optional bias add of a per-column [N]
+// cuBLASLt epilogues (cuBLASLt API reference, cublasLtEpilogue_t; tested on the GPU): an optional bias add of a per-column [N]
 // vector, then an optional relu or gelu_tanh (tanh approximation; erf `gelu` is not covered); multiplications by
-// a scalar before both are its alpha. Tail ops are named as choose_matmul_epilogue names them: "add(bias)" for an [N] bias vector, "add" for a full-tensor
-// add, "add_scalar", "mul_scalar", and otherwise the op name ("relu", "gelu_tanh", "gelu", "silu", "mul", ...).
+// a scalar before both are its alpha. Tail ops are
+// named as choose_matmul_epilogue names them: "add(bias)" for an [N] bias vector, "add" for a full-tensor
+// add, "add_scalar", "mul_scalar" (alpha), and otherwise the op name ("relu", "gelu_tanh", "gelu", "silu", "mul", ...).
+// A tail op by its label: "mul_scalar" is alpha, "add(bias)" (or "bias_add") the [N] bias vector, "add(...)" a full-tensor
+// add, and an op name is classified by its registry entry's epilogue trait. kernels/contraction uses it too.
+enum class TailOp : std::uint8_t { alpha, bias, relu, gelu_tanh, gelu_erf, full_add, other };
+TailOp classify_tail(std::string_view label);
+
 struct TailFit {
   std::size_t absorbed = 0;  // tail[0, absorbed) fits the epilogue
   std::string why_not;       // why tail[absorbed] does not; empty when the whole tail fits

@@ -2,20 +2,10 @@
 
 #include <optional>
 
+#include "core/fusion/library_epilogue.h"
+
 namespace fx::gpu {
 namespace {
-
-enum class TailOp : std::uint8_t { alpha, bias, relu, gelu_tanh, gelu_erf, full_add, other };
-
-TailOp classify(std::string_view op) {
-  if (op == "mul_scalar") return TailOp::alpha;
-  if (op == "add(bias)" || op == "bias_add") return TailOp::bias;
-  if (op == "relu") return TailOp::relu;
-  if (op == "gelu_tanh") return TailOp::gelu_tanh;
-  if (op == "gelu") return TailOp::gelu_erf;
-  if (op == "add" || op.starts_with("add(")) return TailOp::full_add;
-  return TailOp::other;
-}
 
 MatmulEpilogue combine(bool bias, std::optional<TailOp> activation) {
   if (!activation) return bias ? MatmulEpilogue::bias : MatmulEpilogue::none;
@@ -79,7 +69,7 @@ EpilogueChoice choose_matmul_epilogue(const std::vector<std::string>& tail) {
   EpilogueChoice choice;
   for (; choice.absorbed < tail.size(); ++choice.absorbed) {
     const std::string& op = tail[choice.absorbed];
-    const TailOp kind = classify(op);
+    const TailOp kind = classify_tail(op);
     choice.stop = stop_reason(kind, have_bias, activation.has_value());
     if (choice.stop != EpilogueStop::none) break;
     if (kind == TailOp::alpha) continue;  // folded into alpha (the caller multiplies the scalars)

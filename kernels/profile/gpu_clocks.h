@@ -1,9 +1,8 @@
 // The GPU's SM clock, power and the reasons its clocks are held back, read through NVML while a timing runs.
 //
-// Compute-bound kernels run at the H100's power limit: qkv_bf16's three bf16 GEMMs took 0.2625 ms in a burst
-// after an idle GPU and 0.2848 ms after 1.5 s of back-to-back runs, the SM clock down from 1980 to 1740 MHz at
-// about 690 W of 700 (tools/microbench/gemm_regime.py, H100, 2026-11-25). A time measured on such a kernel is
-// only true with the clocks it ran at, so a timing records them: a thread samples NVML every few milliseconds
+// Compute-bound kernels run at the GPU's power limit, where the SM clock, and with it the time, depends on
+// how long the GPU has been busy. A time measured on such a kernel is only true with the clocks it ran at, so
+// a timing records them: a thread samples NVML every few milliseconds
 // while the GPU works (ClockWatch) and the report says what the SM clock was and what held it back, as Nsight
 // Compute reports the clocks it measured at.
 //
@@ -18,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fx::gpu {
@@ -45,8 +45,7 @@ struct ClockSample {
 
 // What the samples of one timing saw. Samples taken while the GPU idled (kClockGpuIdle: the host between two
 // stretches of work) are counted but do not set the clock range, whose low end would be the idle clock. A
-// sample as the work begins may still catch the clock ramping up from idle (345 MHz on an H100, the idle bit
-// already clear), so the median is the clock the work ran at and the range says how far it strayed.
+// sample as the work begins may still catch the clock ramping up from idle (the idle bit already clear), so the median is the clock the work ran at and the range says how far it strayed.
 struct ClockSpan {
   int samples = 0, busy_samples = 0;
   unsigned sm_mhz_min = 0, sm_mhz_max = 0;
@@ -55,6 +54,9 @@ struct ClockSpan {
   double power_w_max = 0, power_limit_w = 0;
   unsigned temperature_c_max = 0;
   std::uint64_t reasons = 0;  // every reason seen in a busy sample
+  // Every sample with its time in ms since the ClockWatch that took it started, idle ones included: the trace
+  // export's counter tracks (core/export/timings_export.h). add() leaves it alone; merge() appends.
+  std::vector<std::pair<double, ClockSample>> timeline;
   void add(const ClockSample& s);
   void merge(const ClockSpan& other);  // as if other's samples had been added here
   unsigned sm_mhz_median() const;  // the upper median of busy_sm_mhz; 0 without busy samples

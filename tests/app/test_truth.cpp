@@ -158,8 +158,8 @@ TEST(Truth, WhyNotAnswersNameTheNodesAndLandOnTheGraph) {
     EXPECT_EQ(*s.graph().producer(e->edge().value), from);
   }
   EXPECT_EQ(lit, 1);
-  EXPECT_TRUE(box(w->scene(), s, "q_b")->highlighted());
-  EXPECT_TRUE(box(w->scene(), s, "masked")->highlighted());
+  EXPECT_TRUE(box(w->scene(), s, "q_b")->is_highlighted());
+  EXPECT_TRUE(box(w->scene(), s, "masked")->is_highlighted());
   // A refused edge's tool tip is a sentence with the code, not the code alone.
   bool sentence = false;
   for (const EdgeItem* e : w->scene()->edge_items())

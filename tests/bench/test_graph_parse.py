@@ -57,7 +57,7 @@ class SampleFiles(unittest.TestCase):
                 self.assertEqual(f.read(), text, f"{name}.json differs from make_samples.py; rerun it")
 
     def test_min_bytes_match_the_reference_counts(self):
-        # relu(x*w+b): 3 reads + 1 write of 256 MiB (the fused minimum in VERIFIED-FACTS)
+        # relu(x*w+b): 3 reads + 1 write of 256 MiB (the fused minimum)
         self.assertEqual(load("relu_mul_add").min_bytes(), 4 * 256 * MIB)
         self.assertEqual(load("sigmoid_chain").min_bytes(), 5 * 256 * MIB)
         self.assertEqual(load("sin_cos").min_bytes(), 3 * 256 * MIB)
