@@ -54,7 +54,7 @@ int codegen(const std::vector<std::string>& argv, std::ostream& stdout_stream, s
     err << "fusion-cli codegen: " << (args.ok() ? "name one graph file" : args.error()) << "\n";
     return kBadInput;
   }
-  auto device = resolve_device_input(args.value("--device").value_or("h100"));
+  auto device = resolve_device_input(args.value("--device").value_or(DeviceDescription::default_device().name));
   if (!device) {
     err << "fusion-cli codegen: " << format_diagnostics(device.errors());
     return kBadInput;

@@ -23,7 +23,7 @@ std::string us(double seconds) {
 // Loads FILE (a graph, or a fused graph whose plan is restored) for the device named by --device.
 std::optional<FusionEngine> open_engine(const Args& args, const std::string& file, EngineOptions options,
                                         std::ostream& err) {
-  auto device = resolve_device_input(args.value("--device").value_or("H200"));
+  auto device = resolve_device_input(args.value("--device").value_or(DeviceDescription::default_device().name));
   if (!device) {
     err << format_diagnostics(device.errors(), args.value("--device").value_or(""));
     return std::nullopt;
@@ -204,7 +204,8 @@ int explain(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
   // A plain graph is explained against its auto-fused plan: "why are these two still apart?"
   const bool plain = engine->plan().kernel_count() == engine->graph().num_nodes();
   if (plain && !args.has("--unfused")) engine->auto_fuse();
-  const FusionDecision d = engine->explain(nodes[0], nodes[1]);
+  const PairExplanation why = engine->explain_pair(nodes[0], nodes[1]);
+  const FusionDecision& d = why.decision;
   if (args.has("--json")) {
     nlohmann::ordered_json j;
     j["a"] = args.positionals()[1];
@@ -214,6 +215,14 @@ int explain(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
     j["reason"] = to_string(d.reason);
     j["message"] = d.message;
     j["numbers"] = d.numbers;
+    std::vector<std::string> path;
+    for (NodeId n : why.path) path.push_back(engine->graph().node(n).name);
+    j["path"] = path;
+    if (why.blocking) {
+      j["blocking"] = {engine->graph().node(why.blocking->first).name, engine->graph().node(why.blocking->second).name};
+    } else {
+      j["blocking"] = nullptr;
+    }
     out << j.dump(2) << "\n";
     return kOk;
   }

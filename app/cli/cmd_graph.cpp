@@ -135,7 +135,7 @@ int info(const std::vector<std::string>& argv, std::ostream& out, std::ostream& 
 
 // The plan to draw: "auto" runs auto-fuse on the graph; otherwise a fused graph file of the same graph.
 Expected<Plan> load_plan_for(const Graph& g, const std::string& plan_file) {
-  const DeviceDescription device = DeviceDescription::h200();
+  const DeviceDescription device = DeviceDescription::default_device();
   if (plan_file == "auto") {
     FusionEngine engine(g, device);
     engine.auto_fuse();

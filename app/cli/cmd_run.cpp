@@ -15,6 +15,7 @@
 #include "app/cli/run_profile.h"
 
 #ifdef FX_HAVE_CUDA
+#include "core/graph/content_hash.h"
 #include "kernels/common/gpu_error.h"
 #include "kernels/common/sticky_error.h"
 #include "kernels/executor/executor.h"
@@ -299,6 +300,10 @@ int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo
     auto j = gpu::report_to_json(rep);
     gpu::add_profile_to_json(j, summary);
     j["graph"] = plans.engine->graph().name();
+    // What the GUI checks a report against before painting its numbers on the open graph and plan.
+    j["graph_hash"] = graph_content_hash(plans.engine->graph());
+    j["plan_hash"] = plan_content_hash(plans.engine->graph(), plans.fused);
+    j["fusion"] = nlohmann::json::parse(plans.engine->save_fused_graph())["fusion"];
     j["plan_source"] = plans.how;
     if (auto w = write_output(*file, j.dump(2) + "\n", std::cout); !w) {
       err << "fusion-cli run: cannot write the report: " << format_diagnostics(w.errors(), *file);

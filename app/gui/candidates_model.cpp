@@ -3,6 +3,7 @@
 #include <QBrush>
 #include <QColor>
 #include <QStringList>
+#include <algorithm>
 
 namespace fx::app {
 namespace {
@@ -18,6 +19,29 @@ QString node_list(const Graph& g, const std::vector<NodeId>& nodes) {
 
 QString micros(double s) { return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 1); }
 
+// The engine calls any merge touching a reduction or contraction an epilogue; a producer merged into such a
+// consumer (res1 into ln2) is, for people, a prologue. The strategy is named only where it is not a plain merge.
+QString kind_text(const FusionEngine& engine, const Candidate& c) {
+  QString kind = qs(to_string(c.kind));
+  if (c.kind == FusionKind::epilogue) {
+    const Group* producer = engine.plan().find(c.group_a);
+    const bool heavy_producer = producer != nullptr && std::any_of(producer->nodes.begin(), producer->nodes.end(), [&](NodeId n) {
+      const OpClass k = engine.graph().node(n).op_class();
+      return k == OpClass::reduction || k == OpClass::contraction;
+    });
+    if (!heavy_producer) kind = QStringLiteral("prologue");
+  }
+  if (c.strategy != Strategy::merge) kind += QStringLiteral(" (%1)").arg(qs(to_string(c.strategy)).replace('_', '-'));
+  return kind;
+}
+
+// The decision's sentence without the "epilogue g:a + g:b: " the log prefixes it with (the row names both).
+QString verdict_sentence(const Candidate& c) {
+  const QString message = qs(c.decision.message);
+  const QString prefix = qs(to_string(c.kind)) + QLatin1Char(' ') + qs(c.group_a) + QStringLiteral(" + ") + qs(c.group_b) + QStringLiteral(": ");
+  return message.startsWith(prefix) ? message.mid(prefix.size()) : message;
+}
+
 }  // namespace
 
 CandidatesModel::CandidatesModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -26,10 +50,14 @@ void CandidatesModel::refresh(const FusionEngine* engine) {
   beginResetModel();
   rows_.clear();
   node_text_.clear();
+  kind_text_.clear();
   graph_ = engine != nullptr ? &engine->graph() : nullptr;
   if (engine != nullptr) {
     rows_ = engine->candidates();
-    for (const Candidate& c : rows_) node_text_.push_back(node_list(*graph_, c.nodes));
+    for (const Candidate& c : rows_) {
+      node_text_.push_back(node_list(*graph_, c.nodes));
+      kind_text_.push_back(kind_text(*engine, c));
+    }
   }
   endResetModel();
 }
@@ -65,17 +93,18 @@ QVariant CandidatesModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
       case kId: return qs(c.id);
-      case kKind: return QStringLiteral("%1 (%2)").arg(qs(to_string(c.kind)), qs(to_string(c.strategy)));
+      case kKind: return kind_text_[static_cast<std::size_t>(index.row())];
       case kNodes: return node_text_[static_cast<std::size_t>(index.row())];
       case kBytesSaved: return qs(format_bytes(saved_bytes));
       case kBefore: return micros(c.time_before_s);
       case kAfter: return micros(c.time_after_s);
       case kSpeedup: return speedup > 0 ? QStringLiteral("%1×").arg(speedup, 0, 'f', 2) : QStringLiteral("–");
-      case kVerdict: return c.decision.fuse ? QStringLiteral("fuse") : qs(to_string(c.decision.reason));
+      case kVerdict:
+        return (c.decision.fuse ? tr("fuse: ") : QString()) + verdict_sentence(c);
       default: return {};
     }
   }
-  if (role == Qt::ToolTipRole) return qs(c.decision.message);
+  if (role == Qt::ToolTipRole) return QStringLiteral("%1 — %2").arg(qs(to_string(c.decision.reason)), qs(c.decision.message));
   if (role == Qt::ForegroundRole && index.column() == kVerdict)
     return QBrush(c.decision.fuse ? QColor("#2e7d32") : QColor("#c62828"));
   if (role == Qt::TextAlignmentRole && index.column() >= kBytesSaved && index.column() <= kSpeedup)

@@ -31,6 +31,7 @@ class CandidatesModel : public QAbstractTableModel {
  private:
   std::vector<Candidate> rows_;
   std::vector<QString> node_text_;
+  std::vector<QString> kind_text_;  // "prologue", "epilogue", "vertical (multi-output)"...
   const Graph* graph_ = nullptr;  // for node names only; valid while the session's document is
 };
 

@@ -100,6 +100,18 @@ void KernelBarChart::paintEvent(QPaintEvent*) {
                tr("speedup %1×").arg(*report_->speedup, 0, 'f', 2));
 }
 
+std::vector<RooflinePoint> roofline_points(const RunReport& report) {
+  std::vector<RooflinePoint> out;
+  for (const PlanRun& plan : report.plans) {
+    for (const KernelRun& k : plan.kernels) {
+      const auto bytes = k.measured_bytes() ? k.measured_bytes() : k.predicted_bytes;
+      if (!k.flops || !bytes || *bytes <= 0 || k.time_us <= 0 || *k.flops <= 0) continue;
+      out.push_back({plan.name, k.name, *k.flops / *bytes, *k.flops / (k.time_us * 1e-6)});
+    }
+  }
+  return out;
+}
+
 RooflineChart::RooflineChart(QWidget* parent) : QWidget(parent) { setMinimumHeight(200); }
 
 void RooflineChart::set_report(const std::optional<RunReport>& report) {
@@ -114,7 +126,8 @@ void RooflineChart::paintEvent(QPaintEvent*) {
   p.setPen(palette().color(QPalette::WindowText));
   p.drawText(rect().adjusted(8, 6, -8, 0), Qt::AlignLeft | Qt::AlignTop, tr("Roofline: achieved FLOP/s vs FLOP per byte"));
   if (!report_ || report_->hbm_bandwidth <= 0 || report_->peak_flops <= 0)
-    return draw_message(p, area, tr("Needs a run report with the device's bandwidth and peak FLOP/s."));
+    return draw_message(p, area, tr("Needs a run report that names its device (a preset with its bandwidth and "
+                                    "peak FLOP/s)."));
   // Log-log axes: intensity 1/64 .. 4096 FLOP/B, performance peak/1e5 .. 2x peak.
   const double ai_lo = std::log10(1.0 / 64), ai_hi = std::log10(4096.0);
   const double pf_hi = std::log10(report_->peak_flops * 2), pf_lo = pf_hi - 5.5;
@@ -125,28 +138,48 @@ void RooflineChart::paintEvent(QPaintEvent*) {
   };
   p.setPen(QPen(palette().color(QPalette::Mid), 1));
   p.drawRect(area);
-  QPainterPath roof;
-  for (double e = ai_lo; e <= ai_hi + 1e-9; e += 0.05) {
-    const double ai = std::pow(10.0, e);
-    const QPointF pt = to_px(ai, std::min(report_->peak_flops, report_->hbm_bandwidth * ai));
-    roof.isEmpty() ? roof.moveTo(pt) : roof.lineTo(pt);
+  // One roof per compute peak of the device (FP32 cores, tensor cores) under the datasheet bandwidth; the
+  // copy bandwidth the run measured is the dashed slope a memory-bound kernel can really reach.
+  auto roof_path = [&](double bandwidth, double peak) {
+    QPainterPath roof;
+    for (double e = ai_lo; e <= ai_hi + 1e-9; e += 0.05) {
+      const double ai = std::pow(10.0, e);
+      const QPointF pt = to_px(ai, std::min(peak, bandwidth * ai));
+      roof.isEmpty() ? roof.moveTo(pt) : roof.lineTo(pt);
+    }
+    return roof;
+  };
+  for (const ComputeRoof& r : report_->compute_roofs) {
+    p.setPen(QPen(QColor("#c62828"), r.flops == report_->peak_flops ? 2 : 1.2));
+    p.drawPath(roof_path(report_->hbm_bandwidth, r.flops));
+    const QPointF at = to_px(std::pow(10.0, ai_hi), r.flops);
+    p.drawText(QRectF(at.x() - 220, at.y() - 15, 216, 14), Qt::AlignRight,
+               tr("%1 %2 TFLOP/s").arg(r.label).arg(r.flops / 1e12, 0, 'f', 0));
   }
-  p.setPen(QPen(QColor("#c62828"), 2));
-  p.drawPath(roof);
+  if (report_->compute_roofs.empty()) {
+    p.setPen(QPen(QColor("#c62828"), 2));
+    p.drawPath(roof_path(report_->hbm_bandwidth, report_->peak_flops));
+  }
+  if (report_->copy_bandwidth > 0) {
+    QPen dashed(QColor("#6a1b9a"), 1.4);
+    dashed.setStyle(Qt::DashLine);
+    p.setPen(dashed);
+    p.drawPath(roof_path(report_->copy_bandwidth, report_->peak_flops));
+  }
   p.setPen(palette().color(QPalette::WindowText));
   p.drawText(QRectF(area.left(), area.bottom() + 4, area.width(), 16), Qt::AlignCenter, tr("FLOP / byte (log)"));
-  p.drawText(QRectF(area.left() + 4, area.top() + 2, 300, 16), Qt::AlignLeft,
-             tr("roofs: %1 TB/s, %2 TFLOP/s").arg(report_->hbm_bandwidth / 1e12, 0, 'f', 2).arg(report_->peak_flops / 1e12, 0, 'f', 0));
+  QString roofs = tr("%1: %2 TB/s datasheet").arg(report_->peak_device).arg(report_->hbm_bandwidth / 1e12, 0, 'f', 2);
+  if (report_->copy_bandwidth > 0) roofs += tr(", %1 TB/s copy measured (dashed)").arg(report_->copy_bandwidth / 1e12, 0, 'f', 2);
+  p.drawText(QRectF(area.left() + 4, area.top() + 2, area.width() - 8, 16), Qt::AlignLeft, roofs);
   int plan_index = 0;
+  const std::vector<RooflinePoint> points = roofline_points(*report_);
   for (const PlanRun& plan : report_->plans) {
     const QColor c = kSegmentColors[plan_index++ % std::size(kSegmentColors)];
-    for (const KernelRun& k : plan.kernels) {
-      const auto bytes = k.measured_bytes() ? k.measured_bytes() : k.predicted_bytes;
-      if (!k.flops || !bytes || *bytes <= 0 || k.time_us <= 0) continue;
-      const QPointF pt = to_px(*k.flops / *bytes, *k.flops / (k.time_us * 1e-6));
+    for (const RooflinePoint& k : points) {
+      if (k.plan != plan.name) continue;
       p.setPen(QPen(c.darker(130), 1));
       p.setBrush(c);
-      p.drawEllipse(pt, 4.5, 4.5);
+      p.drawEllipse(to_px(k.intensity, k.flops_per_s), 4.5, 4.5);
     }
     p.setPen(c);
     p.drawText(QRectF(area.right() - 160, area.bottom() - 18 * plan_index, 150, 16), Qt::AlignRight, QStringLiteral("● ") + plan.name);

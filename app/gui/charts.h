@@ -27,6 +27,14 @@ class KernelBarChart : public QWidget {
   std::optional<RunReport> report_;
 };
 
+// A kernel on the roofline: arithmetic intensity (FLOP per measured byte, else per predicted byte) and the
+// FLOP/s it achieved; kernels whose report gives no FLOPs or no bytes have none.
+struct RooflinePoint {
+  QString plan, kernel;
+  double intensity = 0, flops_per_s = 0;
+};
+std::vector<RooflinePoint> roofline_points(const RunReport& report);
+
 class RooflineChart : public QWidget {
   Q_OBJECT
  public:

@@ -1,6 +1,8 @@
 #include "app/gui/explain_panel.h"
 
+#include <QCheckBox>
 #include <QFontDatabase>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QSplitter>
@@ -51,6 +53,24 @@ QString traffic_html(const FusionEngine& engine, const std::vector<NodeId>& node
   return html;
 }
 
+QString fold_shared_helpers(const QString& source) {
+  static const QString begin = QStringLiteral("// ---- Fusion Explorer device helpers");
+  static const QString end = QStringLiteral("// ---- end of helpers ----");
+  QString out;
+  qsizetype at = 0;
+  while (true) {
+    const qsizetype b = source.indexOf(begin, at);
+    const qsizetype e = b < 0 ? -1 : source.indexOf(end, b);
+    if (e < 0) break;
+    const int lines = static_cast<int>(source.mid(b, e - b).count(QLatin1Char('\n'))) + 1;
+    out += source.mid(at, b - at);
+    out += QObject::tr("// [%1 lines of device helpers shared by every kernel: conversions, math, random numbers, "
+                       "block reductions. Tick \"Show shared helpers\" to read them.]").arg(lines);
+    at = e + end.size();
+  }
+  return out + source.mid(at);
+}
+
 QString decision_html(const FusionDecision& d) {
   QString html = QStringLiteral("<p><b style='color:%1'>%2</b> — %3</p>")
                      .arg(d.fuse ? "#2e7d32" : "#c62828", qs(std::string(to_string(d.reason))),
@@ -73,10 +93,15 @@ ExplainPanel::ExplainPanel(QWidget* parent) : QWidget(parent) {
   source_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   new CudaHighlighter(source_->document());
   source_label_ = new QLabel(tr("Generated CUDA source"), this);
+  show_helpers_ = new QCheckBox(tr("Show shared helpers"), this);
+  connect(show_helpers_, &QCheckBox::toggled, this, [this] { show_source(); });
   auto* bottom = new QWidget(this);
   auto* bl = new QVBoxLayout(bottom);
   bl->setContentsMargins(0, 0, 0, 0);
-  bl->addWidget(source_label_);
+  auto* header = new QHBoxLayout;
+  header->addWidget(source_label_, 1);
+  header->addWidget(show_helpers_);
+  bl->addLayout(header);
   bl->addWidget(source_);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(text_);
@@ -89,7 +114,8 @@ ExplainPanel::ExplainPanel(QWidget* parent) : QWidget(parent) {
   codegen_ = new ChildRunner(this);
   connect(codegen_, &ChildRunner::finished, this, [this](const ChildResult& r) {
     if (r.status == ChildResult::Status::finished && r.exit_code == 0) {
-      source_->setPlainText(r.std_out);
+      full_source_ = r.std_out;
+      show_source();
     } else if (r.status != ChildResult::Status::cancelled) {
       source_->setPlainText(tr("// fusion-cli codegen %1.\n// %2").arg(r.describe(), r.std_err.trimmed().replace('\n', "\n// ")));
     }
@@ -105,6 +131,12 @@ void ExplainPanel::clear() {
 
 QString ExplainPanel::html() const { return text_->toHtml(); }
 QString ExplainPanel::source() const { return source_->toPlainText(); }
+
+void ExplainPanel::set_show_helpers(bool on) { show_helpers_->setChecked(on); }
+
+void ExplainPanel::show_source() {
+  source_->setPlainText(show_helpers_->isChecked() ? full_source_ : fold_shared_helpers(full_source_));
+}
 
 void ExplainPanel::show_group(const Session& session, int group_index) {
   const FusionEngine& e = session.engine();
@@ -137,11 +169,32 @@ void ExplainPanel::show_candidate(const Session& session, const Candidate& c) {
   text_->setHtml(html);
 }
 
-void ExplainPanel::show_decision(const Session& session, NodeId a, NodeId b, const FusionDecision& d) {
+void ExplainPanel::show_decision(const Session& session, NodeId a, NodeId b, const PairExplanation& why) {
   const Graph& g = session.graph();
-  QString html = tr("<h2>Why not fused?</h2><p>Can <code>%1</code> and <code>%2</code> run in one kernel?</p>")
-                     .arg(qs(g.node(a).name).toHtmlEscaped(), qs(g.node(b).name).toHtmlEscaped());
-  html += decision_html(d);
+  const Plan& plan = session.engine().plan();
+  // The nodes the user picked, and the kernels they are in (a kernel is named after its first node).
+  auto where = [&](NodeId n) {
+    const Group& group = plan.group_of_node(n);
+    return group.nodes.size() > 1 ? tr("<code>%1</code> (in kernel <code>%2</code>)")
+                                        .arg(qs(g.node(n).name).toHtmlEscaped(), qs(group.id).toHtmlEscaped())
+                                  : tr("<code>%1</code>").arg(qs(g.node(n).name).toHtmlEscaped());
+  };
+  QString html = tr("<h2>Why not fused?</h2><p>Can %1 and %2 run in one kernel?</p>").arg(where(a), where(b));
+  // The heading names the two nodes and their kernels already; the engine's message starts by naming them too.
+  FusionDecision shown = why.decision;
+  const std::string named = g.node(a).name + " (in kernel ";
+  const std::string plain = g.node(a).name + " and ";
+  if (const auto colon = shown.message.find(": "); colon != std::string::npos &&
+      (shown.message.rfind(named, 0) == 0 || shown.message.rfind(plain, 0) == 0)) {
+    shown.message = shown.message.substr(colon + 2);
+  }
+  html += decision_html(shown);
+  if (why.path.size() > 2) html += tr("<p>Path between them: %1</p>").arg(names(g, why.path));
+  if (why.blocking && !why.decision.fuse) {
+    html += tr("<p>Blocked at the edge <code>%1</code> → <code>%2</code> (highlighted on the graph).</p>")
+                .arg(qs(g.node(why.blocking->first).name).toHtmlEscaped(),
+                     qs(g.node(why.blocking->second).name).toHtmlEscaped());
+  }
   text_->setHtml(html);
 }
 
@@ -154,6 +207,7 @@ void ExplainPanel::request_source(const Session& session, const std::string& gro
   // The child reads the plan from a file: write the current session (graph + plan) for it.
   const QString plan = temp_.filePath(QStringLiteral("session.fused.json"));
   if (!write_text_file_atomic(plan.toStdString(), session.engine().save_fused_graph())) return;
+  full_source_.clear();
   source_->setPlainText(tr("// generating…"));
   codegen_->start(cli, {QStringLiteral("codegen"), plan, QStringLiteral("--plan"), plan, QStringLiteral("--group"),
                         qs(group_id)});

@@ -10,6 +10,7 @@
 class QTextBrowser;
 class QPlainTextEdit;
 class QLabel;
+class QCheckBox;
 
 namespace fx::app {
 
@@ -23,15 +24,19 @@ class ExplainPanel : public QWidget {
   void clear();
   void show_group(const Session& session, int group_index);
   void show_candidate(const Session& session, const Candidate& candidate);
-  void show_decision(const Session& session, NodeId a, NodeId b, const FusionDecision& decision);
+  void show_decision(const Session& session, NodeId a, NodeId b, const PairExplanation& why);
   QString html() const;
-  QString source() const;
+  QString source() const;  // as shown: the shared helpers folded unless "Show shared helpers" is on
+  void set_show_helpers(bool on);
 
  private:
   void request_source(const Session& session, const std::string& group_id);
+  void show_source();
   QTextBrowser* text_;
   QPlainTextEdit* source_;
   QLabel* source_label_;
+  QCheckBox* show_helpers_;
+  QString full_source_;
   ChildRunner* codegen_;
   QTemporaryDir temp_;
 };
@@ -39,5 +44,7 @@ class ExplainPanel : public QWidget {
 // "Unfused: 5 reads + 3 writes = 2 GiB … fused: 3 reads + 1 write = 1 GiB": the HBM arithmetic for a node set.
 QString traffic_html(const FusionEngine& engine, const std::vector<NodeId>& nodes, const GroupCost& fused);
 QString decision_html(const FusionDecision& d);
+// The generated source with each copy of the device helpers every kernel shares replaced by one comment line.
+QString fold_shared_helpers(const QString& source);
 
 }  // namespace fx::app

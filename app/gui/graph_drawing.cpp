@@ -1,6 +1,7 @@
 #include "app/gui/graph_drawing.h"
 
 #include <QFontMetricsF>
+#include <QObject>
 #include <algorithm>
 #include <map>
 #include <set>
@@ -119,6 +120,14 @@ void add_inputs(const Graph& g, DrawnGraph& out, std::vector<int>& drawn_of_valu
   }
 }
 
+// An edge between two boxes of one fused group (drawn in the fused view) carries a tensor the kernel keeps on
+// chip: it is drawn thin and grey and says so, where every other edge is a tensor written to HBM and read back.
+bool inside_one_group(const DrawnGraph& out, int from, int to) {
+  const int group = out.nodes[static_cast<std::size_t>(from)].group;
+  return out.mode == ViewMode::fused && group >= 0 && group == out.nodes[static_cast<std::size_t>(to)].group &&
+         out.groups[static_cast<std::size_t>(group)].nodes.size() > 1;
+}
+
 void add_edges(const Graph& g, DrawnGraph& out, const std::vector<int>& drawn_of_value) {
   std::set<std::pair<int, int>> seen;
   for (NodeId c : g.topo_order()) {
@@ -126,7 +135,17 @@ void add_edges(const Graph& g, DrawnGraph& out, const std::vector<int>& drawn_of
     for (ValueId v : g.tensor_inputs(c)) {
       const int from = drawn_of_value[static_cast<std::size_t>(v)];
       if (from < 0 || from == to || !seen.insert({from, to}).second) continue;
-      out.edges.push_back({from, to, v, c, edge_label(g, v)});
+      const QString bytes = edge_label(g, v);
+      const QString name = qs(g.value_name(v)).toHtmlEscaped();
+      DrawnEdge e{from, to, v, c, bytes};
+      e.on_chip = inside_one_group(out, from, to);
+      if (e.on_chip) {
+        e.label = QObject::tr("on chip");
+        e.tooltip = QObject::tr("<b>%1</b> (%2) stays on chip inside the kernel: never written to HBM").arg(name, bytes);
+      } else {
+        e.tooltip = QObject::tr("<b>%1</b>: %2 written to HBM and read back by the next kernel").arg(name, bytes);
+      }
+      out.edges.push_back(std::move(e));
     }
   }
 }
@@ -143,41 +162,56 @@ LayoutInput layout_input(const DrawnGraph& drawing) {
     input.cluster_title_widths.push_back(c.title_width);
   }
   input.fast = drawing.nodes.size() > 800;
+  input.left_to_right = drawing.left_to_right;
   return input;
 }
 
-const QFont& cluster_font() {
-  static const QFont f = [] {
-    QFont font = title_font();
-    font.setPointSizeF(9);
-    return font;
-  }();
+namespace {
+double g_text_scale = 1.0;
+
+QFont scaled_font(double points, bool bold) {
+  QFont font(QStringLiteral("DejaVu Sans"));
+  font.setPointSizeF(points * g_text_scale);
+  font.setBold(bold);
+  return font;
+}
+
+// The graph's fonts, rebuilt when the text scale changes (references handed out stay valid).
+struct GraphFonts {
+  QFont title, body, edge, cluster;
+  void rebuild() {
+    title = scaled_font(10, true);
+    body = scaled_font(8, false);
+    edge = scaled_font(7, false);
+    // The title band above a group's first box has a fixed height (kClusterLabelHeight): its font grows less.
+    cluster = scaled_font(9 * std::min(g_text_scale, 1.2) / g_text_scale, true);
+  }
+  GraphFonts() { rebuild(); }
+};
+GraphFonts& fonts() {
+  static GraphFonts f;
   return f;
 }
+}  // namespace
+
+void set_text_scale(double scale) {
+  g_text_scale = std::clamp(scale, 0.5, 4.0);
+  fonts().rebuild();
+}
+double text_scale() { return g_text_scale; }
+
+const QFont& cluster_font() { return fonts().cluster; }
 
 double cluster_line_width(const QString& text) { return QFontMetricsF(cluster_font()).horizontalAdvance(text) + 16; }
 
-const QFont& title_font() {
-  static const QFont f = [] {
-    QFont font(QStringLiteral("DejaVu Sans"), 10);
-    font.setBold(true);
-    return font;
-  }();
-  return f;
-}
-const QFont& body_font() {
-  static const QFont f(QStringLiteral("DejaVu Sans"), 8);
-  return f;
-}
-const QFont& edge_font() {
-  static const QFont f(QStringLiteral("DejaVu Sans"), 7);
-  return f;
-}
+const QFont& title_font() { return fonts().title; }
+const QFont& body_font() { return fonts().body; }
+const QFont& edge_font() { return fonts().edge; }
 
 QColor fusion_kind_color(const QString& kind) {
   const QString first = kind.section('+', 0, 0);
   if (first == QLatin1String("vertical")) return QColor("#fff3c4");
-  if (first == QLatin1String("epilogue")) return QColor("#ffd9d0");
+  if (first == QLatin1String("epilogue") || first == QLatin1String("prologue")) return QColor("#ffd9d0");
   if (first == QLatin1String("horizontal")) return QColor("#d4f1f4");
   return QColor("#eeeeee");
 }

@@ -47,7 +47,10 @@ struct DrawnEdge {
   int from = -1, to = -1;           // indices into DrawnGraph::nodes
   ValueId value = -1;               // the tensor carried (the first one when collapsed edges merge)
   NodeId consumer = -1;             // the consuming graph node (for "why not fused?" on an edge)
-  QString label;                    // "256 MiB"
+  QString label;                    // "256 MiB", or "on chip"
+  // Inside a fused group: the tensor stays in registers or shared memory and is never written to HBM.
+  bool on_chip = false;
+  QString tooltip;                  // the tensor and what happens to it, in a sentence
 };
 
 struct DrawnCluster {
@@ -80,6 +83,7 @@ struct DrawnGraph {
   std::vector<DrawnEdge> edges;
   std::vector<DrawnCluster> clusters;
   std::vector<int> node_of_graph_node;  // graph NodeId -> drawn node index
+  bool left_to_right = false;           // laid out left to right (View > Left-to-right layout)
   // A scoped drawing: the hierarchy and its expanded levels, children before parents (the root last). Empty
   // levels: one flat layout of everything.
   std::shared_ptr<const ScopeTree> scopes;
@@ -114,6 +118,10 @@ const QFont& title_font();
 const QFont& body_font();
 const QFont& edge_font();
 const QFont& cluster_font();  // a group's title on its cluster
+// The projector zoom (View > Larger text, Ctrl+=): scales every font of the graph; boxes are measured again on
+// the next drawing. 1 is the normal size.
+void set_text_scale(double scale);
+double text_scale();
 // The width a cluster needs for a line of cluster_font() text, with its margins.
 double cluster_line_width(const QString& text);
 }  // namespace fx::app

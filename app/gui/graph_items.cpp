@@ -15,8 +15,10 @@ SceneColors g_colors;
 // Below this zoom, text is unreadable anyway: boxes only, which keeps 1,000+ node graphs smooth.
 constexpr double kTextDetail = 0.35;
 constexpr double kArrowSize = 7.0;
-// Measured time and bytes on a box or a group's title (dark green on the light fills, in both palettes).
+// Measured time and bytes on a box or a group's title (dark green on the light fills, in both palettes); red
+// where they differ from the prediction by more than the report's tolerance.
 const QColor kMeasuredText("#1b5e20");
+const QColor kMismatchText("#b71c1c");
 
 double detail(const QStyleOptionGraphicsItem* option, const QPainter* painter) {
   return option->levelOfDetailFromTransform(painter->worldTransform());
@@ -47,6 +49,7 @@ SceneColors SceneColors::dark() {
   c.selection = QColor("#64b5f6");
   c.highlight = QColor("#ffb74d");
   c.rejected = QColor("#ff6e6e");
+  c.on_chip = QColor("#8a8a8a");
   return c;
 }
 const SceneColors& scene_colors() { return g_colors; }
@@ -69,9 +72,13 @@ void NodeItem::set_highlighted(bool on) {
   update();
 }
 
-void NodeItem::set_measured(const QString& text) {
+void NodeItem::set_measured(const QString& text, const QString& mismatch) {
   measured_ = text;
-  setToolTip(measured_.isEmpty() ? node_.tooltip : node_.tooltip + QStringLiteral("<br>measured: ") + measured_.toHtmlEscaped());
+  mismatch_ = text.isEmpty() ? QString() : mismatch;
+  QString tip = node_.tooltip;
+  if (!measured_.isEmpty()) tip += QStringLiteral("<br>measured: ") + measured_.toHtmlEscaped();
+  if (!mismatch_.isEmpty()) tip += QStringLiteral("<br><b>⚠ ") + mismatch_.toHtmlEscaped() + QStringLiteral("</b>");
+  setToolTip(tip);
   update();
 }
 
@@ -111,7 +118,7 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   // The kernel's line, inside the box: predicted until a run is shown, then what was measured.
   if (!node_.kernel_line.isEmpty()) {
     const QRectF line(box.left() + 2, y, box.width() - 4, body.height());
-    painter->setPen(measured_.isEmpty() ? QColor("#666666") : kMeasuredText);
+    painter->setPen(measured_.isEmpty() ? QColor("#666666") : mismatch_.isEmpty() ? kMeasuredText : kMismatchText);
     painter->drawText(line, Qt::AlignCenter,
                       measured_.isEmpty() ? node_.kernel_line : body.elidedText(measured_, Qt::ElideRight, line.width()));
   }
@@ -137,7 +144,7 @@ EdgeItem::EdgeItem(const DrawnEdge& edge, int index, const std::vector<QPointF>&
     label_pos_ = path_.pointAtPercent(0.5);
   }
   update_bounds();
-  setToolTip(edge_.label);
+  setToolTip(edge_.tooltip.isEmpty() ? edge_.label : edge_.tooltip);
   setFlag(ItemIsSelectable);  // a selected edge answers "why not fused?" for its two ends
 }
 
@@ -183,17 +190,31 @@ QPainterPath EdgeItem::shape() const {
   return stroker.createStroke(path_);
 }
 
-void EdgeItem::set_rejected(const QString& reason) {
+void EdgeItem::set_rejected(const QString& reason, const QString& sentence) {
   rejected_ = reason;
   // The reason goes in the tool tip, not on the canvas: several rejected edges out of one node would
-  // print their codes on top of each other.
-  setToolTip(reason.isEmpty() ? edge_.label : QStringLiteral("%1 — not fused: %2").arg(edge_.label, reason));
+  // print their codes on top of each other. The tip says it as a sentence, with the code for searching.
+  const QString base = edge_.tooltip.isEmpty() ? edge_.label : edge_.tooltip;
+  if (reason.isEmpty()) {
+    setToolTip(base);
+  } else {
+    setToolTip(QStringLiteral("%1<br><b style='color:#c62828'>Not fused</b> (%2): %3")
+                   .arg(base, reason.toHtmlEscaped(), sentence.isEmpty() ? reason : sentence.toHtmlEscaped()));
+  }
+  update();
+}
+
+void EdgeItem::set_highlighted(bool on) {
+  if (on == highlighted_) return;
+  highlighted_ = on;
   update();
 }
 
 void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
   const bool red = rejected();
   QPen pen(red ? scene_colors().rejected : scene_colors().edge, red ? 1.6 : 1.1);
+  if (edge_.on_chip && !red) pen = QPen(scene_colors().on_chip, 0.7);
+  if (highlighted_) pen = QPen(scene_colors().highlight, 3.0);
   if (isSelected()) pen = QPen(scene_colors().selection, 2.5);
   if (red) pen.setStyle(Qt::DashLine);
   if (detail(option, painter) < kTextDetail) pen.setCosmetic(true), pen.setWidthF(1.0);
@@ -205,9 +226,11 @@ void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   painter->drawPolygon(arrow_);
   if (detail(option, painter) < kTextDetail) return;
   painter->setFont(edge_font());
-  painter->setPen(scene_colors().edge_label);
-  const QPointF text_pos = label_pos_ + QPointF(4, QFontMetricsF(edge_font()).ascent() / 2 - 1);
-  painter->drawText(text_pos, edge_.label);
+  // A halo of the background under the letters keeps the label readable where the edge crosses a group's light
+  // fill in the dark palette (light text) as well as on the dark background.
+  const QRectF text_rect = label_rect();
+  draw_haloed_text(painter, text_rect, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, edge_.label,
+                   edge_.on_chip ? scene_colors().on_chip : scene_colors().edge_label, scene_colors().background);
   if (red) {
     // A small cross on the edge marks "the engine said no here"; hover for the reason.
     painter->setPen(QPen(scene_colors().rejected, 1.8));
@@ -240,7 +263,9 @@ void ClusterItem::fit_title() {
   const double measured = measured_.isEmpty() ? 0.0 : cluster_line_width(measured_) - 2;
   two_lines_ = !measured_.isEmpty() && title + measured > r.width();
   shown_measured_ = two_lines_ ? fm.elidedText(measured_, Qt::ElideRight, r.width() - 16) : measured_;
-  setToolTip(measured_.isEmpty() ? cluster_.label : cluster_.label + QStringLiteral("\n") + measured_);
+  setToolTip(measured_.isEmpty() ? cluster_.label
+                                 : cluster_.label + QStringLiteral("\n") + measured_ +
+                                       (mismatch_.isEmpty() ? QString() : QStringLiteral("\n⚠ ") + mismatch_));
   if (r != rect_) {
     prepareGeometryChange();
     rect_ = r;
@@ -255,8 +280,9 @@ QRectF ClusterItem::title_rect() const {
   return QRectF(rect_.left(), rect_.top(), rect_.width(), kClusterLabelHeight + (two_lines_ ? kClusterSecondLine - 3 : 0.0));
 }
 
-void ClusterItem::set_measured(const QString& text) {
+void ClusterItem::set_measured(const QString& text, const QString& mismatch) {
   measured_ = text;
+  mismatch_ = text.isEmpty() ? QString() : mismatch;
   fit_title();
   update();
 }
@@ -281,10 +307,10 @@ void ClusterItem::paint_title(QPainter* painter) const {
   if (!shown_measured_.isEmpty()) {
     if (two_lines_) {
       draw_haloed_text(painter, label.translated(0, kClusterSecondLine), Qt::AlignLeft | Qt::AlignVCenter,
-                       shown_measured_, kMeasuredText, cluster_.color);
+                       shown_measured_, mismatch_.isEmpty() ? kMeasuredText : kMismatchText, cluster_.color);
     } else {
-      draw_haloed_text(painter, label, Qt::AlignRight | Qt::AlignVCenter, shown_measured_, kMeasuredText,
-                       cluster_.color);
+      draw_haloed_text(painter, label, Qt::AlignRight | Qt::AlignVCenter, shown_measured_,
+                       mismatch_.isEmpty() ? kMeasuredText : kMismatchText, cluster_.color);
     }
   }
 }

@@ -15,7 +15,7 @@ namespace fx::app {
 // Colours that follow the light/dark palette; the boxes keep their light fills with dark text in both.
 struct SceneColors {
   QColor background{"#fafafa"}, edge{"#555555"}, edge_label{"#333333"}, cluster_text{"#222222"};
-  QColor selection{"#1565c0"}, highlight{"#ef6c00"}, rejected{"#c62828"};
+  QColor selection{"#1565c0"}, highlight{"#ef6c00"}, rejected{"#c62828"}, on_chip{"#7a7a7a"};
   static SceneColors light();
   static SceneColors dark();
 };
@@ -34,13 +34,17 @@ class NodeItem : public QGraphicsItem {
   const DrawnNode& node() const { return node_; }
   void set_highlighted(bool on);
   bool is_highlighted() const { return highlighted_; }
-  void set_measured(const QString& text);
+  // A run's numbers in place of the predicted kernel line; `mismatch` (a sentence) marks them as differing
+  // from the prediction by more than the report's tolerance.
+  void set_measured(const QString& text, const QString& mismatch = {});
+  const QString& measured() const { return measured_; }
 
  private:
   DrawnNode node_;
   int index_;
   bool highlighted_ = false;
   QString measured_;  // drawn in place of node_.kernel_line
+  QString mismatch_;
 };
 
 class EdgeItem : public QGraphicsItem {
@@ -54,8 +58,13 @@ class EdgeItem : public QGraphicsItem {
 
   int index() const { return index_; }
   const DrawnEdge& edge() const { return edge_; }
-  void set_rejected(const QString& reason);  // "" clears
+  // The engine's refusal on this edge: its code and its sentence, which the tool tip shows ("" clears).
+  void set_rejected(const QString& reason, const QString& sentence = {});
   bool rejected() const { return !rejected_.isEmpty(); }
+  const QString& rejected_reason() const { return rejected_; }
+  // Part of a why-not answer: the blocking edge, drawn thick in the highlight colour.
+  void set_highlighted(bool on);
+  bool highlighted() const { return highlighted_; }
   // Slides the size label along the edge until it overlaps none of `keep_out` (the groups' title bands), so
   // an edge entering a group from above does not write over the group's title. Stays at the middle when no
   // free place is found.
@@ -73,6 +82,7 @@ class EdgeItem : public QGraphicsItem {
   QPointF label_pos_;
   QRectF bounds_;
   QString rejected_;
+  bool highlighted_ = false;
 };
 
 class ClusterTitleItem;
@@ -95,7 +105,9 @@ class ClusterItem : public QGraphicsItem {
   void paint_title(QPainter* painter) const;
 
   const DrawnCluster& cluster() const { return cluster_; }
-  void set_measured(const QString& text);
+  void set_measured(const QString& text, const QString& mismatch = {});
+  const QString& measured() const { return measured_; }
+  bool mismatch() const { return !mismatch_.isEmpty(); }
 
  private:
   void fit_title();  // widens rect_ for the title; the measured text beside it or under it
@@ -105,6 +117,7 @@ class ClusterItem : public QGraphicsItem {
   QRectF base_rect_;  // as dot placed it
   QRectF rect_;
   QString measured_;
+  QString mismatch_;
   QString shown_measured_;  // measured_, shortened to the box's width on a second line
   bool two_lines_ = false;
   ClusterTitleItem* title_ = nullptr;

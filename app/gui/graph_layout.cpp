@@ -23,8 +23,8 @@ void set_attr(void* object, const char* name, const std::string& value) {
 
 std::string inches(double points) { return std::to_string(points / 72.0); }
 
-void set_graph_attributes(Agraph_t* g, bool fast) {
-  set_attr(g, "rankdir", "TB");
+void set_graph_attributes(Agraph_t* g, bool fast, bool left_to_right) {
+  set_attr(g, "rankdir", left_to_right ? "LR" : "TB");
   set_attr(g, "nodesep", "0.3");
   set_attr(g, "ranksep", "0.45");
   set_attr(g, "splines", "spline");
@@ -109,7 +109,7 @@ LayoutResult layout_with_dot(const LayoutInput& input) {
   static GVC_t* gvc = gvContext();
   char graph_name[] = "fx";
   Agraph_t* g = agopen(graph_name, Agdirected, nullptr);
-  set_graph_attributes(g, input.fast);
+  set_graph_attributes(g, input.fast, input.left_to_right);
   const std::vector<Agnode_t*> nodes = add_nodes(g, input);
   add_clusters(g, input, nodes);
   std::vector<Agedge_t*> edges;

@@ -17,6 +17,7 @@ struct LayoutInput {
   std::vector<std::vector<int>> clusters;          // member node indices; a node belongs to at most one
   std::vector<double> cluster_title_widths;        // per cluster (or none): the least width its title needs
   bool fast = false;                               // cheaper network-simplex limits for very large graphs
+  bool left_to_right = false;                      // rank left to right (a wide projector screen) instead of top down
 };
 
 struct LayoutResult {

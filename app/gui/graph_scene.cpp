@@ -86,36 +86,54 @@ void GraphScene::highlight(const std::vector<NodeId>& nodes) {
   for (NodeId n : nodes)
     if (NodeItem* item = item_for(n)) on.insert(item);
   for (NodeItem* item : nodes_) item->set_highlighted(on.count(item) != 0);
+  for (EdgeItem* item : edges_) item->set_highlighted(false);
+}
+
+void GraphScene::highlight_answer(const std::vector<NodeId>& nodes, std::pair<NodeId, NodeId> blocking) {
+  highlight(nodes);
+  const NodeItem* from = item_for(blocking.first);
+  const NodeItem* to = item_for(blocking.second);
+  if (from == nullptr || to == nullptr) return;
+  for (EdgeItem* item : edges_)
+    item->set_highlighted(item->edge().from == from->index() && item->edge().to == to->index());
 }
 
 void GraphScene::mark_rejected(const std::vector<RejectedEdge>& rejected) {
-  std::map<std::pair<int, int>, QString> by_drawn_pair;
+  std::map<std::pair<int, int>, const RejectedEdge*> by_drawn_pair;
   for (const RejectedEdge& r : rejected) {
     const NodeItem* from = item_for(r.producer);
     const NodeItem* to = item_for(r.consumer);
     // A collapsed scope's box stands for many pairs, fused and not: one refusal does not make its edge red.
     const auto shown = [](const NodeItem* item) { return item != nullptr && item->node().kind != DrawnNode::Kind::scope; };
-    if (shown(from) && shown(to)) by_drawn_pair[{from->index(), to->index()}] = r.reason;
+    if (shown(from) && shown(to)) by_drawn_pair[{from->index(), to->index()}] = &r;
   }
   for (EdgeItem* item : edges_) {
     auto it = by_drawn_pair.find({item->edge().from, item->edge().to});
-    item->set_rejected(it == by_drawn_pair.end() ? QString() : it->second);
+    if (it == by_drawn_pair.end()) {
+      item->set_rejected({});
+    } else {
+      item->set_rejected(it->second->reason, it->second->sentence);
+    }
   }
 }
 
-void GraphScene::set_measured(const std::vector<QString>& per_group) {
-  auto text_of = [&](int group) {
-    return group >= 0 && group < static_cast<int>(per_group.size()) ? per_group[static_cast<std::size_t>(group)] : QString();
+void GraphScene::set_measured(const std::vector<QString>& per_group, const std::vector<QString>& mismatch) {
+  auto at = [](const std::vector<QString>& v, int group) {
+    return group >= 0 && group < static_cast<int>(v.size()) ? v[static_cast<std::size_t>(group)] : QString();
   };
   std::vector<QRectF> titles;
   for (ClusterItem* c : clusters_) {
-    c->set_measured(text_of(c->cluster().group));
+    c->set_measured(at(per_group, c->cluster().group), at(mismatch, c->cluster().group));
     titles.push_back(c->title_rect());
   }
   for (EdgeItem* e : edges_) e->place_label_outside(titles);  // a title may now take two lines
   for (NodeItem* n : nodes_) {
     const DrawnNode& d = n->node();
-    n->set_measured(d.kernel_line.isEmpty() ? QString() : text_of(d.group));
+    if (d.kernel_line.isEmpty()) {
+      n->set_measured({});
+    } else {
+      n->set_measured(at(per_group, d.group), at(mismatch, d.group));
+    }
   }
 }
 

@@ -14,7 +14,8 @@ namespace fx::app {
 
 struct RejectedEdge {
   NodeId producer = -1, consumer = -1;
-  QString reason;  // the engine's reason code, e.g. "OPAQUE_OP"
+  QString reason;    // the engine's reason code, e.g. "OPAQUE_OP"
+  QString sentence;  // the engine's message for people
 };
 
 class GraphScene : public QGraphicsScene {
@@ -37,9 +38,13 @@ class GraphScene : public QGraphicsScene {
   std::vector<NodeId> find_nodes(const QString& text) const;
 
   void highlight(const std::vector<NodeId>& nodes);
+  // A why-not answer on the graph: the nodes of the pair and the path between them highlighted, and the edge
+  // where the engine refuses (producer, consumer) drawn thick; (-1, -1) for none.
+  void highlight_answer(const std::vector<NodeId>& nodes, std::pair<NodeId, NodeId> blocking);
   void mark_rejected(const std::vector<RejectedEdge>& edges);
   // Measured text per group index (into DrawnGraph::groups), painted on clusters or collapsed boxes.
-  void set_measured(const std::vector<QString>& per_group);
+  // `mismatch` (optional, per group): a sentence where the run's numbers differ from the prediction.
+  void set_measured(const std::vector<QString>& per_group, const std::vector<QString>& mismatch = {});
 
  private:
   std::shared_ptr<const DrawnGraph> drawing_;

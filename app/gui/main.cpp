@@ -15,6 +15,7 @@
 #include <ctime>
 #include <functional>
 #include <vector>
+#include <memory>
 
 #include "app/gui/compare_panel.h"
 #include "app/gui/main_window.h"
@@ -148,7 +149,11 @@ int main(int argc, char** argv) {
                           QStringLiteral("TEXT"));
   QCommandLineOption compare(QStringLiteral("compare"),
                              QStringLiteral("overlay another plan of the graph (e.g. Inductor's)"), QStringLiteral("PLAN"));
-  parser.addOptions({autofuse, transformer, report, screenshot, timing, find, compare});
+  QCommandLineOption view(QStringLiteral("view"), QStringLiteral("before, after, kernels or side-by-side"),
+                          QStringLiteral("VIEW"));
+  QCommandLineOption why(QStringLiteral("why-not"), QStringLiteral("ask why two nodes are not fused (A,B) once drawn"),
+                         QStringLiteral("A,B"));
+  parser.addOptions({autofuse, transformer, report, screenshot, timing, find, compare, view, why});
   parser.process(app);
 
   fx::app::MainWindow window;
@@ -189,6 +194,20 @@ int main(int argc, char** argv) {
   if (parser.isSet(compare) && !window.compare_panel()->load(parser.value(compare)))
     std::fprintf(stderr, "fusion-explorer: --compare: %s\n", qPrintable(window.compare_panel()->error()));
   else if (parser.isSet(compare)) window.findChild<QDockWidget*>(QStringLiteral("dock.compare"))->raise();
+  const QString mode = parser.value(view);
+  if (mode == QLatin1String("before")) window.set_view_mode(fx::app::ViewMode::unfused);
+  if (mode == QLatin1String("kernels")) window.set_view_mode(fx::app::ViewMode::collapsed);
+  if (mode == QLatin1String("side-by-side")) window.set_side_by_side(true);
+  // The question is asked once the picture exists: the answer is drawn on it.
+  const QStringList pair = parser.value(why).split(QLatin1Char(','), Qt::SkipEmptyParts);
+  if (pair.size() == 2) {
+    auto asked = std::make_shared<bool>(false);
+    QObject::connect(&window, &fx::app::MainWindow::picture_ready, &window, [&window, pair, asked] {
+      if (*asked || window.layout_busy()) return;
+      *asked = true;
+      window.ask_why_not(pair[0], pair[1]);
+    });
+  }
 
   if (!shot.isEmpty() || time_only) {
     window.set_confirm_close(false);

@@ -1,6 +1,7 @@
 #include "app/gui/main_window.h"
 
 #include <QCloseEvent>
+#include <algorithm>
 #include <limits>
 #include <string_view>
 #include <unordered_map>
@@ -9,8 +10,14 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QSettings>
+#include <QApplication>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QUndoView>
+
+#include <nlohmann/json.hpp>
 
 #include "app/gui/candidates_panel.h"
 #include "app/gui/compare_panel.h"
@@ -20,8 +27,11 @@
 #include "app/gui/layout_runner.h"
 #include "app/gui/navigation.h"
 #include "app/gui/run_panel.h"
+#include "app/gui/side_by_side_view.h"
 #include "app/gui/scope_view.h"
 #include "app/gui/whatif_panel.h"
+#include "core/graph/content_hash.h"
+#include "core/graph/graph_json.h"
 
 namespace fx::app {
 namespace {
@@ -34,7 +44,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   scene_ = new GraphScene(this);
   view_ = new GraphView(this);
   view_->setScene(scene_);
-  setCentralWidget(view_);
+  side_ = new SideBySideView(this);
+  central_ = new QStackedWidget(this);
+  central_->addWidget(view_);
+  central_->addWidget(side_);
+  setCentralWidget(central_);
+  base_font_ = QApplication::font();
+  left_to_right_ = QSettings().value(QStringLiteral("view/left_to_right"), false).toBool();
   layout_ = new LayoutRunner(this);
   setAcceptDrops(true);
 
@@ -42,12 +58,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   build_menus();
   build_status_bar();
   build_navigation();
+  build_panels_menu(view_menu_);  // after every dock and tool bar exists
 
   connect(layout_, &LayoutRunner::finished, this, &MainWindow::on_layout_finished);
   connect(layout_, &LayoutRunner::failed, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
   connect(session_, &Session::plan_changed, this, &MainWindow::on_plan_changed);
   connect(session_->undo_stack(), &QUndoStack::cleanChanged, this, &MainWindow::update_title);
   connect(scene_, &QGraphicsScene::selectionChanged, this, &MainWindow::on_selection_changed);
+  connect(side_->scene(SideBySideView::after), &QGraphicsScene::selectionChanged, this, &MainWindow::on_selection_changed);
+  connect(side_, &SideBySideView::ready, this, &MainWindow::on_side_by_side_ready);
+  connect(side_, &SideBySideView::failed, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
   connect(view_, &GraphView::files_dropped, this, [this](const QStringList& paths) { open_file(paths.front()); });
   connect(view_, &GraphView::zoom_changed, this,
           [this](double z) {
@@ -59,11 +79,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
   restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
   apply_palette(settings.value(QStringLiteral("view/dark"), false).toBool());
+  set_ui_scale(settings.value(QStringLiteral("view/ui_scale"), 1.0).toDouble());
   update_title();
   update_status();
 }
 
-MainWindow::~MainWindow() = default;
+// The scenes are deleted with the window; clearing them emits selectionChanged, which must not reach the
+// half-destroyed window.
+MainWindow::~MainWindow() {
+  scene_->disconnect(this);
+  side_->scene(SideBySideView::after)->disconnect(this);
+}
 
 void MainWindow::build_docks() {
   auto dock = [this](const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area) {
@@ -71,8 +97,12 @@ void MainWindow::build_docks() {
     d->setObjectName(name);
     d->setWidget(w);
     addDockWidget(area, d);
+    docks_.push_back(d);
     return d;
   };
+  // The right-hand panels run the full height: the Explanation keeps its room when the bottom dock is open.
+  setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+  setCorner(Qt::TopRightCorner, Qt::RightDockWidgetArea);
   candidates_ = new CandidatesPanel(this);
   explain_ = new ExplainPanel(this);
   whatif_ = new WhatIfPanel(this);
@@ -94,8 +124,9 @@ void MainWindow::build_docks() {
   tabifyDockWidget(hist, comp);
   connect(this, &MainWindow::picture_ready, compare_, &ComparePanel::apply_overlay);  // a relayout makes new items
   expl->raise();
-  resizeDocks({expl}, {440}, Qt::Horizontal);
-  resizeDocks({cand}, {230}, Qt::Vertical);
+  resizeDocks({expl}, {460}, Qt::Horizontal);
+  resizeDocks({cand}, {220}, Qt::Vertical);
+  resizeDocks({expl, what}, {640, 200}, Qt::Vertical);  // the Explanation is what people read
 
   connect(candidates_, &CandidatesPanel::candidate_selected, this,
           [this](const QString& id, const std::vector<NodeId>& nodes) {
@@ -118,16 +149,8 @@ void MainWindow::build_docks() {
           [this](const EngineOptions& o, const DeviceDescription& d) {
             if (session_->has_document()) session_->set_what_if(o, d);
           });
-  connect(run_, &RunPanel::measured_groups, this, [this](const std::map<QString, QString>& by_group) {
-    const DrawnGraph* d = scene_->drawing();
-    if (d == nullptr) return;
-    std::vector<QString> per_group(d->groups.size());
-    for (std::size_t i = 0; i < d->groups.size(); ++i) {
-      auto it = by_group.find(d->groups[i].id);
-      if (it != by_group.end()) per_group[i] = it->second;
-    }
-    scene_->set_measured(per_group);
-  });
+  connect(run_, &RunPanel::measured_changed, this, &MainWindow::paint_measured);
+  connect(run_, &RunPanel::load_plan_requested, this, &MainWindow::load_measured_plan);
   // A failed run (a GPU fault included) is named in the status bar too; the run panel holds the details.
   connect(run_, &RunPanel::run_finished, this, [this](bool ok, const QString& message) {
     if (!ok) statusBar()->showMessage(message.section(QLatin1Char('\n'), 0, 0), 15000);
@@ -148,6 +171,8 @@ void MainWindow::adopt(LoadedDocument doc) {
   session_->set_document(std::move(doc));
   whatif_->set_from(session_->engine().options(), session_->device());
   run_->set_document(session_->path(), session_->graph_ptr());
+  graph_hash_ = QString::fromStdString(graph_content_hash(session_->graph()));
+  last_answer_.reset();
   explain_->clear();
   update_title();
   fit_pending_ = true;
@@ -162,89 +187,59 @@ void MainWindow::accept_all_profitable() {
 
 void MainWindow::set_view_mode(ViewMode mode) {
   mode_ = mode;
+  side_by_side_ = false;
   relayout();
 }
 
-void MainWindow::relayout() {
-  if (!session_->has_document()) {
-    scene_->clear_drawing();
-    return;
-  }
-  const Graph& g = session_->graph();
-  // A large graph is drawn by scope (collapsed as far as it must be): no question to answer, and dot only ever
-  // sees a few hundred boxes at a time.
-  std::shared_ptr<const DrawnGraph> drawing =
-      ScopeView::applies(g) ? scopes_->drawing(g, session_->group_infos(), mode_)
-                            : std::make_shared<const DrawnGraph>(build_drawing(g, session_->group_infos(), mode_));
-  // After an open the clock runs from the open (load + analysis + layout); otherwise from here.
-  if (!fit_pending_) picture_timer_.start();
-  statusBar()->showMessage(tr("Laying out %1 boxes…").arg(drawing->nodes.size()));
-  layout_->start(std::move(drawing));
+void MainWindow::set_side_by_side(bool on) {
+  side_by_side_ = on;
+  relayout();
 }
 
-void MainWindow::on_layout_finished(std::shared_ptr<const DrawnGraph> drawing, const LayoutResult& result) {
-  const QPointF centre = view_->mapToScene(view_->viewport()->rect().center());
-  scene_->show_drawing(std::move(drawing), result);
-  refresh_rejected_marks();
-  // What the last accept or reject changed stays marked until the next change.
-  if (!changed_nodes_.empty()) scene_->highlight(changed_nodes_);
-  minimap_->refresh();
-  if (fit_pending_) {
-    QPointF top = scene_->sceneRect().center();
-    double best = std::numeric_limits<double>::max();
-    for (const NodeItem* item : scene_->node_items())
-      if (item->sceneBoundingRect().top() < best) {
-        best = item->sceneBoundingRect().top();
-        top = QPointF(item->pos().x(), best);
-      }
-    view_->initial_view(top);
-    fit_pending_ = false;
-  } else {
-    view_->centerOn(centre);
+void MainWindow::set_left_to_right(bool on) {
+  left_to_right_ = on;
+  QSettings().setValue(QStringLiteral("view/left_to_right"), on);
+  relayout();
+}
+
+void MainWindow::set_ui_scale(double scale) {
+  ui_scale_ = std::clamp(scale, 0.75, 3.0);
+  QFont f = base_font_;
+  if (f.pointSizeF() > 0) f.setPointSizeF(base_font_.pointSizeF() * ui_scale_);
+  QApplication::setFont(f);
+  set_text_scale(ui_scale_);
+  QSettings().setValue(QStringLiteral("view/ui_scale"), ui_scale_);
+  relayout();  // the boxes are measured with the new fonts
+}
+
+bool MainWindow::load_measured_plan(const QJsonObject& fusion) {
+  if (!session_->has_document()) return false;
+  nlohmann::json doc = graph_to_json(session_->graph());
+  doc["fusion"] = nlohmann::json::parse(QJsonDocument(fusion).toJson(QJsonDocument::Compact).toStdString(), nullptr, false);
+  auto engine = FusionEngine::load_fused_graph(doc.dump(), session_->device(), session_->engine().options());
+  if (!engine) {
+    statusBar()->showMessage(tr("The report's plan does not fit the open graph: %1")
+                                 .arg(QString::fromStdString(format_diagnostics(engine.errors()))), 10000);
+    return false;
   }
-  show_focus();
-  update_breadcrumbs();
-  run_->repaint_measured();
-  first_picture_s_ = static_cast<double>(picture_timer_.nsecsElapsed()) * 1e-9;
-  statusBar()->showMessage(tr("Layout %1 s (dot), picture after %2 s")
-                               .arg(result.seconds, 0, 'f', 2).arg(first_picture_s_, 0, 'f', 2), 8000);
-  emit picture_ready(first_picture_s_);
+  const std::optional<RunReport> report = run_->report();
+  auto shared = std::make_shared<FusionEngine>(std::move(*engine));
+  adopt(LoadedDocument{session_->path(), session_->graph_ptr(), shared});
+  run_->set_report(report);  // checked again: now the plan on screen is the one measured
+  statusBar()->showMessage(tr("Loaded the plan the report measured"), 6000);
+  return true;
 }
 
 void MainWindow::on_plan_changed() {
   if (!session_->has_document()) return;
+  run_->set_expected(QString::fromStdString(session_->graph().name()), graph_hash_,
+                     QString::fromStdString(plan_content_hash(session_->graph(), session_->engine().plan())));
+  last_answer_.reset();
   candidates_->refresh(&session_->engine());
   update_status();
   update_title();
   note_changed_nodes();
   relayout();
-}
-
-void MainWindow::refresh_rejected_marks() {
-  std::vector<RejectedEdge> marks;
-  if (session_->has_document() && mark_rejected_ != nullptr && mark_rejected_->isChecked()) {
-    const FusionEngine& e = session_->engine();
-    const Graph& g = e.graph();
-    // The candidates panel holds the current plan's candidates (refreshed before every relayout); groups are
-    // looked up by id through one index, not a search per candidate (100,000-node graphs).
-    std::unordered_map<std::string_view, const Group*> group_by_id;
-    for (const Group& group : e.plan().groups()) group_by_id.emplace(group.id, &group);
-    const CandidatesModel& candidates = *candidates_->model();
-    for (int row = 0; row < candidates.rowCount(); ++row) {
-      const Candidate& c = candidates.candidate(row);
-      if (c.decision.fuse || (c.kind != FusionKind::vertical && c.kind != FusionKind::epilogue)) continue;
-      // Mark the edges from the producer group into the consumer group.
-      const auto a_at = group_by_id.find(c.group_a), b_at = group_by_id.find(c.group_b);
-      if (a_at == group_by_id.end() || b_at == group_by_id.end()) continue;
-      const Group* a = a_at->second;
-      const Group* b = b_at->second;
-      for (NodeId consumer : b->nodes)
-        for (NodeId producer : g.producers(consumer))
-          if (e.plan().group_of_node(producer).id == a->id)
-            marks.push_back({producer, consumer, qs(std::string(to_string(c.decision.reason)))});
-    }
-  }
-  scene_->mark_rejected(marks);
 }
 
 void MainWindow::update_status() {
@@ -269,33 +264,6 @@ void MainWindow::update_title() {
   const QString name = session_->has_document() ? QFileInfo(session_->path()).fileName() : tr("no graph");
   setWindowTitle(tr("%1[*] — Fusion Explorer").arg(name));
   setWindowModified(session_->has_document() && session_->modified());
-}
-
-void MainWindow::on_selection_changed() {
-  const std::vector<NodeId> nodes = scene_->selected_graph_nodes();
-  if (nodes.empty() || !session_->has_document()) return;
-  const Plan& plan = session_->engine().plan();
-  explain_->show_group(*session_, plan.group_of(nodes.front()));
-  if (nodes.size() == 2) why_not_fused();
-}
-
-void MainWindow::why_not_fused() {
-  std::vector<NodeId> nodes = scene_->selected_graph_nodes();
-  if (nodes.size() != 2 || !session_->has_document()) {
-    // An edge selected alone stands for its producer and consumer.
-    for (QGraphicsItem* item : scene_->selectedItems()) {
-      if (item->type() != EdgeItem::Type) continue;
-      const DrawnEdge& e = static_cast<EdgeItem*>(item)->edge();
-      const auto producer = session_->graph().producer(e.value);
-      if (producer) nodes = {*producer, e.consumer};
-    }
-  }
-  if (nodes.size() != 2) {
-    statusBar()->showMessage(tr("Select two nodes (Ctrl+click) or one edge to ask why they are not fused"), 6000);
-    return;
-  }
-  const FusionDecision d = session_->engine().explain(nodes[0], nodes[1]);
-  explain_->show_decision(*session_, nodes[0], nodes[1], d);
 }
 
 void MainWindow::search_next() { find_next(search_->text()); }

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <QElapsedTimer>
+#include <QFont>
+#include <optional>
 #include <QMainWindow>
 #include <QPointer>
 
@@ -15,6 +17,9 @@ class QLineEdit;
 class QMenu;
 class QActionGroup;
 class QUndoView;
+class QStackedWidget;
+class QDockWidget;
+class QJsonObject;
 
 namespace fx::app {
 
@@ -28,6 +33,7 @@ class GraphScene;
 class GraphView;
 class LayoutRunner;
 class RunPanel;
+class SideBySideView;
 class WhatIfPanel;
 
 class MainWindow : public QMainWindow {
@@ -46,8 +52,27 @@ class MainWindow : public QMainWindow {
   GraphView* view() const { return view_; }
   RunPanel* run_panel() const { return run_; }
   ComparePanel* compare_panel() const { return compare_; }
+  ExplainPanel* explain_panel() const { return explain_; }
+  CandidatesPanel* candidates_panel() const { return candidates_; }
+  SideBySideView* side_by_side_view() const { return side_; }
   void set_view_mode(ViewMode mode);
   ViewMode view_mode() const { return mode_; }
+  // Before | After: the unfused and the fused graph in two synchronised panes (View menu, Ctrl+4).
+  void set_side_by_side(bool on);
+  bool side_by_side() const { return side_by_side_; }
+  // The projector zoom: every font of the window and the graph, 1 = normal (View > Larger text, Ctrl+=).
+  void set_ui_scale(double scale);
+  double ui_scale() const { return ui_scale_; }
+  void set_left_to_right(bool on);
+  // Asks why the two selected nodes (or the selected edge's ends) are not fused; the answer goes to the
+  // Explanation panel and onto the graph.
+  void why_not_fused();
+  const std::optional<PairExplanation>& last_answer() const { return last_answer_; }
+  // Selects the two nodes by name and asks (--why-not on the command line); false if a name is unknown.
+  bool ask_why_not(const QString& a, const QString& b);
+  // Replaces the plan by a report's fusion section ("Load the measured plan"); false with a message if the
+  // section does not fit the open graph.
+  bool load_measured_plan(const QJsonObject& fusion);
   bool layout_busy() const;
   LayoutRunner* layout_runner() const { return layout_; }
   ScopeView* scopes() const { return scopes_; }
@@ -74,6 +99,8 @@ class MainWindow : public QMainWindow {
   void build_file_menu();
   void build_view_menu();
   void build_fusion_menu();
+  void build_help_menu();
+  void build_panels_menu(QMenu* view_menu);
   void build_status_bar();
   void build_navigation();
   void show_focus();
@@ -85,13 +112,18 @@ class MainWindow : public QMainWindow {
   void adopt(LoadedDocument doc);
   void show_import_warnings(const QString& path, const QStringList& warnings, bool quiet);
   void relayout();
+  std::shared_ptr<const DrawnGraph> drawing_for(ViewMode mode) const;
+  std::vector<GraphScene*> shown_scenes() const;
+  GraphScene* selection_scene() const;
   void on_layout_finished(std::shared_ptr<const DrawnGraph> drawing, const LayoutResult& result);
+  void on_side_by_side_ready();
+  void paint_measured();
+  void show_answer(const std::vector<NodeId>& nodes);
   void on_plan_changed();
   void update_status();
   void update_title();
   void on_selection_changed();
   void search_next();
-  void why_not_fused();
   bool maybe_save();
   void save_as();
   void save();
@@ -104,6 +136,9 @@ class MainWindow : public QMainWindow {
   Session* session_;
   GraphScene* scene_;
   GraphView* view_;
+  QStackedWidget* central_ = nullptr;  // the single view, or Before | After
+  SideBySideView* side_ = nullptr;
+  std::vector<QDockWidget*> docks_;
   LayoutRunner* layout_;
   ScopeView* scopes_ = nullptr;
   Minimap* minimap_ = nullptr;
@@ -121,9 +156,16 @@ class MainWindow : public QMainWindow {
   QLabel* status_traffic_ = nullptr;
   QLabel* status_zoom_ = nullptr;
   QMenu* recent_menu_ = nullptr;
+  QMenu* view_menu_ = nullptr;
   QAction* mark_rejected_ = nullptr;
   QActionGroup* mode_actions_ = nullptr;
   ViewMode mode_ = ViewMode::fused;
+  bool side_by_side_ = false;
+  bool left_to_right_ = false;
+  double ui_scale_ = 1.0;
+  QFont base_font_;
+  QString graph_hash_;  // the open graph's content hash, for checking run reports
+  std::optional<PairExplanation> last_answer_;
   bool fit_pending_ = false;
   bool confirm_close_ = true;
   QElapsedTimer picture_timer_;

@@ -16,10 +16,12 @@
 
 #include "app/gui/candidates_panel.h"
 #include "app/gui/compare_panel.h"
+#include "app/gui/help_dialog.h"
 #include "app/gui/graph_view.h"
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
 #include "app/gui/samples.h"
+#include "app/gui/side_by_side_view.h"
 
 namespace fx::app {
 namespace {
@@ -39,6 +41,32 @@ void MainWindow::build_menus() {
   edit->addAction(redo);
   build_view_menu();
   build_fusion_menu();
+  build_help_menu();
+}
+
+void MainWindow::build_help_menu() {
+  QMenu* m = menuBar()->addMenu(tr("&Help"));
+  QAction* keys = m->addAction(icon("help"), tr("&Keyboard shortcuts"), this, [this] {
+    HelpDialog(tr("Keyboard shortcuts"), shortcuts_html(this), this).exec();
+  });
+  keys->setShortcut(QKeySequence::HelpContents);
+  m->addAction(tr("How to &read this picture"), this, [this] {
+    HelpDialog(tr("How to read this picture"), reading_guide_html(), this).exec();
+  });
+  m->addSeparator();
+  m->addAction(tr("&About Fusion Explorer"), this, [this] {
+    QMessageBox::about(this, tr("About Fusion Explorer"),
+                       tr("<b>Fusion Explorer</b><br>Operator fusion in deep-learning graphs: which ops share a "
+                          "kernel, why others do not, and what a GPU measures."));
+  });
+}
+
+void MainWindow::build_panels_menu(QMenu* view_menu) {
+  // A closed panel comes back from here (and so do the tool bars).
+  QMenu* panels = view_menu->addMenu(tr("&Panels"));
+  for (QDockWidget* d : docks_) panels->addAction(d->toggleViewAction());
+  panels->addSeparator();
+  for (QToolBar* t : findChildren<QToolBar*>()) panels->addAction(t->toggleViewAction());
 }
 
 void MainWindow::build_file_menu() {
@@ -107,19 +135,40 @@ void MainWindow::build_view_menu() {
     a->setCheckable(true);
     a->setChecked(mode == mode_);
     a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(key++)));
+    a->setData(static_cast<int>(mode));
     mode_actions_->addAction(a);
     tb->addAction(a);
   }
+  QAction* side = m->addAction(tr("Before | After (&side by side)"), this, [this] { set_side_by_side(true); });
+  side->setCheckable(true);
+  side->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_4));
+  side->setToolTip(tr("The unfused and the fused graph in two panes with the same zoom and selection"));
+  side->setData(-1);
+  mode_actions_->addAction(side);
+  tb->addAction(side);
   m->addSeparator();
   tb->addSeparator();
-  QAction* fit = m->addAction(icon("fit"), tr("&Fit to window"), view_, &GraphView::fit);
+  // The graph's zoom follows the view (wheel, + and - over it, Fit, 1:1); the text size below scales every
+  // font of the window for a projector.
+  QAction* fit = m->addAction(icon("fit"), tr("&Fit to window"), this, [this] {
+    for (GraphView* v : {view_, side_->view(SideBySideView::before)}) v->fit();
+  });
   fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
   QAction* one = m->addAction(icon("one"), tr("Actual size (&1:1)"), view_, &GraphView::actual_size);
   one->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_0));
-  m->addAction(icon("zoom_in"), tr("Zoom &in"), view_, [this] { view_->zoom_by(1.25); })->setShortcut(QKeySequence::ZoomIn);
-  m->addAction(icon("zoom_out"), tr("Zoom &out"), view_, [this] { view_->zoom_by(0.8); })->setShortcut(QKeySequence::ZoomOut);
+  m->addAction(icon("zoom_in"), tr("Zoom graph &in (+)"), view_, [this] { view_->zoom_by(1.25); });
+  m->addAction(icon("zoom_out"), tr("Zoom graph &out (−)"), view_, [this] { view_->zoom_by(0.8); });
   tb->addAction(fit);
   tb->addAction(one);
+  m->addSeparator();
+  QAction* larger = m->addAction(tr("&Larger text"), this, [this] { set_ui_scale(ui_scale_ * 1.2); });
+  larger->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Equal), QKeySequence(Qt::CTRL | Qt::Key_Plus)});
+  QAction* smaller = m->addAction(tr("S&maller text"), this, [this] { set_ui_scale(ui_scale_ / 1.2); });
+  smaller->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Minus));
+  m->addAction(tr("Normal te&xt size"), this, [this] { set_ui_scale(1.0); });
+  QAction* lr = m->addAction(tr("Left-to-right &layout"), this, [this](bool on) { set_left_to_right(on); });
+  lr->setCheckable(true);
+  lr->setChecked(left_to_right_);
   m->addSeparator();
   mark_rejected_ = m->addAction(tr("Mark &rejected edges"), this, &MainWindow::refresh_rejected_marks);
   mark_rejected_->setCheckable(true);
@@ -144,6 +193,8 @@ void MainWindow::build_view_menu() {
     search_->selectAll();
   });
   find->setShortcut(QKeySequence::Find);
+  m->addSeparator();
+  view_menu_ = m;
 }
 
 void MainWindow::build_fusion_menu() {
@@ -155,7 +206,7 @@ void MainWindow::build_fusion_menu() {
   QAction* autofuse = m->addAction(icon("auto_fuse"), tr("Accept all &profitable"), this,
                                    [this] { if (session_->has_document()) emit candidates_->auto_fuse_requested(); });
   autofuse->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
-  QAction* why = m->addAction(icon("why"), tr("&Why not fused?"), this, &MainWindow::why_not_fused);
+  QAction* why = m->addAction(icon("why_not"), tr("&Why not fused?"), this, &MainWindow::why_not_fused);
   why->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_W));
   why->setToolTip(tr("Select two nodes (Ctrl+click) or an edge, then ask the engine"));
   m->addAction(tr("&Compare with plan…"), this, [this] {

@@ -29,6 +29,8 @@ constexpr const char* kProbeGraph = R"({"format": "fusion-explorer/graph", "vers
   "inputs": [{"name": "x", "shape": [1], "dtype": "f32"}],
   "nodes": [{"name": "y", "op": "relu", "inputs": ["x"]}], "outputs": ["y"]})";
 
+constexpr int kCheckColumn = 8;  // "Check": measured against predicted, per group
+
 QString opt(const std::optional<double>& v, double scale, int decimals) {
   return v ? QString::number(*v * scale, 'f', decimals) : QStringLiteral("–");
 }
@@ -51,6 +53,16 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   progress_ = new QProgressBar(this);
   status_ = new QLabel(this);
   status_->setWordWrap(true);
+  summary_ = new QLabel(this);
+  summary_->setObjectName(QStringLiteral("run.summary"));
+  summary_->setWordWrap(true);
+  QFont bold = summary_->font();
+  bold.setBold(true);
+  summary_->setFont(bold);
+  load_plan_ = new QPushButton(tr("Load the measured plan"), this);
+  load_plan_->setToolTip(tr("Replace the open plan by the one this report measured (undo with Ctrl+Z is not "
+                            "possible across a load: save first if you want to keep the current plan)"));
+  load_plan_->hide();
   table_ = new QTableWidget(this);
   latency_ = new KernelBarChart(KernelBarChart::Metric::time, this);
   bytes_ = new KernelBarChart(KernelBarChart::Metric::bytes, this);
@@ -75,6 +87,10 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addLayout(top);
   layout->addWidget(status_);
+  auto* summary_row = new QHBoxLayout;
+  summary_row->addWidget(summary_, 1);
+  summary_row->addWidget(load_plan_);
+  layout->addLayout(summary_row);
   layout->addWidget(tabs_, 1);
   cancel_button_->setEnabled(false);
   progress_->setRange(0, 1);
@@ -85,6 +101,9 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   connect(open_button_, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open run report"), {}, tr("Run reports (*.json)"));
     if (!path.isEmpty()) open_report(path);
+  });
+  connect(load_plan_, &QPushButton::clicked, this, [this] {
+    if (report_ && !report_->fusion.isEmpty()) emit load_plan_requested(report_->fusion);
   });
   connect(runner_, &ChildRunner::line, this, [this](const QString& line) {
     if (auto p = parse_progress_line(line)) {
@@ -226,8 +245,15 @@ bool RunPanel::open_report(const QString& path) {
     status_->setText(tr("Cannot read the run report %1: %2").arg(path, error));
     return false;
   }
+  const ReportCheck check = check_report(*report, expect_name_, expect_graph_hash_, expect_plan_hash_);
+  if (check.match == ReportMatch::other_graph) {
+    set_report(std::nullopt);
+    status_->setText(tr("Not shown: %1").arg(check.message));
+    return false;
+  }
   set_report(std::move(report));
   QString status = tr("Report: %1 on %2").arg(report_->graph, report_->device);
+  if (!check_.message.isEmpty()) status += QLatin1Char('\n') + check_.message;
   if (!report_->timing.isEmpty()) status += QLatin1Char('\n') + tr("Timing: %1").arg(report_->timing);
   if (!report_->clocks.isEmpty()) {
     status += QLatin1Char('\n') + tr("GPU while timing: %1").arg(report_->clocks);
@@ -238,8 +264,22 @@ bool RunPanel::open_report(const QString& path) {
   return true;
 }
 
+void RunPanel::set_expected(const QString& graph_name, const QString& graph_hash, const QString& plan_hash) {
+  expect_name_ = graph_name;
+  expect_graph_hash_ = graph_hash;
+  expect_plan_hash_ = plan_hash;
+  if (!report_) return;
+  // The plan changed under an open report (an accept, an undo, a loaded plan): check it again.
+  check_ = check_report(*report_, expect_name_, expect_graph_hash_, expect_plan_hash_);
+  load_plan_->setVisible(check_.match == ReportMatch::other_plan && !report_->fusion.isEmpty());
+  repaint_measured();
+}
+
 void RunPanel::set_report(std::optional<RunReport> report) {
   report_ = std::move(report);
+  check_ = report_ ? check_report(*report_, expect_name_, expect_graph_hash_, expect_plan_hash_) : ReportCheck{};
+  summary_->setText(report_ ? summary_line(*report_) : QString());
+  load_plan_->setVisible(check_.match == ReportMatch::other_plan && report_ && !report_->fusion.isEmpty());
   latency_->set_report(report_);
   bytes_->set_report(report_);
   roofline_->set_report(report_);
@@ -254,7 +294,7 @@ std::vector<KernelTimingRow> RunPanel::timing_rows() const {
 
 void RunPanel::fill_table() {
   const QStringList headers{tr("Plan"), tr("Kernel"), tr("Group"), tr("Predicted MiB"), tr("Measured MiB"),
-                            tr("Predicted µs"), tr("Measured µs"), tr("GB/s achieved"), tr("How it ran")};
+                            tr("Predicted µs"), tr("Measured µs"), tr("GB/s achieved"), tr("Check"), tr("How it ran")};
   table_->clear();
   table_->setColumnCount(static_cast<int>(headers.size()));
   table_->setHorizontalHeaderLabels(headers);
@@ -263,7 +303,12 @@ void RunPanel::fill_table() {
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   if (!report_) return;
   for (const PlanRun& plan : report_->plans) {
+    std::map<QString, GroupCheck> checks;
+    for (GroupCheck& g : plan.group_checks()) checks[g.group] = std::move(g);
     for (const KernelRun& k : plan.kernels) {
+      const auto check = checks.find(k.group);
+      const QString mismatch = check == checks.end() ? QString() : check->second.mismatch();
+      const bool compared = check != checks.end() && check->second.comparable();
       const int row = table_->rowCount();
       table_->insertRow(row);
       const auto bytes = k.measured_bytes();
@@ -271,10 +316,14 @@ void RunPanel::fill_table() {
           bytes && k.time_us > 0 ? std::optional<double>(*bytes / (k.time_us * 1e-6)) : std::nullopt;
       const QStringList cells{plan.name, k.name, k.group, opt(k.predicted_bytes, 1.0 / 1048576, 1),
                               opt(bytes, 1.0 / 1048576, 1), opt(k.predicted_us, 1, 1), QString::number(k.time_us, 'f', 1),
-                              opt(bandwidth, 1e-9, 0), k.how()};
+                              opt(bandwidth, 1e-9, 0), !mismatch.isEmpty() ? tr("⚠ ") + mismatch : compared ? tr("within 10%") : QStringLiteral("–"), k.how()};
       for (int c = 0; c < cells.size(); ++c) {
         auto* item = new QTableWidgetItem(cells[c]);
         if (!k.how().isEmpty()) item->setToolTip(k.how());  // the library path or layout choice, in full
+        if (c == kCheckColumn && !mismatch.isEmpty()) {
+          item->setForeground(QColor("#b71c1c"));
+          item->setToolTip(check->second.reason.isEmpty() ? mismatch : mismatch + QStringLiteral("\n") + check->second.reason);
+        }
         table_->setItem(row, c, item);
       }
     }
@@ -288,33 +337,32 @@ void RunPanel::fill_table() {
   table_->horizontalHeader()->setStretchLastSection(true);
 }
 
+std::map<QString, GroupMeasure> RunPanel::measured_groups_of(const QString& plan_name) const {
+  std::map<QString, GroupMeasure> out;
+  if (!report_ || report_->plans.empty()) return out;
+  // The fused plan is the last (the first is the unfused baseline); its numbers belong on the graph only when
+  // the report measured the plan on screen.
+  const bool fused = plan_name != QLatin1String("unfused");
+  if (fused && check_.match == ReportMatch::other_plan) return out;
+  const PlanRun* plan = fused ? &report_->plans.back() : report_->plan(plan_name);
+  if (plan == nullptr) return out;
+  // A group run as several kernels (a contraction and its leftover elementwise kernel, a convolution between
+  // its layout conversions) shows their sum and how many.
+  for (const GroupCheck& g : plan->group_checks()) {
+    GroupMeasure& m = out[g.group];
+    m.text = (g.kernels > 1 ? tr("%1 kernels: ").arg(g.kernels) : QString()) +
+             QStringLiteral("%1 µs").arg(g.measured_us, 0, 'f', 1) +
+             (g.measured_bytes ? QStringLiteral(" · %1 MiB").arg(*g.measured_bytes / 1048576, 0, 'f', 0) : QString());
+    m.mismatch = g.mismatch();
+  }
+  return out;
+}
+
 void RunPanel::repaint_measured() {
   std::map<QString, QString> text;
-  if (report_ && !report_->plans.empty()) {
-    // The last plan is the fused one (the first is the unfused baseline). A group run as several kernels (a
-    // contraction and its leftover elementwise kernel, a convolution between its layout conversions) shows
-    // their sum and how many.
-    struct Sum {
-      int kernels = 0;
-      double us = 0;
-      std::optional<double> bytes = 0.0;
-    };
-    std::map<QString, Sum> sums;
-    for (const KernelRun& k : report_->plans.back().kernels) {
-      if (k.group.isEmpty()) continue;
-      Sum& s = sums[k.group];
-      ++s.kernels;
-      s.us += k.time_us;
-      const auto bytes = k.measured_bytes();
-      s.bytes = bytes && s.bytes ? std::optional<double>(*s.bytes + *bytes) : std::nullopt;
-    }
-    for (const auto& [group, s] : sums) {
-      text[group] = (s.kernels > 1 ? tr("%1 kernels: ").arg(s.kernels) : QString()) +
-                    QStringLiteral("%1 µs").arg(s.us, 0, 'f', 1) +
-                    (s.bytes ? QStringLiteral(" · %1 MiB").arg(*s.bytes / 1048576, 0, 'f', 0) : QString());
-    }
-  }
+  for (const auto& [group, m] : measured_groups_of(QStringLiteral("fused"))) text[group] = m.text;
   emit measured_groups(text);
+  emit measured_changed();
 }
 
 }  // namespace fx::app

@@ -6,7 +6,11 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <cmath>
+#include <map>
 #include <numeric>
+
+#include "core/cost/device_description.h"
 
 namespace fx::app {
 namespace {
@@ -54,8 +58,34 @@ KernelRun parse_kernel(const QJsonObject& k) {
     if (!r.flops) {
       if (auto rate = number(m, {"flops_per_s"}); rate && r.time_us > 0) r.flops = *rate * r.time_us * 1e-6;
     }
+    r.bytes_mismatch = m.value(QLatin1String("mismatch")).toBool(false);
+    r.mismatch_reason = text(m, {"mismatch_reason"});
   }
   return r;
+}
+
+QString mib(double bytes) { return QStringLiteral("%1 MiB").arg(bytes / 1048576, 0, 'f', 0); }
+
+// The roofs of the preset the report names: the datasheet peaks the cost model plans with.
+void read_roofs(const QJsonObject& root, RunReport& r) {
+  const QJsonObject profile = root.value(QLatin1String("profile")).toObject();
+  r.peak_device = text(profile, {"peak_device"});
+  if (auto bw = number(profile, {"peak_bandwidth_bytes_per_s"})) r.hbm_bandwidth = *bw;
+  r.copy_bandwidth = number(profile, {"copy_bandwidth_bytes_per_s"}).value_or(0.0);
+  auto preset = DeviceDescription::preset((r.peak_device.isEmpty() ? r.device : r.peak_device).toStdString());
+  if (!preset && r.device.contains(QLatin1String("H100"))) preset = DeviceDescription::h100_sxm();
+  if (!preset && r.device.contains(QLatin1String("H200"))) preset = DeviceDescription::h200();
+  if (!preset) return;
+  if (r.peak_device.isEmpty()) r.peak_device = QString::fromStdString(preset->name);
+  if (r.hbm_bandwidth <= 0) r.hbm_bandwidth = preset->hbm_bandwidth;
+  const std::pair<const char*, double> roofs[] = {{"FP32", preset->fp32_flops},
+                                                  {"TF32 tensor cores", preset->tf32_tensor_flops},
+                                                  {"BF16/FP16 tensor cores", preset->fp16_tensor_flops}};
+  for (const auto& [label, flops] : roofs) {
+    if (flops <= 0) continue;
+    r.compute_roofs.push_back({QObject::tr(label), flops});
+    r.peak_flops = std::max(r.peak_flops, flops);
+  }
 }
 
 PlanRun parse_plan(const QString& name, const QJsonObject& p) {
@@ -85,6 +115,49 @@ double PlanRun::steps_us() const {
 }
 
 double PlanRun::total_us() const { return measured_us.value_or(steps_us()); }
+
+std::vector<GroupCheck> PlanRun::group_checks() const {
+  std::vector<GroupCheck> out;
+  std::map<QString, std::size_t> index;
+  for (const KernelRun& k : kernels) {
+    if (k.group.isEmpty()) continue;
+    auto [it, fresh] = index.try_emplace(k.group, out.size());
+    if (fresh) {
+      out.push_back({});
+      out.back().group = k.group;
+      out.back().measured_bytes = 0.0;
+    }
+    GroupCheck& g = out[it->second];
+    ++g.kernels;
+    g.measured_us += k.time_us;
+    // The prediction is the group's, repeated on each of its kernels.
+    if (k.predicted_us) g.predicted_us = k.predicted_us;
+    if (k.predicted_bytes) g.predicted_bytes = k.predicted_bytes;
+    const auto bytes = k.measured_bytes();
+    g.measured_bytes = bytes && g.measured_bytes ? std::optional<double>(*g.measured_bytes + *bytes) : std::nullopt;
+    g.report_flag = g.report_flag || k.bytes_mismatch;
+    if (g.reason.isEmpty()) g.reason = k.mismatch_reason;
+  }
+  return out;
+}
+
+bool GroupCheck::comparable() const {
+  return (predicted_us && measured_us > 0) || (predicted_bytes && measured_bytes);
+}
+
+QString GroupCheck::mismatch() const {
+  QStringList parts;
+  const bool bytes_off = measured_bytes && predicted_bytes && *predicted_bytes > 0 &&
+                         std::abs(*measured_bytes / *predicted_bytes - 1.0) > kMismatchTolerance;
+  if (bytes_off || (report_flag && measured_bytes && predicted_bytes)) {
+    parts << QObject::tr("measured %1 vs %2 predicted").arg(mib(*measured_bytes), mib(*predicted_bytes));
+  }
+  if (predicted_us && *predicted_us > 0 && measured_us > 0 &&
+      std::abs(measured_us / *predicted_us - 1.0) > kMismatchTolerance) {
+    parts << QObject::tr("%1 µs vs %2 µs predicted").arg(measured_us, 0, 'f', 1).arg(*predicted_us, 0, 'f', 1);
+  }
+  return parts.join(QStringLiteral("; "));
+}
 
 std::optional<double> PlanRun::total_bytes() const {
   double total = 0;
@@ -125,6 +198,14 @@ std::optional<RunReport> parse_run_report(const QByteArray& json, QString* error
   const QJsonObject root = doc.object();
   RunReport r;
   r.graph = text(root, {"graph", "graph_name"});
+  r.graph_hash = text(root, {"graph_hash"});
+  r.plan_hash = text(root, {"plan_hash"});
+  r.fusion = root.value(QLatin1String("fusion")).toObject();
+  r.hbm_reduction = number(root, {"hbm_traffic_reduction"});
+  r.hbm_reduction_predicted = number(root, {"hbm_traffic_reduction_predicted"});
+  if (root.value(QLatin1String("verification")).isObject()) {
+    r.verified = root.value(QLatin1String("verification")).toObject().value(QLatin1String("passed")).toBool(false);
+  }
   const QJsonValue device = root.value(QLatin1String("device"));
   if (device.isString()) r.device = device.toString();
   if (device.isObject()) {
@@ -144,6 +225,7 @@ std::optional<RunReport> parse_run_report(const QByteArray& json, QString* error
     if (error) *error = QObject::tr("the report has no \"plans\" with kernels");
     return std::nullopt;
   }
+  read_roofs(root, r);
   r.speedup = number(root, {"speedup"});
   const QJsonObject clocks =
       root.value(QLatin1String("timing")).toObject().value(QLatin1String("gpu_clocks")).toObject();
@@ -155,6 +237,45 @@ std::optional<RunReport> parse_run_report(const QByteArray& json, QString* error
   if (!r.speedup && unfused && fused && fused != unfused && fused->total_us() > 0)
     r.speedup = unfused->total_us() / fused->total_us();
   return r;
+}
+
+ReportCheck check_report(const RunReport& report, const QString& graph_name, const QString& graph_hash,
+                         const QString& plan_hash) {
+  if (graph_name.isEmpty() && graph_hash.isEmpty()) return {};
+  if (!report.graph_hash.isEmpty() && !graph_hash.isEmpty()) {
+    if (report.graph_hash != graph_hash) {
+      return {ReportMatch::other_graph,
+              QObject::tr("This report measured another graph (\"%1\", content %2) than the open one (\"%3\", "
+                          "content %4): its numbers are not shown on this graph.")
+                  .arg(report.graph, report.graph_hash, graph_name, graph_hash)};
+    }
+    if (!report.plan_hash.isEmpty() && report.plan_hash != plan_hash) {
+      return {ReportMatch::other_plan,
+              QObject::tr("Measured for another plan of this graph: the unfused numbers are shown on the Before "
+                          "view, the fused ones only in the tables. Load the measured plan to see them on the graph.")};
+    }
+    return {ReportMatch::same, {}};
+  }
+  if (report.graph != graph_name) {
+    return {ReportMatch::other_graph,
+            QObject::tr("This report measured the graph \"%1\", not the open \"%2\": its numbers are not shown.")
+                .arg(report.graph, graph_name)};
+  }
+  return {ReportMatch::unchecked,
+          QObject::tr("This report carries no content hash (an older fusion-cli): it matches the open graph by name "
+                      "only.")};
+}
+
+QString summary_line(const RunReport& r) {
+  QStringList parts;
+  if (r.hbm_reduction) {
+    QString s = QObject::tr("HBM traffic %1× less").arg(*r.hbm_reduction, 0, 'f', 2);
+    if (r.hbm_reduction_predicted) s += QObject::tr(" (predicted %1×)").arg(*r.hbm_reduction_predicted, 0, 'f', 2);
+    parts << s;
+  }
+  if (r.speedup) parts << QObject::tr("speedup %1×").arg(*r.speedup, 0, 'f', 2);
+  if (r.verified) parts << (*r.verified ? QObject::tr("outputs verified: yes") : QObject::tr("outputs verified: NO"));
+  return parts.isEmpty() ? QString() : QObject::tr("Measured: ") + parts.join(QStringLiteral(" · "));
 }
 
 std::optional<RunFault> parse_run_fault(const QByteArray& json) {

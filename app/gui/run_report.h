@@ -26,8 +26,25 @@ struct KernelRun {
   std::optional<double> bytes_read, bytes_written;  // measured DRAM bytes
   std::optional<double> predicted_bytes;
   std::optional<double> flops;
+  bool bytes_mismatch = false;   // the report's own flag: measured bytes off the prediction by more than 10%
+  QString mismatch_reason;       // the report's explanation of it, where it gives one
   std::optional<double> measured_bytes() const;
 };
+
+// A group's measured numbers against its prediction (a group may run as several kernels: their sum).
+struct GroupCheck {
+  QString group;
+  int kernels = 0;
+  double measured_us = 0;
+  std::optional<double> predicted_us, measured_bytes, predicted_bytes;
+  bool report_flag = false;  // a kernel of the group carries the report's mismatch flag
+  QString reason;            // the report's explanation, where it gives one
+  // "measured 332 MiB vs 129 MiB predicted; time +35%": empty when both are within kMismatchTolerance.
+  QString mismatch() const;
+  bool comparable() const;  // a prediction and a measurement of the time or of the bytes to compare
+};
+// Predicted and measured differ when they are more than 10% apart (the report's own tolerance for bytes).
+inline constexpr double kMismatchTolerance = 0.10;
 
 struct PlanRun {
   QString name;                           // "unfused", "fused"
@@ -38,13 +55,28 @@ struct PlanRun {
   double steps_us() const;  // the sum of the steps' times
   double total_us() const;  // measured_us, else the steps' sum (reports that do not give the plan's time)
   std::optional<double> total_bytes() const;
+  std::vector<GroupCheck> group_checks() const;  // in the order the groups' first kernels ran
+};
+
+struct ComputeRoof {
+  QString label;  // "FP32", "TF32 tensor cores"
+  double flops = 0;
 };
 
 struct RunReport {
   QString graph;
   QString device;
-  double hbm_bandwidth = 0;               // bytes/s, 0 when unknown
-  double peak_flops = 0;                  // FLOP/s, 0 when unknown
+  // What ties the report to a graph and a plan (fusion-cli run writes them): content hashes, and the plan's
+  // fusion section so that a viewer can load the plan that was measured.
+  QString graph_hash, plan_hash;
+  QJsonObject fusion;
+  double hbm_bandwidth = 0;               // bytes/s, 0 when unknown: the datasheet peak of the device
+  double copy_bandwidth = 0;              // bytes/s measured by a copy kernel on the run's GPU, 0 when unknown
+  double peak_flops = 0;                  // FLOP/s, 0 when unknown: the highest compute roof
+  std::vector<ComputeRoof> compute_roofs;  // the device's peaks (datasheet preset named by the report)
+  QString peak_device;                    // the preset the peaks come from ("H100 SXM")
+  std::optional<double> hbm_reduction, hbm_reduction_predicted;  // unfused bytes / fused bytes
+  std::optional<bool> verified;           // the fused plan's outputs matched the unfused plan's
   std::vector<PlanRun> plans;
   std::optional<double> speedup;          // unfused time / fused time
   QString clocks;       // the GPU's clocks while the plans were timed, in words ("timing"/"gpu_clocks"/"summary")
@@ -52,6 +84,18 @@ struct RunReport {
   QString timing;       // how the plans were timed, in words (describe_timing of "timing"); "" where not said
   const PlanRun* plan(const QString& name) const;
 };
+
+// Whether a report belongs to the open graph and plan (checked by name and content hashes).
+enum class ReportMatch { same, other_plan, other_graph, unchecked };
+struct ReportCheck {
+  ReportMatch match = ReportMatch::unchecked;
+  QString message;  // for people; empty for `same`
+};
+ReportCheck check_report(const RunReport& report, const QString& graph_name, const QString& graph_hash,
+                         const QString& plan_hash);
+
+// One line: measured vs predicted HBM reduction, speedup, verified yes/no ("" when the report says none).
+QString summary_line(const RunReport& report);
 
 // fusion-cli run's "timing" in words: "median of 153 runs of each plan after 38 warm-up runs, a 256 MB flush
 // before each; the GPU idle 1000 ms before"; "" where it gives no run count.

@@ -2,6 +2,8 @@
 
 #include <QFile>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "app/gui/fusion_commands.h"
@@ -13,9 +15,31 @@ namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
-QString kinds_text(const Group& g) {
+bool heavy(const Graph& graph, NodeId n) {
+  const OpClass c = graph.node(n).op_class();
+  return c == OpClass::reduction || c == OpClass::contraction;
+}
+
+// The engine's "epilogue" kind covers any internal edge touching a reduction or contraction. For people, work
+// merged in after it is an epilogue and a producer merged in before it is a prologue (res1 into ln2).
+QString kinds_text(const Graph& graph, const Group& g) {
   QStringList kinds;
-  for (FusionKind k : g.kinds) kinds << qs(std::string(to_string(k)));
+  for (FusionKind k : g.kinds) {
+    if (k != FusionKind::epilogue) {
+      kinds << qs(std::string(to_string(k)));
+      continue;
+    }
+    bool prologue = false, epilogue = false;
+    for (NodeId c : g.nodes) {
+      for (NodeId p : graph.producers(c)) {
+        if (std::find(g.nodes.begin(), g.nodes.end(), p) == g.nodes.end()) continue;
+        epilogue = epilogue || heavy(graph, p);
+        prologue = prologue || (heavy(graph, c) && !heavy(graph, p));
+      }
+    }
+    if (prologue) kinds << QStringLiteral("prologue");
+    if (epilogue || !prologue) kinds << QStringLiteral("epilogue");
+  }
   return kinds.isEmpty() ? QStringLiteral("single") : kinds.join('+');
 }
 
@@ -104,13 +128,14 @@ void Session::close_document() {
   emit document_changed();
 }
 
-std::vector<GroupInfo> Session::group_infos() const {
+std::vector<GroupInfo> Session::group_infos(bool unfused) const {
   std::vector<GroupInfo> out;
   if (!engine_) return out;
-  for (const Group& g : engine_->plan().groups()) {
+  const Plan before = unfused ? Plan::unfused(*graph_, engine_->cost_model()) : Plan();
+  for (const Group& g : (unfused ? before : engine_->plan()).groups()) {
     GroupInfo info;
     info.id = qs(g.id);
-    info.kind = kinds_text(g);
+    info.kind = kinds_text(*graph_, g);
     info.nodes = g.nodes;
     info.summary = QStringLiteral("%1, %2 µs")
                        .arg(qs(format_bytes(static_cast<double>(g.cost.bytes_moved()))))

@@ -54,8 +54,9 @@ class Session : public QObject {
   bool modified() const { return !undo_.isClean(); }
   void mark_saved() { undo_.setClean(); }
 
-  // The plan's groups in the form the view draws.
-  std::vector<GroupInfo> group_infos() const;
+  // The plan's groups in the form the view draws; with `unfused`, the unfused plan's (one kernel per op, with
+  // its own prediction), whatever has been accepted since: the Before view never shows fused numbers.
+  std::vector<GroupInfo> group_infos(bool unfused = false) const;
 
   // User actions; each successful one becomes one undo command. Return the engine's decision.
   FusionDecision accept(const QString& candidate_id);

@@ -42,7 +42,7 @@ WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent), devices_(DeviceDesc
   form->addRow(QString(), load);
   form->addRow(device_text_);
 
-  set_from(EngineOptions{}, devices_.front());
+  set_from(EngineOptions{}, DeviceDescription::default_device());  // as fusion-cli's analyze and explain
   for (QSpinBox* s : {max_size_, registers_}) connect(s, &QSpinBox::editingFinished, this, &WhatIfPanel::changed);
   for (QCheckBox* c : {vertical_, horizontal_, epilogue_, recompute_})
     connect(c, &QCheckBox::toggled, this, &WhatIfPanel::changed);

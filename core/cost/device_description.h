@@ -41,6 +41,8 @@ struct DeviceDescription {
   static DeviceDescription rtx_4090();
   static DeviceDescription l4();
   static std::vector<DeviceDescription> presets();
+  // The device plans are made for when none is named: fusion-cli's analyze/fuse/explain/graph and the GUI.
+  static DeviceDescription default_device() { return h200(); }
   // Case-insensitive; accepts the preset's name ("H100 SXM") or a short key ("h100", "h200", "a100",
   // "4090", "l4").
   static std::optional<DeviceDescription> preset(std::string_view name);

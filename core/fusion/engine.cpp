@@ -39,17 +39,6 @@ std::optional<Candidate> FusionEngine::candidate(std::string_view id) const {
   return p.evaluate(pair->first, pair->second, options_, rejected_);
 }
 
-FusionDecision FusionEngine::explain(NodeId a, NodeId b) const {
-  Partition p(*graph_, model_, plan_);
-  int ga = p.group_of(a), gb = p.group_of(b);
-  if (ga == gb) {
-    return FusionDecision::yes(graph_->node(a).name + " and " + graph_->node(b).name + " are already in one kernel, " +
-                               p.group_id(ga));
-  }
-  if (p.position(ga) > p.position(gb)) std::swap(ga, gb);
-  return p.evaluate(ga, gb, options_, rejected_).decision;
-}
-
 void FusionEngine::log_candidate(const Candidate& c, const std::string& action, const std::string& by) {
   LogEntry e;
   e.step = step_;

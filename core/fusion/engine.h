@@ -47,6 +47,15 @@ struct Candidate {
   double saved_s() const { return time_before_s - time_after_s; }
 };
 
+// The answer to "why are these two nodes in separate kernels?", with what a view highlights: the path of
+// nodes between them (first to last in data-flow order; empty when no data flows between them) and the edge
+// where the engine says no (the hop between two kernels whose merge it refuses).
+struct PairExplanation {
+  FusionDecision decision;
+  std::vector<NodeId> path;
+  std::optional<std::pair<NodeId, NodeId>> blocking;  // producer, consumer
+};
+
 struct LogEntry {
   int step = 0;                  // 0 for analysis, then one per accept/reject/auto-fuse action
   std::string action;            // "considered", "accepted", "rejected"
@@ -77,8 +86,10 @@ class FusionEngine {
   // (by the topological index of the groups' first nodes). Each carries its decision.
   std::vector<Candidate> candidates() const;
   std::optional<Candidate> candidate(std::string_view id) const;
-  // Can nodes a and b be in one kernel, given the current plan? Evaluates merging their groups.
-  FusionDecision explain(NodeId a, NodeId b) const;
+  // Can nodes a and b be in one kernel, given the current plan? Evaluates merging their groups; for two
+  // nodes joined only through other kernels, the first refusal on the path between them (explain.cpp).
+  FusionDecision explain(NodeId a, NodeId b) const { return explain_pair(a, b).decision; }
+  PairExplanation explain_pair(NodeId a, NodeId b) const;
 
   // Each returns a decision: accepted (fuse == true), or why not; the plan changes only on success.
   FusionDecision accept(std::string_view candidate_id);

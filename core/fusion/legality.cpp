@@ -116,10 +116,18 @@ std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const
     const NodeId n = nodes[i];
     if (n == c) continue;
     const Node& node = g.node(n);
+    // The roles decide the sentence: a reduction before the contraction is one of its operands' producers.
+    if (node.op_class() == OpClass::reduction && !down[i]) {
+      return FusionDecision::no(Reason::contraction_prologue,
+                                name_of(g, c) + " reads the output of " + name_of(g, n) +
+                                    " as an operand: GEMM and convolution libraries read operands from memory, "
+                                    "so the reduction's rows are written first and " + g.node(c).name +
+                                    " runs as its own kernel");
+    }
     if (node.op_class() == OpClass::reduction) {
       return FusionDecision::no(Reason::reduction_axis,
-                                name_of(g, n) + " reduces whole rows of " + name_of(g, c) +
-                                    "'s output, which cross the output tiles of the contraction");
+                                name_of(g, c) + "'s output tiles must be written before " + name_of(g, n) +
+                                    " can read whole rows of them: the rows cross the contraction's tiles");
     }
     if (!down[i] && folds_into_operand(g, nodes, n, c)) continue;  // read by the library with a transpose flag
     if (!down[i]) {

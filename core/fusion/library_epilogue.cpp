@@ -43,6 +43,7 @@ std::optional<ValueId> other_operand(const Graph& g, std::span<const NodeId> nod
 // The name choose_matmul_epilogue gives a tail op (kernels/executor/contraction_plan.cpp, matmul_tail).
 std::string matmul_tail_name(const Graph& g, std::span<const NodeId> nodes, NodeId n, ValueId v, std::int64_t cols) {
   const Node& node = g.node(n);
+  if (scalar_multiplier(g, n)) return "mul_scalar";
   if (node.op_id() != OpId::add) return node.op;
   const auto other = other_operand(g, nodes, node, v);
   const TensorType* t = other ? &g.value_type(*other) : nullptr;
@@ -56,6 +57,10 @@ std::string matmul_tail_name(const Graph& g, std::span<const NodeId> nodes, Node
 // Why op cannot join an epilogue that already has (or not) a bias and an activation; empty if it can.
 std::string cublaslt_refusal(TailOp kind, const std::string& op, bool have_bias, bool have_activation) {
   switch (kind) {
+    case TailOp::alpha:
+      return have_bias || have_activation ? "a multiplication by a scalar after the bias or activation; cuBLASLt's "
+                                            "alpha scales the product before them"
+                                          : "";
     case TailOp::bias:
       if (have_activation) return "the bias comes after the activation; cuBLASLt adds the bias before it";
       return have_bias ? "a second bias add; cuBLASLt takes one bias vector" : "";
@@ -115,6 +120,7 @@ TailFit fit_cudnn_conv(const Graph& g, std::span<const NodeId> nodes, NodeId c, 
 }  // namespace
 
 TailOp classify_tail(std::string_view label) {
+  if (label == "mul_scalar") return TailOp::alpha;
   if (label == kBiasAdd || label == "bias_add") return TailOp::bias;
   if (label.starts_with("add(")) return TailOp::full_add;
   const auto id = find_op_id(label);
@@ -135,6 +141,7 @@ TailFit fit_cublaslt_epilogue(std::span<const std::string> tail) {
     const TailOp kind = classify_tail(tail[i]);
     std::string why = cublaslt_refusal(kind, tail[i], have_bias, have_activation);
     if (!why.empty()) return {i, std::move(why)};
+    if (kind == TailOp::alpha) continue;  // cuBLASLt's alpha
     (kind == TailOp::bias ? have_bias : have_activation) = true;
   }
   return {tail.size(), ""};
@@ -157,6 +164,14 @@ bool folds_into_operand(const Graph& g, std::span<const NodeId> nodes, NodeId n,
   const bool one_operand = (mm.inputs[0].value == v) != (mm.inputs[1].value == v);
   const auto p = g.producer(t.inputs[0].value);
   return only_mm && one_operand && !(p && contains(nodes, *p));
+}
+
+std::optional<double> scalar_multiplier(const Graph& g, NodeId n) {
+  const Node& node = g.node(n);
+  if (node.op_id() != OpId::mul || node.inputs.size() != 2 || node.inputs[0].is_scalar() == node.inputs[1].is_scalar()) {
+    return std::nullopt;
+  }
+  return (node.inputs[0].is_scalar() ? node.inputs[0] : node.inputs[1]).scalar;
 }
 
 LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, NodeId c) {

@@ -21,12 +21,13 @@
 namespace fx {
 
 // cuBLASLt epilogues (cuBLASLt API reference, cublasLtEpilogue_t; tested on the GPU): an optional bias add of a per-column [N]
-// vector, then an optional relu or gelu_tanh (tanh approximation; erf `gelu` is not covered). Tail ops are
+// vector, then an optional relu or gelu_tanh (tanh approximation; erf `gelu` is not covered); multiplications by
+// a scalar before both are its alpha. Tail ops are
 // named as choose_matmul_epilogue names them: "add(bias)" for an [N] bias vector, "add" for a full-tensor
-// add, "add_scalar", and otherwise the op name ("relu", "gelu_tanh", "gelu", "silu", "mul", ...).
-// A tail op by its label: "add(bias)" (or "bias_add") is the [N] bias vector, "add(...)" a full-tensor
+// add, "add_scalar", "mul_scalar" (alpha), and otherwise the op name ("relu", "gelu_tanh", "gelu", "silu", "mul", ...).
+// A tail op by its label: "mul_scalar" is alpha, "add(bias)" (or "bias_add") the [N] bias vector, "add(...)" a full-tensor
 // add, and an op name is classified by its registry entry's epilogue trait. kernels/contraction uses it too.
-enum class TailOp : std::uint8_t { bias, relu, gelu_tanh, gelu_erf, full_add, other };
+enum class TailOp : std::uint8_t { alpha, bias, relu, gelu_tanh, gelu_erf, full_add, other };
 TailOp classify_tail(std::string_view label);
 
 struct TailFit {
@@ -55,5 +56,9 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
 // transpose is never written (XLA's TransposeFolding; Inductor passes such a view to its GEMM as strides).
 // The executor reads the operands through it: matmul_operands in kernels/executor/contraction_plan.cpp.
 bool folds_into_operand(const Graph& g, std::span<const NodeId> nodes, NodeId n, NodeId c);
+
+// The scalar of a multiplication of a tensor by a scalar literal (`mul(x, 0.125)`); nullopt for any other node.
+// Right after a matmul it is cuBLASLt's alpha (the "mul_scalar" tail op), so it costs no second kernel.
+std::optional<double> scalar_multiplier(const Graph& g, NodeId n);
 
 }  // namespace fx

@@ -5,6 +5,8 @@
 #include <queue>
 #include <unordered_set>
 
+#include "core/graph/content_hash.h"
+
 namespace fx {
 
 std::string_view to_string(FusionKind k) {
@@ -240,6 +242,25 @@ std::vector<GroupSpec> Plan::specs() const {
   out.reserve(groups_.size());
   for (const Group& grp : groups_) out.push_back({grp.nodes, grp.recomputed});
   return out;
+}
+
+}  // namespace fx
+
+namespace fx {
+
+std::string plan_content_hash(const Graph& g, const Plan& plan) {
+  std::vector<std::string> groups;
+  for (const Group& group : plan.groups()) {
+    std::string text;
+    for (NodeId n : group.nodes) text += g.node(n).name + ",";
+    text += "|";
+    for (NodeId n : group.recomputed) text += g.node(n).name + ",";
+    groups.push_back(std::move(text));
+  }
+  std::sort(groups.begin(), groups.end());
+  std::uint64_t h = fnv1a64("plan");
+  for (const std::string& s : groups) h = fnv1a64(s + "\n", h);
+  return hex64(h);
 }
 
 }  // namespace fx

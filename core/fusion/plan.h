@@ -85,3 +85,10 @@ bool group_graph_is_acyclic(const Graph& g, const std::vector<GroupSpec>& specs)
 std::vector<FusionKind> derive_kinds(const Graph& g, std::span<const NodeId> nodes);
 
 }  // namespace fx
+
+namespace fx {
+// A content hash of the plan's grouping (which nodes share a kernel, which are recomputed where), independent
+// of the order groups are listed in: a run report carries it so a viewer can tell whether it measured the plan
+// on screen (core/graph/content_hash.h).
+std::string plan_content_hash(const Graph& g, const Plan& plan);
+}  // namespace fx

@@ -16,6 +16,7 @@ MatmulEpilogue combine(bool bias, std::optional<TailOp> activation) {
 // Why op (at its position, after what was absorbed) ends the epilogue; none if it can join.
 EpilogueStop stop_reason(TailOp op, bool have_bias, bool have_activation) {
   switch (op) {
+    case TailOp::alpha: return have_bias || have_activation ? EpilogueStop::scale_after_epilogue : EpilogueStop::none;
     case TailOp::bias:
       if (have_activation) return EpilogueStop::activation_then_bias;
       return have_bias ? EpilogueStop::second_bias : EpilogueStop::none;
@@ -39,6 +40,8 @@ std::string explain(EpilogueStop stop, const std::string& op) {
       return "the bias comes after the activation; cuBLASLt adds the bias before it";
     case EpilogueStop::second_bias: return "a second bias add; fold both biases into one first";
     case EpilogueStop::second_activation: return "cuBLASLt applies one activation per epilogue";
+    case EpilogueStop::scale_after_epilogue:
+      return "a multiplication by a scalar after the bias or activation; cuBLASLt's alpha scales the product before them";
     case EpilogueStop::unsupported_op: return "`" + op + "` has no cuBLASLt epilogue";
   }
   return {};
@@ -54,6 +57,7 @@ std::string_view epilogue_stop_name(EpilogueStop s) {
     case EpilogueStop::activation_then_bias: return "activation_then_bias";
     case EpilogueStop::second_bias: return "second_bias";
     case EpilogueStop::second_activation: return "second_activation";
+    case EpilogueStop::scale_after_epilogue: return "scale_after_epilogue";
     case EpilogueStop::unsupported_op: return "unsupported_op";
   }
   return "?";
@@ -68,6 +72,7 @@ EpilogueChoice choose_matmul_epilogue(const std::vector<std::string>& tail) {
     const TailOp kind = classify_tail(op);
     choice.stop = stop_reason(kind, have_bias, activation.has_value());
     if (choice.stop != EpilogueStop::none) break;
+    if (kind == TailOp::alpha) continue;  // folded into alpha (the caller multiplies the scalars)
     if (kind == TailOp::bias) {
       have_bias = true;
     } else {

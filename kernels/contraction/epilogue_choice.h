@@ -19,6 +19,7 @@ enum class EpilogueStop : std::uint8_t {
   activation_then_bias,  // a bias after the activation: cuBLASLt adds the bias first
   second_bias,           // a second bias add (fold it into the first on the host instead)
   second_activation,     // one activation per epilogue
+  scale_after_epilogue,  // a scalar multiply after the bias or activation (alpha scales the product only)
   unsupported_op,        // anything else (sigmoid, mul, ...)
 };
 
@@ -36,7 +37,8 @@ struct EpilogueChoice {
 };
 
 // tail: op names in order after the matmul. "add(bias)" (also "bias_add") is an add of an [N] vector
-// broadcast over rows; "add" alone is a full-tensor add. "relu", "gelu_tanh" and "gelu" (erf) are activations.
+// broadcast over rows; "add" alone is a full-tensor add. "mul_scalar" (a multiplication by a scalar literal)
+// before any bias or activation is cuBLASLt's alpha. "relu", "gelu_tanh" and "gelu" (erf) are activations.
 EpilogueChoice choose_matmul_epilogue(const std::vector<std::string>& tail);
 
 }  // namespace fx::gpu

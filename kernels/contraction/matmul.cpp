@@ -246,7 +246,7 @@ struct Matmul::Impl {
     if (handle) cublasLtDestroy(handle);
   }
   const Plan& plan_for(const MatmulProblem& p, const Operands& ops, const void* bias);
-  void launch(const Plan& plan, const cublasLtMatmulAlgo_t& algo, const void* a, const void* b, const void* bias,
+  void launch(const Plan& plan, const cublasLtMatmulAlgo_t& algo, float alpha, const void* a, const void* b, const void* bias,
               void* c, CUstream_st* stream);
   Plan build_plan(const PlanKey& key, const void* bias, const Operands& ops);
   // Milliseconds of one launch of `algo`; nullopt if cuBLASLt refuses it.
@@ -529,7 +529,7 @@ void Matmul::run(const MatmulProblem& p, const void* a, const void* b, const voi
   }
   if (!a || !b || !c) throw std::invalid_argument("matmul: null operand pointer");
   const Plan& plan = impl_->plan_for(p, Operands{a, b, c, stream}, bias);
-  impl_->launch(plan, plan.algo, a, b, bias, c, stream);
+  impl_->launch(plan, plan.algo, p.alpha, a, b, bias, c, stream);
 }
 
 void Matmul::run_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, const void* bias,
@@ -540,14 +540,13 @@ void Matmul::run_finalist(std::size_t i, const MatmulProblem& p, const void* a, 
     throw std::logic_error("matmul: finalist " + std::to_string(i) + " of a problem whose search kept " +
                            std::to_string(it == impl_->plans.end() ? 0 : it->second.finalists.size()));
   }
-  impl_->launch(it->second, it->second.finalists[i], a, b, bias, c, stream);
+  impl_->launch(it->second, it->second.finalists[i], p.alpha, a, b, bias, c, stream);
 }
 
-void Matmul::Impl::launch(const Plan& plan, const cublasLtMatmulAlgo_t& algo, const void* a, const void* b,
+void Matmul::Impl::launch(const Plan& plan, const cublasLtMatmulAlgo_t& algo, float alpha, const void* a, const void* b,
                           const void* bias, void* c, CUstream_st* stream) {
   // The bias pointer is per call; the plan's descriptor only fixed its alignment class.
   if (bias) set_desc<const void*>(plan.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
-  const float alpha = 1.0f;
   const float beta = 0.0f;
   FX_CUDA_CALL(cublasLtMatmul(handle, plan.desc.get(), &alpha, b, plan.w_layout.get(), a, plan.x_layout.get(), &beta,
                               c, plan.y_layout.get(), c, plan.y_layout.get(), &algo, workspace.get(), workspace.bytes(),

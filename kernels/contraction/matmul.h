@@ -43,6 +43,9 @@ struct MatmulProblem {
   bool transpose_b = false;
   bool allow_tf32 = false;  // f32 only: TF32 tensor cores (10-bit mantissa inputs, f32 accumulation)
   MatmulEpilogue epilogue = MatmulEpilogue::none;
+  // cuBLASLt's alpha: D = alpha * (A B) before the epilogue's bias and activation. A multiplication of the
+  // product by a scalar (attention's 1/sqrt(d)) costs nothing here. Per call: plans are shared across alphas.
+  float alpha = 1.0f;
   std::optional<std::int64_t> lda{}, ldb{}, ldc{};
   std::optional<std::int64_t> batch_stride_a{}, batch_stride_b{}, batch_stride_c{};
 

@@ -108,6 +108,7 @@ std::string describe_matmul(const MatmulProblem& p) {
       s << " (tanh approximation)";
     }
   }
+  if (p.alpha != 1.0f) s << ", alpha " << p.alpha;
   if (p.a_type == DType::f32) {
     s << (p.allow_tf32 ? ", TF32 tensor cores" : ", FP32 (no TF32)");
   } else {

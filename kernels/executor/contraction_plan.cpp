@@ -117,6 +117,7 @@ struct MatmulTail {
   std::vector<NodeId> chain;
   std::vector<std::string> ops;  // as choose_matmul_epilogue names them
   std::vector<std::optional<ValueId>> bias;  // the vector of each "add(bias)"
+  std::vector<double> scale;                 // the scalar of each "mul_scalar" (1 for the other ops)
 };
 
 MatmulTail matmul_tail(const GroupView& gv, NodeId mm, std::int64_t n) {
@@ -126,7 +127,11 @@ MatmulTail matmul_tail(const GroupView& gv, NodeId mm, std::int64_t n) {
     const Node& node = gv.g.node(*next);
     std::string op = node.op;
     std::optional<ValueId> bias;
-    if (node.op == "add") {
+    double scale = 1.0;
+    if (const auto s = scalar_multiplier(gv.g, *next)) {
+      op = "mul_scalar";  // the GEMM's alpha
+      scale = *s;
+    } else if (node.op == "add") {
       auto other = other_operand(gv, node, v);
       const TensorType* ot = other ? &gv.g.value_type(*other) : nullptr;
       if (ot && ot->numel() == n && !ot->shape.empty() && ot->shape.back() == n && ot->dtype == node.type.dtype) {
@@ -140,6 +145,7 @@ MatmulTail matmul_tail(const GroupView& gv, NodeId mm, std::int64_t n) {
     t.chain.push_back(*next);
     t.ops.push_back(op);
     t.bias.push_back(bias);
+    t.scale.push_back(scale);
     v = gv.g.value_of(*next);
   }
   return t;
@@ -178,6 +184,7 @@ LibraryCall matmul_call(const GroupView& gv, NodeId mm, int group_index, std::ve
   for (std::size_t i = 0; i < choice.absorbed; ++i) {
     call.nodes.push_back(tail.chain[i]);
     if (tail.bias[i]) call.bias = tail.bias[i];
+    call.matmul.alpha *= static_cast<float>(tail.scale[i]);
   }
   call.inputs = {call.a, call.b[0]};
   if (call.bias) call.inputs.push_back(*call.bias);

@@ -128,9 +128,12 @@ TEST(Scene, SearchSelectionAndRejectedMarks) {
   scene.item_for(hits[0])->setSelected(true);
   EXPECT_EQ(scene.selected_graph_nodes(), hits);
   const NodeId mul = *session.graph().find_node("mul");
-  scene.mark_rejected({{mul, hits[0], QStringLiteral("USER_REJECTED")}});
+  scene.mark_rejected({{mul, hits[0], QStringLiteral("USER_REJECTED"), QStringLiteral("rejected by the user")}});
   int marked = 0;
-  for (const EdgeItem* e : scene.edge_items()) marked += e->rejected() ? 1 : 0;
+  for (const EdgeItem* e : scene.edge_items()) {
+    marked += e->rejected() ? 1 : 0;
+    if (e->rejected()) EXPECT_TRUE(e->toolTip().contains(QStringLiteral("rejected by the user")));
+  }
   EXPECT_EQ(marked, 1);
 }
 

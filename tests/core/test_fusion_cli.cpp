@@ -73,6 +73,50 @@ TEST(FusionCli, ExplainNamesTheReasonAsJson) {
   EXPECT_EQ(j["reason"], "REDUCTION_AXIS");
 }
 
+// The answers the GUI gives (core/fusion/explain.cpp), from the command line: roles named right, the user's
+// nodes named with their kernels, a path through other kernels with the op that blocks it, and a scalar
+// multiplication after a matmul taken as the GEMM's alpha.
+TEST(FusionCli, ExplainNamesRolesNodesAndPaths) {
+  // ln1 feeds q_mm: the matmul reads the layernorm's output, not the other way round.
+  CliResult r = cli("explain " + sample("gpt2_block.json") + " ln1 q_mm --unfused --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  const std::string roles = j["message"];
+  EXPECT_EQ(j["reason"], "CONTRACTION_PROLOGUE") << roles;
+  EXPECT_NE(roles.find("q_mm (matmul) reads the output of ln1 (layernorm)"), std::string::npos) << roles;
+  EXPECT_EQ(roles.find("ln1 (layernorm) reduces whole rows"), std::string::npos) << roles;
+
+  // After auto-fuse q_b shares a kernel named after q_mm: the answer names q_b and says where it is.
+  r = cli("explain " + sample("gpt2_block.json") + " q_b q_r --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  j = nlohmann::json::parse(r.out);
+  const std::string named = j["message"];
+  EXPECT_EQ(named.rfind("q_b (in kernel g:q_mm)", 0), 0u) << named;
+
+  // q_b reaches scaled only through other kernels: the path and the hop that is refused, not NOT_RELATED.
+  r = cli("explain " + sample("gpt2_block.json") + " q_b masked --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  j = nlohmann::json::parse(r.out);
+  const std::string path = j["message"];
+  EXPECT_NE(j["reason"], "NOT_RELATED") << path;
+  EXPECT_EQ(j["path"].front(), "q_b");
+  EXPECT_EQ(j["path"].back(), "masked");
+  ASSERT_TRUE(j["blocking"].is_array()) << path;
+  // "q_b (add) -> q_r (reshape) -> ... -> masked": the refused hop in full, the path's ends named.
+  EXPECT_NE(path.find(j["blocking"][0].get<std::string>() + " ("), std::string::npos) << path;
+  EXPECT_NE(path.find("-> " + j["blocking"][1].get<std::string>() + " ("), std::string::npos) << path;
+  EXPECT_NE(path.find("masked"), std::string::npos) << path;
+
+  // scores * 0.125 is the GEMM's alpha: fusible on the unfused graph, one kernel after auto-fuse.
+  r = cli("explain " + sample("gpt2_block.json") + " scores scaled --unfused --json");
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["fuse"], true) << r.out;
+  r = cli("explain " + sample("gpt2_block.json") + " scores scaled --json");
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["same_kernel"], true) << r.out;
+  EXPECT_EQ(std::string(j["message"]).find("no `mul` epilogue"), std::string::npos) << r.out;
+}
+
 // Two inputs of 2^62 bytes each are valid, but their sum is not an int64: info used to overflow a signed sum
 // (undefined behaviour, reported by UBSan under the asan preset). It sums in double now.
 TEST(FusionCli, InfoTotalsBytesBeyondInt64) {

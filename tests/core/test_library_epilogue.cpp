@@ -33,6 +33,10 @@ TEST(LibraryEpilogue, CublasLtCoversBiasThenReluOrGeluTanhOnly) {
       {{"sigmoid"}, 0, "no `sigmoid` epilogue"},
       {{"mul"}, 0, "no `mul` epilogue"},
       {{"add_scalar"}, 0, "no `add_scalar` epilogue"},
+      // A multiplication by a scalar right after the GEMM is its alpha; after the bias it is not.
+      {{"mul_scalar"}, 1, ""},
+      {{"mul_scalar", "mul_scalar", "add(bias)", "relu"}, 4, ""},
+      {{"add(bias)", "mul_scalar"}, 1, "alpha scales the product before them"},
       {{"add"}, 0, "full M x N tensor"},
       {{"relu", "add(bias)"}, 1, "bias comes after the activation"},
       {{"add(bias)", "add(bias)"}, 1, "second bias"},

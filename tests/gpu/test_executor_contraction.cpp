@@ -109,6 +109,30 @@ TEST(ExecutorContractionGpu, MatmulEpiloguesAtSmallShapes) {
   }
 }
 
+TEST(ExecutorContractionGpu, AScalarMultiplyIsTheGemmsAlpha) {
+  FX_REQUIRE_DEVICE();
+  // (x @ W) * 0.125 + b, relu: one cuBLASLt call with alpha 0.125 and the RELU_BIAS epilogue, checked against
+  // the unfused plan (three kernels and the GEMM) and the float64 reference.
+  for (const char* dtype : {"f32", "bf16"}) {
+    SCOPED_TRACE(dtype);
+    auto input = [&](const std::string& name, const std::string& shape) {
+      return R"({"name": ")" + name + R"(", "shape": )" + shape + R"(, "dtype": ")" + dtype + R"("})";
+    };
+    const Graph g = inline_graph(input("x", "[96, 80]") + ", " + input("W", "[80, 48]") + ", " + input("b", "[48]"),
+                                 R"({"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+                                    {"name": "s", "op": "mul", "inputs": ["mm", 0.125]},
+                                    {"name": "add", "op": "add", "inputs": ["s", "b"]},
+                                    {"name": "y", "op": "relu", "inputs": ["add"]})",
+                                 R"("y")");
+    const Plan fused = plan_with_group(g, {"mm", "s", "add", "y"});
+    const RunReport r = run_plans(g, &fused, 2);
+    expect_verified(r, dtype);
+    EXPECT_FALSE(r.reference_checks.empty()) << r.reference_note;
+    ASSERT_EQ(r.fused.kernels.size(), 1u) << fused_paths(r);
+    EXPECT_TRUE(has_path(r.fused, "RELU_BIAS epilogue, alpha 0.125")) << fused_paths(r);
+  }
+}
+
 TEST(ExecutorContractionGpu, TransposedOperandFoldsIntoTheGemm) {
   FX_REQUIRE_DEVICE();
   // Attention scores q @ k^T with k^T a transpose of the last two dims: the fused plan is one cuBLASLt call

@@ -46,7 +46,12 @@ INSTANTIATE_TEST_SUITE_P(
                       TailCase{{"add(residual)", "relu"}, MatmulEpilogue::none, 0, EpilogueStop::full_tensor_add},
                       TailCase{{"add(bias)", "relu", "mul"}, MatmulEpilogue::relu_bias, 2,
                                EpilogueStop::unsupported_op},
-                      TailCase{{"sigmoid"}, MatmulEpilogue::none, 0, EpilogueStop::unsupported_op}));
+                      TailCase{{"sigmoid"}, MatmulEpilogue::none, 0, EpilogueStop::unsupported_op},
+                      TailCase{{"mul_scalar"}, MatmulEpilogue::none, 1, EpilogueStop::none},
+                      TailCase{{"mul_scalar", "add(bias)", "gelu_tanh"}, MatmulEpilogue::gelu_tanh_bias, 3,
+                               EpilogueStop::none},
+                      TailCase{{"add(bias)", "mul_scalar"}, MatmulEpilogue::bias, 1,
+                               EpilogueStop::scale_after_epilogue}));
 
 TEST(ContractionEpilogueChoice, ErfGeluMessageNamesTheApproximation) {
   const auto choice = choose_matmul_epilogue({"add(bias)", "gelu"});

@@ -151,7 +151,9 @@ TEST(ContractionPlan, AttentionScoresAreOneBatchedTransposedGemm) {
   EXPECT_EQ(mm.k, 64);
   EXPECT_TRUE(mm.transpose_b);
   EXPECT_EQ(mm.epilogue, MatmulEpilogue::none);
-  EXPECT_EQ(names(g, p.rest), (std::vector<std::string>{"scaled", "masked"}));
+  // scores * 0.125 is the GEMM's alpha: only the mask add is left for a second kernel.
+  EXPECT_FLOAT_EQ(mm.alpha, 0.125f);
+  EXPECT_EQ(names(g, p.rest), (std::vector<std::string>{"masked"}));
   const ContractionGroupPlan ctx = auto_group(g, "ctx");
   ASSERT_EQ(ctx.calls.size(), 1u);
   EXPECT_EQ(ctx.calls[0].matmul.batch, 96);
