@@ -10,7 +10,7 @@ packages=(
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   fonts-dejavu-core xvfb xauth
   clang libclang-rt-14-dev
-  python3 python3-numpy
+  python3 python3-numpy python3-jsonschema
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler python3-onnx
 )
 

@@ -25,9 +25,8 @@ std::string_view kernel_kind_name(KernelKind k);
 
 // Another layout of the same kernel over the threads: same entry point, parameters and results, its own source
 // and launch shape. The executor times a kernel's layouts on the device and keeps the fastest
-// (RunOptions::autotune), as Inductor autotunes its pointwise block sizes: on an H100, sin + cos of 64M f32 took
-// 0.2763 ms with 4 elements per thread (16-byte accesses) and 0.2740 ms with 2 (8-byte), relu(x * w + b)
-// 0.3521 vs 0.3509 ms (tools/microbench/cubin_race.cu); which one wins depends on the kernel and the device.
+// (RunOptions::autotune), as Inductor autotunes its pointwise block sizes: which layout wins depends on the
+// kernel and the device (docs/benchmarks.md).
 struct KernelLayout {
   std::string description;  // "4 elements per thread (16-byte accesses)"
   std::string source;

@@ -7,7 +7,7 @@
 // at the output's own index (or broadcast along it) are loaded the same way; tensors read through a layout
 // op are loaded element by element at their remapped index. Storing 16 bytes and giving each thread kVec
 // independent loads in flight moves a head-split permute ([B,S,H,D] -> [B,H,S,D]) at copy speed where one
-// element per thread reached 0.77 of it (H100, 48 MiB: 0.0293 vs 0.0225 ms).
+// element per thread falls well short of it.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -109,12 +109,9 @@ GeneratedKernel elementwise_kernel(const Graph& g, const std::vector<NodeId>& no
 }  // namespace
 
 // The default layout moves 16 bytes per access of the widest tensor; the alternatives move 8 (Inductor's
-// choice for the large f32 pointwise kernels of the samples on an H100: 512 elements per block of 256 threads),
-// with 256 threads per block and, for kernels of at least kWideBlocks blocks, with 512. Raced on an H100 over
-// 64M f32 (tools/microbench/stream_layouts.py, 9 rounds): relu(x * w + b) 0.3525 ms with 16-byte accesses,
-// 0.3517 with 8-byte, 0.3512 with 8-byte and 512 threads; sin + cos 0.2761, 0.2749 and 0.2775. No layout wins
-// everywhere, so the run times them (two accesses per thread, 128 or 1024 threads, or resident blocks looping
-// over the tiles were no faster on either).
+// choice for large f32 pointwise kernels: 512 elements per block of 256 threads), with 256 threads per block
+// and, for kernels of at least kWideBlocks blocks, with 512. No layout wins everywhere (docs/benchmarks.md), so
+// the run times them.
 GeneratedKernel generate_elementwise(const Graph& g, const std::vector<NodeId>& nodes,
                                      const std::vector<ValueId>& outputs, const std::string& name) {
   const Shape& root = g.value_type(outputs.front()).shape;

@@ -141,9 +141,8 @@ std::string elementwise_expr(const Graph& g, const Node& node, const std::vector
     e = call(op == "maximum" ? "fx_max" : "fx_min", a);
   } else if (op == "pow" && is_floating(out) && node.inputs[1].is_scalar() &&
              (node.inputs[1].scalar == 2.0 || node.inputs[1].scalar == 3.0)) {
-    // x^2 and x^3 (GELU's tanh form has x^3) as products: powf is a long instruction sequence, and with it an
-    // H100 ran a decomposed tanh-GELU at 2.19 TB/s where the same kernel bound by memory runs at copy speed.
-    // The product is correctly rounded, within powf's own 2 ulp.
+    // x^2 and x^3 (GELU's tanh form has x^3) as products: powf is a long instruction sequence that makes a
+    // decomposed tanh-GELU instruction-bound. The product is correctly rounded, within powf's own 2 ulp.
     e = "(" + a[0] + " * " + a[0] + (node.inputs[1].scalar == 3.0 ? " * " + a[0] : "") + ")";
   } else if (op == "pow") {
     e = is_floating(out) ? call("powf", a) : "(" + compute_type(out) + ")pow((double)" + a[0] + ", (double)" + a[1] + ")";

@@ -20,15 +20,11 @@ __device__ __forceinline__ float fx_round_bf16(float f) { return fx_bf16_to_f32(
 
 // Loads with an L2 eviction policy (PTX createpolicy + ld.global.L2::cache_hint), as Triton's eviction_policy.
 // fx_load_keep: an operand that many threads re-read (a bias, a mask or a layernorm weight broadcast over rows)
-// stays in the L2 (evict_last). Without it the streams around it push it out and it comes from DRAM again: on an
-// H100, scale + mask + softmax over 98,304 rows of 1024 f32 with a [1024, 1024] mask took 0.2889 ms with plain
-// loads and 0.2720 ms with this (tools/microbench/row_kernels.cu). fx_load_once: a stream a reduction reads once
-// and stores nothing of (evict_first), so it displaces its own lines first; the sum of squares over [16384, 4096]
-// f32 with 512 threads per row: 0.0976 ms plain, 0.0949 ms this way, after a 256 MB cache flush.
-// fx_load_row: the row a row kernel normalises and stores back (softmax, layernorm), with Triton's first-pass
-// hints: L1 and L2 evict_last. The row stays in registers either way, yet under a 256 MB cache flush before each
-// run, softmax over [16384, 4096] f32 took 0.1826 ms with plain loads and 0.1812 ms this way (Inductor's kernel
-// 0.1815; tools/microbench/cubin_race.cu, one process, interleaved rounds).
+// stays in the L2 (evict_last). Without it the streams around it push it out and it comes from DRAM again.
+// fx_load_once: a stream a reduction reads once and stores nothing of (evict_first), so it displaces its own
+// lines first. fx_load_row: the row a row kernel normalises and stores back (softmax, layernorm), with Triton's
+// first-pass hints: L1 and L2 evict_last; the row stays in registers either way, yet under a cache flush the
+// hints are measurably faster (docs/benchmarks.md).
 #define FX_LD_HINTED(L1, POLICY)                                                                              \
   if constexpr (sizeof(V) == 16) {                                                                            \
     asm("ld.global" L1 ".L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"                                   \
@@ -74,8 +70,8 @@ __device__ __forceinline__ float fx_silu(float x) { return x / (1.0f + expf(-x))
 // The same for f16/bf16 results, with the hardware exp2 (__expf) and reciprocal (__fdividef): __expf's error
 // is 2 + 1.17|x| ulp (under 1e-5 relative even near |x| = 88), far below the 2^-8 and 2^-11 at which bf16 and
 // f16 round at worst, and it costs half the instructions. A 16-bit element moves half the bytes of an f32 one,
-// so the precise version made these kernels instruction-bound: silu(g) * u over [8192, 4096] bf16 took 0.100 ms
-// (2.0 TB/s) where mul alone took 0.070 ms (2.9 TB/s) on an H100. e = exp(-|x|) lies in [0, 1], so 1 + e never
+// so the precise version made these kernels instruction-bound, slower than a plain multiply of the same bytes.
+// e = exp(-|x|) lies in [0, 1], so 1 + e never
 // overflows and __fdividef's denominator stays in [1, 2]; NaN and +-inf come out as from the precise version.
 // Below x = -87.3 e is subnormal or 0, so silu may give -0 where the precise form gives a value under 1e-36.
 __device__ __forceinline__ float fx_sigmoid_fast(float x) {

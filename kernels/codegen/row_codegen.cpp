@@ -498,14 +498,9 @@ std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std:
   plan.vec = static_cast<int>(std::min<std::int64_t>(8, 16 / widest_bytes(g, nodes, outputs)));
   while (plan.vec > 1 && rs->r % plan.vec != 0) plan.vec /= 2;
   const std::int64_t vectors = (rs->r + plan.vec - 1) / plan.vec;
-  // Threads per row: enough for kChunkTarget vector accesses each. On an H100, two per thread instead of one
-  // ran gpt2_block's scale+mask+softmax over 98,304 rows of 1024 f32 in 0.2910 instead of 0.3057 ms and its
-  // 768-wide layernorm in 0.0205 instead of 0.0221 ms (fewer threads, fewer block-reduction steps per row);
-  // four and eight were no better there, and eight made the 4096-wide samples up to 1% slower (those keep 256
-  // threads of four accesses with two).
-  // A pure reduction (one value per row stored) keeps fewer values per thread: 512 threads of two accesses
-  // reduced a [16384, 4096] f32 sum of squares in 0.0976 ms against 0.0983 with 256 x 4 (0.0949 vs 0.0983
-  // with its loads evict-first; H100, 256 MB cache flush before each run; tools/microbench/row_kernels.cu).
+  // Threads per row: enough for kChunkTarget vector accesses each; two per thread rather than one means fewer
+  // threads and fewer block-reduction steps per row, and more per thread made wide rows slower.
+  // A pure reduction (one value per row stored) keeps fewer values per thread: 512 threads of two accesses.
   plan.reduce_only = true;
   for (ValueId o : outputs) plan.reduce_only = plan.reduce_only && g.value_type(o).numel() == rs->rows;
   constexpr int kChunkTarget = 2;
@@ -524,12 +519,10 @@ std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std:
           std::to_string(chunks * plan.vec) + " per thread per value)";
     return std::nullopt;
   }
-  // The row a kernel stores back is loaded with Triton's evict_last hints (fx_load_row): softmax over
-  // [16384, 4096] f32 0.1826 -> 0.1812 ms, layernorm and softmax samples from 0.5-1% behind torch.compile to
-  // 0.3-1% ahead (H100, cache flush before each run). Not when a large operand broadcast over rows must stay
-  // in the L2 (gpt2_block's [1024, 1024] attention mask, read with evict_last for each of its 96 (batch, head)
-  // pairs): with the streaming rows marked evict_last too, the mask lost its place and the block took 1.293
-  // instead of 1.272 ms. Small ones (a layernorm's weights) stay either way.
+  // The row a kernel stores back is loaded with Triton's evict_last hints (fx_load_row). Not when a large
+  // operand broadcast over rows must stay in the L2 (an attention mask read for every (batch, head) pair): with
+  // the streaming rows marked evict_last too, the operand loses its place. Small ones (a layernorm's weights)
+  // stay either way.
   constexpr std::int64_t kLargeBroadcastBytes = std::int64_t{1} << 20;
   bool large_broadcast = false;
   for (ValueId v : group_inputs(g, nodes)) {
@@ -537,12 +530,9 @@ std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std:
     large_broadcast = large_broadcast || (t.numel() < numel(rs->full) && t.bytes() >= kLargeBroadcastBytes);
   }
   plan.row_hint = !plan.reduce_only && !large_broadcast;
-  // Half and twice the threads, timed against this one by the executor (RunOptions::autotune): in the cubin
-  // race of the row kernels (tools/microbench/row_kernels.cu) 128 x 8, 256 x 4 and 512 x 2 accesses were
-  // within 0.2% of one another over 4096-wide rows, but timed in the run on their own shapes they differ by a
-  // few percent (H100: gpt2_block's 768-wide layernorm 0.0178 ms with 64 x 3 against 0.0183 with this rule's
-  // 96 x 2), so the run measures instead of the generator guessing. Only layouts that keep the row in
-  // registers and leave no warp idle.
+  // Half and twice the threads, timed against this one by the executor (RunOptions::autotune): on their own
+  // shapes the choices differ by a few percent, so the run measures instead of the generator guessing. Only
+  // layouts that keep the row in registers and leave no warp idle.
   std::vector<std::pair<int, std::int64_t>> others;
   for (const int other : {threads / 2, threads * 2}) {
     const int t = warps_for(other, 1024);

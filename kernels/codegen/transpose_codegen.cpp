@@ -8,13 +8,8 @@
 // Layouts (the executor times them and keeps the fastest, as for elementwise kernels): by default 4 warps per
 // 64 x 64 tile, each thread moving kVec consecutive elements (one 16-byte access of the widest tensor) along
 // the fast dim of each phase, as Triton's tiled pointwise kernels do; the others, 16 warps with one element
-// per access, and 16 warps with kVec. On an H100 the conv_bn_relu sample's conversions ([32, 64, 3136] f32 and
-// back) took 0.0218 and 0.0212 ms after a 256 MB flush with 16-byte accesses and 4 warps against 0.0247 and
-// 0.0228 with one element (a copy of the same bytes 0.0224; Inductor's kernels 0.0214 and 0.0213), and reading
-// a source just written to the L2 0.0157/0.0164 against 0.0197/0.0188 (tools/microbench/layout_conversion.cu,
-// conversion_torch.py). Which wins depends on the kernel: a pure 8192^2 f32 transpose took 0.1871 ms with 16
-// warps and 16-byte accesses, 0.1890 with 4, 0.1978 with one element (copy: 0.1822); transpose_chain's fused
-// relu(transpose(x*w)+1) 0.2732 with 16 warps and 16-byte accesses, 0.2736 with one element, 0.2780 with 4.
+// per access, and 16 warps with kVec. Which wins depends on the kernel and on whether the source is in DRAM or
+// just written to the L2 (docs/benchmarks.md, conv_bn_relu and transpose_chain).
 #include <algorithm>
 #include <functional>
 #include <set>
@@ -25,9 +20,8 @@ namespace fx::gpu::codegen {
 namespace {
 
 constexpr int kTile = 64;           // output tile edge, elements
-// With one element per access, 16 warps ran the 8192^2 f32 relu(transpose(x*w)+1) 1% faster than 8 on an H100
-// (0.2769 vs 0.2794 ms; 128x128, 32x32 and rectangular tiles and a persistent grid were slower or no better:
-// tools/microbench/transpose_tiles.cu). With 16-byte accesses 4 warps were fastest (layout_conversion.cu).
+// With one element per access 16 warps were the fastest (other tiles and a persistent grid were slower or no
+// better); with 16-byte accesses, 4 (bench/microbench/layout_conversion.cu).
 constexpr int kScalarWarps = 16;
 constexpr int kVectorWarps = 4;
 constexpr int kMinEdge = 16;        // smaller dims gain nothing from a tile

@@ -16,10 +16,7 @@ namespace fx::gpu {
 
 // Holds a stream's work back until the host has enqueued all of a timed run, so that the GPU never waits for
 // the host inside the timed window: a way whose launches cost the host more (three launches, one a cuDNN call)
-// would otherwise be charged for them whenever the host fell behind the GPU. Without it, a convolution's ways
-// timed up to twice their plan time in some runs (conv_bn_relu on an H100: the NCHW call 0.2045 ms, the
-// channels-last way 0.2353-0.2595, against 0.093 and 0.089 in the plan timing of the same run). The host
-// function waits at most 100 ms, so a library call that waits on the stream cannot hang the run.
+// would otherwise be charged for them whenever the host fell behind the GPU. The host function waits at most 100 ms, so a library call that waits on the stream cannot hang the run.
 class StreamGate {
  public:
   explicit StreamGate(cudaStream_t stream) {

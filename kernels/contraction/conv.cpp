@@ -1,7 +1,7 @@
 // fx::gpu::Conv2d: cuDNN's graph API first (conv_graph.cpp), its legacy (v7-style) API where the graph API has no
 // plan for a problem or a launch's pointers are too loosely aligned. The legacy fused call
 // cudnnConvolutionBiasActivationForward is deprecated in cuDNN 9 but still works for FP32 NCHW with RELU or
-// IDENTITY (VERIFIED-FACTS.md). Both fused modes run IMPLICIT_PRECOMP_GEMM there, the one algorithm the legacy
+// IDENTITY (cuDNN API reference, cudnnConvolutionBiasActivationForward). Both fused modes run IMPLICIT_PRECOMP_GEMM there, the one algorithm the legacy
 // call supports with every activation it accepts.
 #include <map>
 #include <optional>

@@ -2,7 +2,7 @@
 // The weights [K, N_i] are copied once, on the device, into one row-major [K, N_1 + ... + N_p] matrix (and
 // the biases into one vector); one GEMM then writes Y[M, sum N_i], and output i is the column view
 // Y[:, offset_i : offset_i + N_i] with leading dimension ldc. On compute-bound shapes this saves launches,
-// not time: x is read from L2 either way (VERIFIED-FACTS.md, Q,K,V on the H200).
+// not time: x is read from L2 either way.
 #pragma once
 
 #include <cstdint>

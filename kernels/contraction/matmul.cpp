@@ -1,7 +1,7 @@
 // cuBLASLt behind fx::gpu::Matmul. Row-major Y = X*W is computed as column-major Y^T = W^T * X^T
 // (cuBLAS m = N, n = M, k = K): the column-major view of a row-major matrix is its transpose, so no data
 // moves. CUBLASLT_ORDER_ROW would be the direct route, but with bias epilogues it returns NOT_SUPPORTED
-// with 0 algorithms (VERIFIED-FACTS.md).
+// with 0 algorithms (cuBLASLt 12 and 13).
 #include <algorithm>
 #include <array>
 #include <iterator>
@@ -91,24 +91,18 @@ struct Plan {
   std::string search_choice;  // `choice` as the search left it
 };
 
-// cuBLASLt's heuristic ranks its candidates with a model, and on an H100 its first pick was up to 17% slower
-// than another it offered (gpt2_block's 8192x3072 -> 768 TF32 projection with a BIAS epilogue: 0.1557 vs
-// 0.1334 ms; the 768 -> 768 projections 0.0567 vs 0.0517 ms). A plan therefore times kCandidates candidates
+// cuBLASLt's heuristic ranks its candidates with a model, and its first pick can be well behind another it
+// offered (docs/benchmarks.md, gpt2_block). A plan therefore times kCandidates candidates
 // once, on the call's own operands, and keeps the fastest (median of kTimedRounds). The candidates are timed in
 // interleaved rounds, one launch of each per round, so that a clock drift during the search (large bf16 GEMMs
-// run at the H100's power limit, and their times move by several percent within one run) moves every
-// candidate alike instead of favouring whichever was timed while the clocks were high. With 7 rounds after one
-// warm-up round, two runs of swiglu_bf16 picked different algorithms for its merged [2 x 8192x4096x4096] bf16
-// GEMM (0.788 and 0.702 ms by their own timing): the first rounds ran while the clocks were still falling to
-// their power-limited level. Two warm-up rounds and 15 timed ones cost 0.1 s for that GEMM, nothing for small ones.
+// run at the GPU's power limit, and their times move by several percent within one run) moves every
+// candidate alike instead of favouring whichever was timed while the clocks were high. Two warm-up rounds let
+// the clocks fall to their power-limited level before the timed ones.
 //
 // The heuristic returns a few configurations, each with an explicit cluster shape, so the candidates also include
 // its algorithms with the cluster shape left to cuBLASLt and every (tile, stages) pair of each algorithm it
-// offered (tile_variants). For gpt2_block's scores GEMM (96 x [1024, 64] x [64, 1024], TF32) the fastest on an
-// H100 was such a configuration: 0.1677 ms against the heuristic's best 0.1724 and cuBLAS's own
-// cublasGemmStridedBatchedEx 0.1725 (tools/microbench/attention_gemms.cu); in the executor the heuristic's first
-// algorithm, tile and stages with the cluster shape left to cuBLASLt won (0.167 against 0.173 ms). All of them
-// are screened in a few interleaved rounds; the heuristic's first and the fastest others go on to the full timing.
+// offered (tile_variants): such a configuration can beat every one the heuristic lists (docs/benchmarks.md,
+// gpt2_block's attention GEMMs; bench/microbench/attention_gemms.cu). All of them are screened in a few interleaved rounds; the heuristic's first and the fastest others go on to the full timing.
 // A batched problem's pool also holds the heuristic's candidates for one member of the batch (member_candidates).
 constexpr int kCandidates = 8;  // timed in full: the heuristic's first and the 7 fastest others
 constexpr int kWarmupRounds = 2;
@@ -116,14 +110,10 @@ constexpr int kTimedRounds = 15;
 constexpr int kScreenRounds = 3;  // after one warm-up round, for a pool larger than kCandidates
 constexpr int kHeuristicRequest = 16;
 // The search's best configurations kept for the executor to time again inside its plan (Matmul::finalist_count).
-// On qkv_bf16's merged GEMM the search, run once as the process starts, picked a 128x128 tile after an idle GPU
-// and a 256x128 one after two seconds of GEMMs, three times each; the plan then ran in 0.286 and 0.259 ms
-// (docs/benchmarks.md, run Z): the ranking of close configurations moves with the GPU's state and with the L2 as
-// the search leaves it (each candidate after itself), which is not as the plan leaves it. The heuristic's first
-// (what cuBLASLt runs without a search, and what PyTorch's GEMMs run) joins them where the search ranked it
-// lower: on an H100 (2026-11-26) the search on qkv_bf16's merged GEMM ranked it 3.4% behind a 128x128 tile, which
-// then ran 3.5% behind torch.compile's three GEMMs in a one-process race, where the heuristic's first, kept by
-// the search of another process, ran 1.2% ahead (tests/bench/race.py; docs/benchmarks.md, run AG).
+// The ranking of close configurations moves with the GPU's state and with the L2 as the search leaves it (each
+// candidate after itself), which is not as the plan leaves it (docs/benchmarks.md, qkv_bf16). The heuristic's
+// first (what cuBLASLt runs without a search, and what PyTorch's GEMMs run) joins them where the search ranked
+// it lower, so the plan's own timing can still keep it.
 constexpr std::size_t kFinalistsKept = 3;
 constexpr std::size_t kMaxVariants = 256;
 
@@ -292,8 +282,7 @@ std::optional<double> Matmul::Impl::time_algo(const Plan& plan, const cublasLtMa
   // A candidate cuBLASLt refuses at launch is skipped; its status is not an error of the run.
   // The timed launch follows an untimed one of the same algorithm, so the GPU is busy and the operands are in the
   // L2 as for a GEMM whose inputs the previous step just wrote (the cache flush of --cold-l2 is the executor's,
-  // not known here). Alone after the host's wait, gpt2_block's 768 -> 768 projections timed 0.053-0.054 ms that
-  // the plan then ran in 0.042-0.048.
+  // not known here); timed alone after the host's wait, a small GEMM takes longer than in the plan.
   if (launch() != CUBLAS_STATUS_SUCCESS) return std::nullopt;
   bool failed = false;
   const double ms = median_event_ms(ops.stream, 1, [&] { failed |= launch() != CUBLAS_STATUS_SUCCESS; });
@@ -321,8 +310,8 @@ bool Matmul::Impl::accepts(const Plan& plan, const PlanKey& key, const cublasLtM
 
 // cuBLASLt's heuristic ranks a batched problem's configurations otherwise than one member's. For qkv_bf16's three
 // projections as one strided-batched GEMM (x broadcast, 3 x [8192, 4096] x [4096, 1024] bf16) it offered a 128x128
-// tile where each projection alone gets 256x128 (cluster 1x2x1), and on an H100 the three launched alone took
-// 0.263-0.274 ms against the merged call's 0.282-0.286 (docs/benchmarks.md, run Y). The member's candidates join
+// tile where each projection alone gets 256x128 (cluster 1x2x1), and the three launched alone ran faster than the
+// merged call (docs/benchmarks.md, qkv_bf16). The member's candidates join
 // the pool where cuBLASLt accepts them for the whole batch; a refusal of the member's query only means fewer
 // candidates, never an error.
 std::vector<cublasLtMatmulAlgo_t> Matmul::Impl::member_candidates(const Plan& plan, const PlanKey& key,

@@ -1,6 +1,6 @@
 // Internal to kernels/profile: who may use CUPTI right now, and whether a CUDA device exists at all.
 // CUPTI's activity tracing and its range profiler share process-wide state; used together they give wrong
-// kernel records (0 ns durations, missing or CUPTI-internal kernels: see docs VERIFIED-FACTS), so the
+// kernel records (0 ns durations, missing or CUPTI-internal kernels), so the
 // timing pass and the counter pass must not overlap. These claims make that a reported reason, not a bad number.
 #pragma once
 

@@ -21,7 +21,8 @@
 namespace fx::gpu {
 namespace {
 
-// All four fit in one pass on Hopper (VERIFIED-FACTS), so kernel replay runs each kernel once per range.
+// All four fit in one pass on Hopper (the profiler reports the passes a configuration needs), so kernel replay
+// runs each kernel once per range.
 constexpr std::array<const char*, 4> kMetrics = {"dram__bytes_read.sum", "dram__bytes_write.sum",
                                                  "gpu__time_duration.sum", "lts__t_sectors_srcunit_tex_op_write.sum"};
 constexpr double kL2SectorBytes = 32.0;
@@ -308,9 +309,9 @@ bool DramProfiler::Impl::run_window(int i, const std::function<void(int)>& launc
   return window.stop();
 }
 
-// Each window repeats the whole sequence that VERIFIED-FACTS saw work (Enable ... Decode, Disable), with its own
+// Each window repeats the whole sequence of CUPTI's range profiler (Enable ... Decode, Disable), with its own
 // counter image: range indices start at 0 and every range belongs to this launch. Re-enabling per launch costs
-// milliseconds; reusing one session across windows is an optimisation not yet verified on the GPU machine.
+// milliseconds; one session across windows would be cheaper but is not what these tests check.
 KernelCounters DramProfiler::Impl::measure_one(int i, const std::function<void(int)>& launch) {
   flush_l2();  // before the session: never a range
   RangeSession session(ctx);

@@ -13,8 +13,8 @@
 // 256 MiB measured 505 MiB of 512 written); for a footprint below the L2 size most writes may stay in the L2.
 // `l2_bytes_written` (sectors the SMs stored into the L2) says what the launch wrote regardless; compare the
 // two to see how much had not reached DRAM. An earlier design closed each window with a second flush to
-// count that write-back, but on an H100 the closing flush's range added ~23 MiB of DRAM writes of its own
-// (a 16 MiB copy measured 39.5 MiB written), so bytes it reports would not be the launch's.
+// count that write-back, but the closing flush's range added DRAM writes of its own, so bytes it reported
+// were not the launch's.
 //
 // AutoRange serialises and synchronises around every kernel: `duration_ns` is the kernel alone on the GPU, not
 // a pipeline timing. Take timings from KernelTimer in a separate pass; the two must not run together.

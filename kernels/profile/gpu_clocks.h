@@ -1,9 +1,7 @@
 // The GPU's SM clock, power and the reasons its clocks are held back, read through NVML while a timing runs.
 //
-// Compute-bound kernels run at the H100's power limit: qkv_bf16's three bf16 GEMMs took 0.2625 ms in a burst
-// after an idle GPU and 0.2848 ms after 1.5 s of back-to-back runs, the SM clock down from 1980 to 1740 MHz at
-// about 690 W of 700 (tools/microbench/gemm_regime.py, H100, 2026-11-25). A time measured on such a kernel is
-// only true with the clocks it ran at, so a timing records them: a thread samples NVML every few milliseconds
+// Compute-bound kernels run at the GPU's power limit, where the SM clock falls the longer the GPU has been busy
+// (docs/measurement.md). A time measured on such a kernel is only true with the clocks it ran at, so a timing records them: a thread samples NVML every few milliseconds
 // while the GPU works (ClockWatch) and the report says what the SM clock was and what held it back, as Nsight
 // Compute reports the clocks it measured at.
 //
@@ -45,8 +43,7 @@ struct ClockSample {
 
 // What the samples of one timing saw. Samples taken while the GPU idled (kClockGpuIdle: the host between two
 // stretches of work) are counted but do not set the clock range, whose low end would be the idle clock. A
-// sample as the work begins may still catch the clock ramping up from idle (345 MHz on an H100, the idle bit
-// already clear), so the median is the clock the work ran at and the range says how far it strayed.
+// sample as the work begins may still catch the clock ramping up from idle (the idle bit already clear), so the median is the clock the work ran at and the range says how far it strayed.
 struct ClockSpan {
   int samples = 0, busy_samples = 0;
   unsigned sm_mhz_min = 0, sm_mhz_max = 0;
