@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "bench/harness/fusion_harness.h"
@@ -20,8 +22,10 @@ using fx::test::download;
 using fx::test::Operand;
 using fx::test::random_operand;
 
+// One file per process: ctest runs the tests of this file in parallel processes that write the same graphs.
 std::string temp_graph(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / ("fx_harness_" + name + ".json");
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("fx_harness_" + name + "_" + std::to_string(::getpid()) + ".json");
   std::ofstream(path) << text;
   return path.string();
 }
