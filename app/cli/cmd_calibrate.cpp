@@ -1,9 +1,9 @@
 // fusion-cli calibrate: measures the GPU (copy bandwidth, launch overhead) and writes a DeviceDescription the
 // cost model loads (`--device FILE`).
 #include <ctime>
-#include <fstream>
 #include <iomanip>
 
+#include "app/cli/cli_io.h"
 #include "app/cli/command.h"
 #include "core/cost/device_description.h"
 
@@ -21,10 +21,10 @@ const char* kHelp =
     "plus written, median of 20), the per-launch overhead of back-to-back empty kernels, and the dense\n"
     "tensor-core rates (bf16 and f32-on-TF32 square cuBLASLt GEMMs of --gemm-size, default 8192, on random\n"
     "data; 0 skips them). Writes a device description (the preset for this GPU with the measured values) to\n"
-    "OUT, which `--device OUT` then loads. Exit code 3 without a CUDA device.\n";
+    "OUT (- for stdout), which `--device OUT` then loads. Exit code 3 without a CUDA device.\n";
 
 #ifdef FX_HAVE_CUDA
-int calibrate(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+int calibrate(const std::vector<std::string>& argv, std::ostream& stdout_stream, std::ostream& err) {
   Args args(argv, {}, {"--json", "--size-mib", "--gemm-size"});
   if (!args.ok() || !args.positionals().empty()) {
     err << "fusion-cli calibrate: " << (args.ok() ? "takes no file" : args.error()) << "\n";
@@ -43,6 +43,8 @@ int calibrate(const std::vector<std::string>& argv, std::ostream& out, std::ostr
     err << "fusion-cli calibrate: --size-mib is 1 to 65536, --gemm-size 0 (skip) to 32768\n";
     return kBadInput;
   }
+  // With --json -, stdout carries the device description alone; the measurements go to stderr.
+  std::ostream& out = args.value("--json") == "-" ? err : stdout_stream;
   gpu::Calibration c;
   try {
     c = gpu::calibrate_device(mib << 20, 20, gemm);
@@ -76,8 +78,11 @@ int calibrate(const std::vector<std::string>& argv, std::ostream& out, std::ostr
         << " TFLOP/s, f32 on TF32 tensor cores " << c.tf32_tensor_flops / 1e12 << " TFLOP/s\n";
   }
   if (auto file = args.value("--json")) {
-    std::ofstream(*file) << device_to_json(d);
-    out << "wrote " << *file << "\n";
+    if (auto w = write_output(*file, device_to_json(d), stdout_stream); !w) {
+      err << "fusion-cli calibrate: " << format_diagnostics(w.errors(), *file);
+      return kFailed;
+    }
+    if (!is_std_stream(*file)) out << "wrote " << *file << "\n";
   }
   return kOk;
 }

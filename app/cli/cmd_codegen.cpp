@@ -4,12 +4,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/cli_io.h"
 #include "app/cli/command.h"
 #include "app/cli/plan_source.h"
 
 #ifdef FX_HAVE_CUDA
 #include "core/graph/graph_io.h"
 #include "kernels/codegen/codegen.h"
+#include "kernels/common/gpu_error.h"
+#include "kernels/executor/executor.h"
 #include "kernels/nvrtc/nvrtc_compiler.h"
 #endif
 
@@ -22,35 +25,47 @@ const char* kHelp =
     "Prints the generated CUDA C++ of every group of the plan (or of one group: --group g:NODE or its index).\n"
     "The plan: --plan names a fused graph file; --auto runs the fusion engine's auto-fuse (the default for a\n"
     "plain graph file); --unfused prints the one-kernel-per-node plan. --compile also compiles each kernel with\n"
-    "NVRTC for --arch (default sm_90) and prints the CUBIN size or the compile log; no GPU is needed.\n"
+    "NVRTC for --arch (default: the GPU at hand, else sm_90) and prints the CUBIN size or the compile log; no GPU\n"
+    "is needed.\n"
     "Groups that run on cuBLASLt/cuDNN/CUB, or cannot run (custom), are listed with the reason.\n"
     "--json OUT also writes the kernels as JSON (format fusion-explorer/kernels): for each group its kernels,\n"
     "each with its entry point, the values it reads and writes (its parameters in that order: one device\n"
     "pointer each, inputs then outputs) and every layout the run would time (description, source, grid,\n"
-    "block; the first is the default), or the reason the group has none. tests/bench/race.py launches them\n"
-    "next to torch.compile's kernels in one process.\n";
+    "block; the first is the default), or the reason the group has none; --json - writes it to stdout and the\n"
+    "sources to stderr. bench/python/race.py launches them next to torch.compile's kernels in one process.\n";
 
 #ifdef FX_HAVE_CUDA
+// The GPU at hand, as the executor compiles for it; sm_90 on a machine without one.
+std::string default_arch() {
+  try {
+    return gpu::query_device(0).arch();
+  } catch (const std::exception&) {  // no driver, no device
+    return "sm_90";
+  }
+}
+
 nlohmann::ordered_json layout_json(const gpu::KernelLayout& l) {
   return {{"description", l.description}, {"grid", l.grid}, {"block", l.block}, {"source", l.source}};
 }
 
-int codegen(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+int codegen(const std::vector<std::string>& argv, std::ostream& stdout_stream, std::ostream& err) {
   Args args(argv, {"--auto", "--unfused", "--compile"}, {"--plan", "--group", "--arch", "--device", "--json"});
   if (!args.ok() || args.positionals().size() != 1) {
     err << "fusion-cli codegen: " << (args.ok() ? "name one graph file" : args.error()) << "\n";
     return kBadInput;
   }
-  auto device = resolve_device(args.value("--device").value_or("h100"));
+  auto device = resolve_device_input(args.value("--device").value_or("h100"));
   if (!device) {
     err << "fusion-cli codegen: " << format_diagnostics(device.errors());
     return kBadInput;
   }
   auto plans = load_plans({args.positionals()[0], args.value("--plan"), args.has("--auto"), args.has("--unfused")}, *device, err);
   if (!plans) return kBadInput;
+  // With --json -, stdout carries the JSON alone; the sources go to stderr.
+  std::ostream& out = args.value("--json") == "-" ? err : stdout_stream;
   const Graph& g = plans->engine->graph();
   const auto only = args.value("--group");
-  const std::string arch = args.value("--arch").value_or("sm_90");
+  const std::string arch = args.value("--arch").value_or(default_arch());
   gpu::NvrtcCompiler compiler;
   int status = kOk, index = 0, shown = 0;
   out << "// " << g.name() << ": " << plans->fused.groups().size() << " groups from " << plans->how << "\n";
@@ -112,7 +127,7 @@ int codegen(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
     return kBadInput;
   }
   if (const auto path = args.value("--json")) {
-    if (auto w = write_text_file_atomic(*path, doc.dump(2) + "\n"); !w) {
+    if (auto w = write_output(*path, doc.dump(2) + "\n", stdout_stream); !w) {
       err << "fusion-cli codegen: cannot write the kernels: " << format_diagnostics(w.errors(), *path);
       return kFailed;
     }

@@ -1,9 +1,11 @@
 // Fusion verbs: analyze (candidates and why not), fuse (auto or by id, writes a fused graph file), explain.
+#include <algorithm>
 #include <iomanip>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/cli_io.h"
 #include "app/cli/command.h"
 #include "core/cost/device_description.h"
 #include "core/fusion/engine.h"
@@ -21,19 +23,19 @@ std::string us(double seconds) {
 // Loads FILE (a graph, or a fused graph whose plan is restored) for the device named by --device.
 std::optional<FusionEngine> open_engine(const Args& args, const std::string& file, EngineOptions options,
                                         std::ostream& err) {
-  auto device = resolve_device(args.value("--device").value_or("H200"));
+  auto device = resolve_device_input(args.value("--device").value_or("H200"));
   if (!device) {
     err << format_diagnostics(device.errors(), args.value("--device").value_or(""));
     return std::nullopt;
   }
-  auto text = read_text_file(file, LoadLimits{}.max_file_bytes);
+  auto text = read_input(file, LoadLimits{}.max_file_bytes);
   if (!text) {
-    err << format_diagnostics(text.errors(), file);
+    err << format_diagnostics(text.errors(), display_name(file));
     return std::nullopt;
   }
   auto engine = FusionEngine::load_fused_graph(*text, *device, std::move(options));
   if (!engine) {
-    err << format_diagnostics(engine.errors(), file);
+    err << format_diagnostics(engine.errors(), display_name(file));
     return std::nullopt;
   }
   return std::move(*engine);
@@ -56,24 +58,33 @@ nlohmann::ordered_json candidate_json(const Graph& g, const Candidate& c) {
   return j;
 }
 
+// Columns as wide as their longest entry plus two spaces, so long group ids and names never run together.
+std::size_t column_width(const std::vector<std::string>& cells, std::size_t minimum) {
+  std::size_t w = minimum;
+  for (const std::string& c : cells) w = std::max(w, c.size() + 2);
+  return w;
+}
+
 void print_plan(std::ostream& out, const FusionEngine& e) {
   const Plan& plan = e.plan();
   out << e.graph().name() << " on " << e.cost_model().device().name << ": " << plan.kernel_count() << " kernels, "
       << format_bytes(static_cast<double>(plan.bytes_moved())) << " moved, predicted " << us(plan.predicted_time_s())
       << "\n";
+  std::vector<std::string> ids, kinds, times, names;
   for (const Group& grp : plan.groups()) {
-    std::string kinds, names;
-    for (FusionKind k : grp.kinds) {
-      if (!kinds.empty()) kinds += '+';
-      kinds += to_string(k);
-    }
-    for (NodeId n : grp.nodes) {
-      if (!names.empty()) names += ' ';
-      names += e.graph().node(n).name;
-    }
-    for (NodeId n : grp.recomputed) names += " (recomputes " + e.graph().node(n).name + ")";
-    out << "  " << std::left << std::setw(22) << grp.id << std::setw(20) << kinds << std::setw(12)
-        << (grp.eliminated() ? "eliminated" : us(grp.cost.time_s)) << names << "\n";
+    std::string k, n;
+    for (FusionKind kind : grp.kinds) k += (k.empty() ? "" : "+") + std::string(to_string(kind));
+    for (NodeId node : grp.nodes) n += (n.empty() ? "" : " ") + e.graph().node(node).name;
+    for (NodeId node : grp.recomputed) n += " (recomputes " + e.graph().node(node).name + ")";
+    ids.push_back(grp.id);
+    kinds.push_back(k);
+    times.push_back(grp.eliminated() ? "eliminated" : us(grp.cost.time_s));
+    names.push_back(n);
+  }
+  const std::size_t wi = column_width(ids, 22), wk = column_width(kinds, 20), wt = column_width(times, 12);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    out << "  " << std::left << std::setw(static_cast<int>(wi)) << ids[i] << std::setw(static_cast<int>(wk)) << kinds[i]
+        << std::setw(static_cast<int>(wt)) << times[i] << names[i] << "\n";
   }
 }
 
@@ -100,8 +111,14 @@ int analyze(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
   }
   print_plan(out, *engine);
   out << "candidates (" << candidates.size() << "):\n";
+  std::vector<std::string> ids, reasons;
   for (const Candidate& c : candidates) {
-    out << "  " << (c.decision.fuse ? "fuse  " : "no    ") << std::left << std::setw(28) << c.id << std::setw(26)
+    ids.push_back(c.id);
+    reasons.emplace_back(to_string(c.decision.reason));
+  }
+  const int wi = static_cast<int>(column_width(ids, 28)), wr = static_cast<int>(column_width(reasons, 26));
+  for (const Candidate& c : candidates) {
+    out << "  " << (c.decision.fuse ? "fuse  " : "no    ") << std::left << std::setw(wi) << c.id << std::setw(wr)
         << to_string(c.decision.reason) << c.decision.message << "\n";
   }
   return kOk;
@@ -149,10 +166,17 @@ int fuse(const std::vector<std::string>& argv, std::ostream& out, std::ostream& 
     }
   }
   if (args.has("--auto")) engine->auto_fuse();
-  if (args.has("--json")) out << engine->decision_log_json();
-  else print_plan(out, *engine);
-  if (auto path = args.value("-o")) {
-    auto w = write_text_file_atomic(*path, engine->save_fused_graph());
+  const auto path = args.value("-o");
+  if (path && is_std_stream(*path) && args.has("--json")) {
+    err << "fusion-cli fuse: -o - and --json both write stdout; name a file for one of them\n";
+    return kBadInput;
+  }
+  // With the fused graph on stdout, the plan's summary goes to stderr so that stdout stays one JSON document.
+  std::ostream& human = path && is_std_stream(*path) ? err : out;
+  if (args.has("--json")) human << engine->decision_log_json();
+  else print_plan(human, *engine);
+  if (path) {
+    auto w = write_output(*path, engine->save_fused_graph(), out);
     if (!w) return report_errors(err, *path, format_diagnostics(w.errors(), *path));
   }
   return status;

@@ -1,4 +1,5 @@
 // fusion-cli generate: synthetic graphs for testing scale.
+#include "app/cli/cli_io.h"
 #include "app/cli/command.h"
 #include "core/generate/transformer.h"
 #include "core/graph/graph_io.h"
@@ -61,14 +62,10 @@ int generate(const std::vector<std::string>& argv, std::ostream& out, std::ostre
   }
   auto g = build_graph(transformer_spec(shape));
   if (!g) return report_errors(err, "generated graph", format_diagnostics(g.errors(), "generated graph"));
-  const std::string text = save_graph(*g);
-  if (auto path = args.value("-o")) {
-    auto w = write_text_file_atomic(*path, text);
-    if (!w) return report_errors(err, *path, format_diagnostics(w.errors(), *path));
-    err << "wrote " << *path << ": " << g->num_nodes() << " nodes\n";
-  } else {
-    out << text;
-  }
+  const std::string path = args.value("-o").value_or("-");
+  auto w = write_output(path, save_graph(*g), out);
+  if (!w) return report_errors(err, path, format_diagnostics(w.errors(), path));
+  if (!is_std_stream(path)) err << "wrote " << path << ": " << g->num_nodes() << " nodes\n";
   return kOk;
 }
 

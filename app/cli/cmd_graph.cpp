@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/cli_io.h"
 #include "app/cli/command.h"
 #include "core/cost/device_description.h"
 #include "core/export/dot.h"
@@ -15,23 +16,46 @@
 namespace fx::cli {
 namespace {
 
+nlohmann::ordered_json diagnostics_json(const Diagnostics& errors) {
+  auto list = nlohmann::ordered_json::array();
+  for (const Diagnostic& d : errors) {
+    nlohmann::ordered_json e{{"pointer", d.pointer}, {"message", d.message}};
+    if (d.line > 0) {
+      e["line"] = d.line;
+      e["column"] = d.column;
+    }
+    list.push_back(std::move(e));
+  }
+  return list;
+}
+
 int validate(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Args args(argv, {"--quiet"}, {});
+  Args args(argv, {"--quiet", "--json"}, {});
   if (!args.ok() || args.positionals().empty()) {
     err << "fusion-cli validate: " << (args.ok() ? "name at least one graph file" : args.error()) << "\n";
     return kBadInput;
   }
   int status = kOk;
+  auto files = nlohmann::ordered_json::array();
   for (const std::string& file : args.positionals()) {
-    auto g = load_graph_file(file);
+    auto g = load_graph_input(file);
+    nlohmann::ordered_json j{{"file", display_name(file)}, {"valid", g.ok()}};
     if (!g) {
-      err << format_diagnostics(g.errors(), file);
+      err << format_diagnostics(g.errors(), display_name(file));
+      j["errors"] = diagnostics_json(g.errors());
       status = kBadInput;
-    } else if (!args.has("--quiet")) {
-      out << file << ": ok (" << g->num_nodes() << " nodes, " << g->inputs().size() << " inputs, "
-          << g->outputs().size() << " outputs)\n";
+    } else {
+      j["nodes"] = g->num_nodes();
+      j["inputs"] = g->inputs().size();
+      j["outputs"] = g->outputs().size();
+      if (!args.has("--quiet") && !args.has("--json")) {
+        out << display_name(file) << ": ok (" << g->num_nodes() << " nodes, " << g->inputs().size() << " inputs, "
+            << g->outputs().size() << " outputs)\n";
+      }
     }
+    files.push_back(std::move(j));
   }
+  if (args.has("--json")) out << nlohmann::ordered_json{{"valid", status == kOk}, {"files", files}}.dump(2) << "\n";
   return status;
 }
 
@@ -70,8 +94,8 @@ int info(const std::vector<std::string>& argv, std::ostream& out, std::ostream& 
     return kBadInput;
   }
   const std::string& file = args.positionals()[0];
-  auto g = load_graph_file(file);
-  if (!g) return report_errors(err, file, format_diagnostics(g.errors(), file));
+  auto g = load_graph_input(file);
+  if (!g) return report_errors(err, file, format_diagnostics(g.errors(), display_name(file)));
   const Totals t = totals_of(*g);
   if (args.has("--json")) {
     nlohmann::ordered_json j;
@@ -117,11 +141,13 @@ Expected<Plan> load_plan_for(const Graph& g, const std::string& plan_file) {
     engine.auto_fuse();
     return engine.plan();
   }
-  auto text = read_text_file(plan_file, LoadLimits{}.max_file_bytes);
+  auto text = read_input(plan_file, LoadLimits{}.max_file_bytes);
   if (!text) return text.errors();
   auto engine = FusionEngine::load_fused_graph(*text, device);
   if (!engine) return engine.errors();
-  if (!(engine->graph() == g)) return Diagnostic{"", "the plan is for another graph (" + engine->graph().name() + ")"};
+  if (std::string diff = first_difference(engine->graph(), g); !diff.empty()) {
+    return Diagnostic{"", "the plan is for another graph (" + diff + ")"};
+  }
   return engine->plan();
 }
 
@@ -132,29 +158,27 @@ int dot(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
     return kBadInput;
   }
   const std::string& file = args.positionals()[0];
-  auto g = load_graph_file(file);
-  if (!g) return report_errors(err, file, format_diagnostics(g.errors(), file));
+  auto g = load_graph_input(file);
+  if (!g) return report_errors(err, file, format_diagnostics(g.errors(), display_name(file)));
   DotOptions options;
   options.edge_labels = !args.has("--no-edge-labels");
   if (auto plan_file = args.value("--plan")) {
     auto plan = load_plan_for(*g, *plan_file);
-    if (!plan) return report_errors(err, *plan_file, format_diagnostics(plan.errors(), *plan_file));
+    if (!plan) return report_errors(err, *plan_file, format_diagnostics(plan.errors(), display_name(*plan_file)));
     options.clusters = plan_clusters(*g, *plan);
   }
   const std::string text = to_dot(*g, options);
-  if (auto path = args.value("-o")) {
-    auto w = write_text_file_atomic(*path, text);
-    if (!w) return report_errors(err, *path, format_diagnostics(w.errors(), *path));
-  } else {
-    out << text;
-  }
+  auto w = write_output(args.value("-o").value_or("-"), text, out);
+  if (!w) return report_errors(err, "", format_diagnostics(w.errors(), args.value("-o").value_or("")));
   return kOk;
 }
 
 Register validate_cmd({"validate", "check graph files and list every problem with its JSON pointer",
-                       "usage: fusion-cli validate FILE... [--quiet]\n\n"
+                       "usage: fusion-cli validate FILE... [--quiet] [--json]\n\n"
                        "Loads each graph file and reports every error as FILE: error: /json/pointer: message\n"
-                       "(line and column for JSON syntax errors). Exit code 0 when all are valid, 2 otherwise.\n",
+                       "(line and column for JSON syntax errors). Exit code 0 when all are valid, 2 otherwise.\n"
+                       "--json prints {\"valid\", \"files\": [{\"file\", \"valid\", \"nodes\"... or \"errors\"}]} on stdout\n"
+                       "(the errors still go to stderr as text). FILE - reads stdin.\n",
                        validate});
 Register info_cmd({"info", "summarise a graph: nodes, tensors, bytes, op classes",
                    "usage: fusion-cli info FILE [--json]\n\n"

@@ -1,6 +1,7 @@
 // fusion-cli import: an ONNX model to a graph file.
 #include <charconv>
 
+#include "app/cli/cli_io.h"
 #include "app/cli/command.h"
 #include "app/import/onnx_import.h"
 #include "core/graph/graph_io.h"
@@ -44,23 +45,25 @@ int import_model(const std::vector<std::string>& argv, std::ostream& out, std::o
   }
   if (auto n = args.value("--name")) options.name = *n;
   const std::string& file = args.positionals()[0];
+  const std::string shown = display_name(file);
   std::vector<std::string> warnings;
-  auto spec = import_onnx_file(file, options, warnings);
+  auto spec = [&]() -> Expected<GraphSpec> {
+    if (!is_std_stream(file)) return import_onnx_file(file, options, warnings);
+    auto bytes = read_input(file, options.max_file_bytes);
+    if (!bytes) return bytes.errors();
+    return import_onnx_bytes(*bytes, shown, options, warnings);
+  }();
   for (const std::string& w : warnings) {
-    if (!args.has("--quiet")) err << file << ": warning: " << w << "\n";
+    if (!args.has("--quiet")) err << shown << ": warning: " << w << "\n";
   }
-  if (!spec) return report_errors(err, file, format_diagnostics(spec.errors(), file));
+  if (!spec) return report_errors(err, file, format_diagnostics(spec.errors(), shown));
   auto g = build_graph(*spec);
-  if (!g) return report_errors(err, file, format_diagnostics(g.errors(), file));
-  const std::string text = save_graph(*g);
-  if (auto path = args.value("-o")) {
-    auto w = write_text_file_atomic(*path, text);
-    if (!w) return report_errors(err, *path, format_diagnostics(w.errors(), *path));
-    if (!args.has("--quiet")) {
-      err << "wrote " << *path << ": " << g->num_nodes() << " nodes, " << g->inputs().size() << " inputs\n";
-    }
-  } else {
-    out << text;
+  if (!g) return report_errors(err, file, format_diagnostics(g.errors(), shown));
+  const std::string path = args.value("-o").value_or("-");
+  auto w = write_output(path, save_graph(*g), out);
+  if (!w) return report_errors(err, path, format_diagnostics(w.errors(), path));
+  if (!is_std_stream(path) && !args.has("--quiet")) {
+    err << "wrote " << path << ": " << g->num_nodes() << " nodes, " << g->inputs().size() << " inputs\n";
   }
   return kOk;
 }
@@ -74,7 +77,7 @@ Register import_cmd(
      "imports as an opaque `custom` node named after the ONNX op, with the shape ONNX's shape inference gives;\n"
      "a warning lists them. Initializers become weights (only their shapes and dtypes are kept); one-element\n"
      "constants become number literals. Symbolic dimensions take --dim NAME=VALUE, else --default-dim\n"
-     "(default 1), with a warning. Writes the graph to OUT.json, or to stdout. Exit code 2 for files that are\n"
+     "(default 1), with a warning. Writes the graph to OUT.json, or to stdout (also for -o -); MODEL - reads stdin. Exit code 2 for files that are\n"
      "not ONNX or cannot be mapped, and in builds without ONNX support.\n",
      import_model});
 

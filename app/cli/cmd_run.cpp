@@ -7,8 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/cli_io.h"
 #include "app/cli/command.h"
 #include "app/cli/plan_source.h"
+#include "app/cli/remote_dispatch.h"
 #include "app/cli/run_fault.h"
 #include "app/cli/run_profile.h"
 #include "core/report/timing_protocol.h"
@@ -25,12 +27,19 @@
 namespace fx::cli {
 namespace {
 
+// run's flags and options, named once: a local run reads them, a run on a target (--target) forwards them.
+const std::set<std::string> kRunFlags{"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference",
+                                      "--no-reference", "--no-profile", "--no-autotune", "--no-keep-nhwc",
+                                      "--timings-on-request"};
+const std::set<std::string> kRunOptions{"--plan", "--protocol", "--repeat", "--warmup", "--json", "--dump",
+                                        "--seed", "--device", "--csv", "--trace", "--layout"};
+
 const char* kHelp =
     "usage: fusion-cli run FILE [--plan PLAN | --auto] [--protocol NAME|FILE] [--repeat N] [--warmup N]\n"
     "                          [--cold-l2] [--cuda-graph] [--json OUT] [--csv OUT] [--trace OUT] [--dump DIR]\n"
     "                          [--progress] [--seed S] [--device NAME|FILE] [--reference | --no-reference]\n"
     "                          [--no-profile] [--no-autotune | --layout K] [--no-keep-nhwc]\n"
-    "                          [--timings-on-request]\n\n"
+    "                          [--timings-on-request] [--target NAME|URL]\n\n"
     "Runs the unfused plan (one kernel per node) and the fused plan (one kernel per group) on the same seeded\n"
     "inputs, checks that every graph output agrees (relative error; f32 1e-5, f16/bf16 1e-2, looser downstream\n"
     "of TF32 contractions; NaN never passes) and times both with CUDA events in interleaved rounds: a plan's\n"
@@ -55,6 +64,8 @@ const char* kHelp =
     "  --progress      one JSON line per step on stdout (the text report goes to stderr)\n"
     "  --seed S        the inputs' seed; --device the cost model's device (default: the preset for this GPU)\n"
     "  --timings-on-request  time both plans again each time stdin says `time` (docs/measurement.md)\n"
+    "  --target NAME|URL  run on another machine (a target saved in the GUI, ssh://..., slurm://...;\n"
+    "                  docs/remote.md); exit code 5: the target could not be used\n"
     "Exit codes: 0 verified, 1 verification failed or a GPU error, 2 bad input, 3 no CUDA device, 4 a GPU fault\n"
     "(a sticky CUDA error: one line on stderr names the error and the plan step, --json writes \"status\":\n"
     "\"gpu_fault\" with no measurements; docs/reliability.md).\n";
@@ -239,29 +250,29 @@ int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo
   gpu::ProfileSummary summary = gpu::summarize_profile(rep, m.profile, plans.unfused, plans.fused, peak, dev.l2_bytes);
   if (!peak_note.empty()) summary.notes.push_back(peak_note);
   print_profile(human, summary);
-  if (!write_timing_exports(m.profile, args.value("--csv"), args.value("--trace"), err)) return kFailed;
+  if (!write_timing_exports(m.profile, rep.clocks, args.value("--csv"), args.value("--trace"), err)) return kFailed;
   if (auto file = args.value("--json")) {
     auto j = gpu::report_to_json(rep);
     gpu::add_profile_to_json(j, summary);
     j["graph"] = plans.engine->graph().name();
     j["plan_source"] = plans.how;
-    std::ofstream(*file) << j.dump(2) << "\n";
+    if (auto w = write_output(*file, j.dump(2) + "\n", std::cout); !w) {
+      err << "fusion-cli run: cannot write the report: " << format_diagnostics(w.errors(), *file);
+      return kFailed;
+    }
   }
   return rep.verified ? kOk : kFailed;
 }
 
 int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Args args(argv,
-            {"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference", "--no-reference", "--no-profile",
-             "--no-autotune", "--no-keep-nhwc", "--timings-on-request"},
-            {"--plan", "--protocol", "--repeat", "--warmup", "--json", "--dump", "--seed", "--device", "--csv",
-             "--trace", "--layout"});
+  Args args(argv, kRunFlags, kRunOptions);
   if (!args.ok() || args.positionals().size() != 1) {
     err << "fusion-cli run: " << (args.ok() ? "name one graph file" : args.error()) << "\n";
     return kBadInput;
   }
-  // stdout carries JSON lines with --progress and --timings-on-request
-  std::ostream& human = args.has("--progress") || args.has("--timings-on-request") ? err : out;
+  // stdout carries JSON lines with --progress and --timings-on-request, and a report written to "-"
+  const bool to_stdout = args.value("--json") == "-" || args.value("--csv") == "-" || args.value("--trace") == "-";
+  std::ostream& human = args.has("--progress") || args.has("--timings-on-request") || to_stdout ? err : out;
   gpu::RunOptions opt;
   if (!read_run_options(args, opt, out, err)) return kBadInput;
   gpu::DeviceInfo dev;
@@ -271,7 +282,7 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
     err << "fusion-cli run: " << e.what() << "\n";
     return kNoDevice;
   }
-  auto device = resolve_device(args.value("--device").value_or(default_device_for(dev.name)));
+  auto device = resolve_device_input(args.value("--device").value_or(default_device_for(dev.name)));
   if (!device) {
     err << "fusion-cli run: " << format_diagnostics(device.errors());
     return kBadInput;
@@ -304,7 +315,13 @@ int run(const std::vector<std::string>& argv, std::ostream&, std::ostream& err) 
 }
 #endif
 
-const Register reg({"run", "run the unfused and fused plans on the GPU, verify and time them", kHelp, run});
+int run_here_or_on_target(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  if (auto rc = run_elsewhere(argv, kRunFlags, kRunOptions, run, out, err)) return *rc;
+  return run(argv, out, err);
+}
+
+const Register reg({"run", "run the unfused and fused plans on the GPU, verify and time them", kHelp,
+                    run_here_or_on_target});
 
 }  // namespace
 }  // namespace fx::cli

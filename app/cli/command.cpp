@@ -1,5 +1,8 @@
 #include "app/cli/command.h"
 
+#include <cctype>
+#include <cstddef>
+
 namespace fx::cli {
 
 std::map<std::string, Command>& commands() {
@@ -11,6 +14,10 @@ Args::Args(std::vector<std::string> argv, std::set<std::string> flags, std::set<
            std::map<std::string, std::string> aliases) {
   for (std::size_t i = 0; i < argv.size(); ++i) {
     std::string a = argv[i];
+    if (a == "--") {  // end of options: what follows are files, even "-x" or "--json"
+      positionals_.insert(positionals_.end(), argv.begin() + static_cast<std::ptrdiff_t>(i) + 1, argv.end());
+      return;
+    }
     std::optional<std::string> inline_value;
     if (a.rfind("--", 0) == 0) {
       if (auto eq = a.find('='); eq != std::string::npos) {
@@ -43,6 +50,7 @@ Args::Args(std::vector<std::string> argv, std::set<std::string> flags, std::set<
       return;
     } else {
       positionals_.push_back(argv[i]);
+      positional_indices_.push_back(i);
     }
   }
 }

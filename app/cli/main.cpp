@@ -3,6 +3,25 @@
 #include <iostream>
 
 #include "app/cli/command.h"
+#include "app/import/onnx_import.h"
+#ifdef FX_HAVE_CUDA
+#include "kernels/contraction/conv.h"
+#endif
+
+namespace {
+
+// What this build can do, so a user (and the package test) can tell a CPU-only build from a GPU one.
+std::string build_features() {
+#ifdef FX_HAVE_CUDA
+  const std::string cuda =
+      fx::gpu::cudnn_available() ? "CUDA executor with cuDNN" : "CUDA executor without cuDNN (no convolutions)";
+#else
+  const std::string cuda = "no CUDA executor (analysis only)";
+#endif
+  return "built with: " + cuda + ", " + (fx::onnx_import_available() ? "ONNX import" : "no ONNX import");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace fx::cli;
@@ -12,14 +31,20 @@ int main(int argc, char** argv) {
     for (const auto& [name, c] : commands()) {
       os << "  " << name << std::string(name.size() < 11 ? 11 - name.size() : 1, ' ') << c.summary << "\n";
     }
-    os << "\n'fusion-cli <verb> --help' describes a verb.\n";
+    os << "\n'fusion-cli <verb> --help' describes a verb; --help-all describes them all. Wherever a verb reads or\n"
+          "writes a file, - means stdin or stdout; -- ends the options.\n";
   };
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     usage(args.empty() ? std::cerr : std::cout);
     return args.empty() ? kBadInput : kOk;
   }
+  if (args[0] == "--help-all") {  // every verb's help in one text: what help2man turns into the man page
+    usage(std::cout);
+    for (const auto& [name, c] : commands()) std::cout << "\n" << name << "\n" << c.help;
+    return kOk;
+  }
   if (args[0] == "--version") {
-    std::cout << "fusion-cli 0.1.0\n";
+    std::cout << "fusion-cli " << FX_VERSION << "\n" << build_features() << "\n";
     return kOk;
   }
   auto it = commands().find(args[0]);
@@ -30,6 +55,7 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> rest(args.begin() + 1, args.end());
   for (const auto& a : rest) {
+    if (a == "--") break;  // after it, "--help" is a file name
     if (a == "--help" || a == "-h") {
       std::cout << it->second.help;
       return kOk;

@@ -2,6 +2,9 @@
 
 #ifdef FX_HAVE_CUDA
 
+#include <iostream>
+
+#include "app/cli/cli_io.h"
 #include "app/cli/command.h"
 #include "core/graph/graph_io.h"
 #include "kernels/executor/report_json.h"
@@ -14,7 +17,7 @@ int end_run_with_fault(const gpu::GpuFault& fault, const std::optional<gpu::Devi
       << kGpuFault << ")\n";
   if (!target.json_file) return kGpuFault;
   const auto j = gpu::fault_report_to_json(fault, device, target.graph, target.plan_source);
-  if (auto written = write_text_file_atomic(*target.json_file, j.dump(2) + "\n"); !written) {
+  if (auto written = write_output(*target.json_file, j.dump(2) + "\n", std::cout); !written) {
     err << "fusion-cli run: cannot write the fault report: " << format_diagnostics(written.errors(), *target.json_file);
   }
   return kGpuFault;

@@ -3,10 +3,12 @@
 #ifdef FX_HAVE_CUDA
 
 #include <iomanip>
+#include <iostream>
 #include <sstream>
 #include <utility>
 #include <vector>
 
+#include "app/cli/cli_io.h"
 #include "core/export/timings_export.h"
 #include "core/graph/graph_io.h"
 #include "core/graph/shape.h"
@@ -63,7 +65,7 @@ void print_plan(std::ostream& os, const gpu::PlanProfile& p) {
 }
 
 bool write_file(const std::string& path, const std::string& text, const char* what, std::ostream& err) {
-  auto written = write_text_file_atomic(path, text);
+  auto written = write_output(path, text, std::cout);  // "-": stdout
   if (written) return true;
   err << "fusion-cli run: cannot write the " << what << ": " << format_diagnostics(written.errors(), path);
   return false;
@@ -97,13 +99,31 @@ void print_profile(std::ostream& os, const gpu::ProfileSummary& s) {
      << ", " << ratio_text(s.predicted_reduction) << " predicted\n";
 }
 
-bool write_timing_exports(const gpu::ProfileMeasurements& measured, const std::optional<std::string>& csv,
-                          const std::optional<std::string>& trace, std::ostream& err) {
+namespace {
+
+std::vector<CounterTrack> clock_tracks(const gpu::ClockSpan& clocks) {
+  std::vector<CounterTrack> tracks{{"SM clock", "MHz", {}}, {"power", "W", {}}, {"temperature", "C", {}}};
+  for (const auto& [ms, s] : clocks.timeline) {
+    tracks[0].points.emplace_back(ms * 1000.0, s.sm_mhz);
+    tracks[1].points.emplace_back(ms * 1000.0, s.power_w);
+    tracks[2].points.emplace_back(ms * 1000.0, s.temperature_c);
+  }
+  return tracks;
+}
+
+}  // namespace
+
+bool write_timing_exports(const gpu::ProfileMeasurements& measured, const gpu::ClockSpan& clocks,
+                          const std::optional<std::string>& csv, const std::optional<std::string>& trace,
+                          std::ostream& err) {
   std::vector<KernelTimingRow> rows = measured.plans[0].rows;
   rows.insert(rows.end(), measured.plans[1].rows.begin(), measured.plans[1].rows.end());
   bool ok = true;
   if (csv) ok = write_file(*csv, timings_to_csv(rows), "kernel timings CSV", err) && ok;
-  if (trace) ok = write_file(*trace, timings_to_chrome_trace(rows), "Chrome trace", err) && ok;
+  // The kernels come from the timing pass, the NVML samples from the timing rounds before it: its own process.
+  const std::string text =
+      timings_to_chrome_trace(rows, clock_tracks(clocks), "GPU clocks and power over the timing rounds (NVML)");
+  if (trace) ok = write_file(*trace, text, "Chrome trace", err) && ok;
   return ok;
 }
 

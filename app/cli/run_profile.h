@@ -20,10 +20,12 @@ DeviceDescription peak_device_for(const std::string& gpu_name, std::string& note
 // Measured DRAM bytes per kernel next to the prediction, flags and notes, plan totals and the reduction.
 void print_profile(std::ostream& os, const gpu::ProfileSummary& summary);
 
-// Kernel timings of both plans as CSV and as a Chrome trace (core/export/timings_export.h); either path may be
-// absent. False after a message on `err` when a file cannot be written.
-bool write_timing_exports(const gpu::ProfileMeasurements& measured, const std::optional<std::string>& csv,
-                          const std::optional<std::string>& trace, std::ostream& err);
+// Kernel timings of both plans as CSV and as a Chrome trace (core/export/timings_export.h), the trace with the
+// NVML samples of `clocks` as counter tracks; either path may be absent ("-": stdout). False after a message on
+// `err` when a file cannot be written.
+bool write_timing_exports(const gpu::ProfileMeasurements& measured, const gpu::ClockSpan& clocks,
+                          const std::optional<std::string>& csv, const std::optional<std::string>& trace,
+                          std::ostream& err);
 
 }  // namespace fx::cli
 

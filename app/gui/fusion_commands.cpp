@@ -4,29 +4,31 @@
 
 namespace fx::app {
 
-EngineStepCommand::EngineStepCommand(Session& session, const QString& text) : session_(session) { setText(text); }
+PlanStepCommand::PlanStepCommand(Session& session, const QString& text, FusionEngine::State before)
+    : session_(session), before_(std::move(before)) {
+  setText(text);
+}
 
-void EngineStepCommand::undo() {
-  session_.engine().undo();
+void PlanStepCommand::undo() {
+  after_ = session_.engine().state();
+  session_.engine().restore(before_);
   session_.notify_plan_changed();
 }
 
-void EngineStepCommand::redo() {
-  if (first_) {
-    first_ = false;
-  } else {
-    session_.engine().redo();
-  }
+void PlanStepCommand::redo() {
+  if (after_) session_.engine().restore(*after_);
   session_.notify_plan_changed();
 }
 
-AcceptCandidateCommand::AcceptCandidateCommand(Session& session, const QString& candidate_id)
-    : EngineStepCommand(session, QObject::tr("Accept %1").arg(candidate_id)), id_(candidate_id) {}
+AcceptCandidateCommand::AcceptCandidateCommand(Session& session, const QString& candidate_id,
+                                               FusionEngine::State before)
+    : PlanStepCommand(session, QObject::tr("Accept %1").arg(candidate_id), std::move(before)), id_(candidate_id) {}
 
-RejectCandidateCommand::RejectCandidateCommand(Session& session, const QString& candidate_id)
-    : EngineStepCommand(session, QObject::tr("Reject %1").arg(candidate_id)), id_(candidate_id) {}
+RejectCandidateCommand::RejectCandidateCommand(Session& session, const QString& candidate_id,
+                                               FusionEngine::State before)
+    : PlanStepCommand(session, QObject::tr("Reject %1").arg(candidate_id), std::move(before)), id_(candidate_id) {}
 
-AutoFuseCommand::AutoFuseCommand(Session& session, int merges)
-    : EngineStepCommand(session, QObject::tr("Auto-fuse (%n merge(s))", nullptr, merges)) {}
+AutoFuseCommand::AutoFuseCommand(Session& session, int merges, FusionEngine::State before)
+    : PlanStepCommand(session, QObject::tr("Auto-fuse (%n merge(s))", nullptr, merges), std::move(before)) {}
 
 }  // namespace fx::app

@@ -18,8 +18,11 @@ class QUndoView;
 
 namespace fx::app {
 
+class Breadcrumbs;
 class CandidatesPanel;
 class ExplainPanel;
+class Minimap;
+class ScopeView;
 class GraphScene;
 class GraphView;
 class LayoutRunner;
@@ -34,6 +37,8 @@ class MainWindow : public QMainWindow {
 
   // Opens a file; on failure shows the error dialog (unless quiet) and keeps the current document.
   bool open_file(const QString& path, bool quiet = false);
+  // File > Open's filter: graphs, sessions and ONNX models (imported as `fusion-cli import` does).
+  static QString open_filter();
   void open_generated_transformer(int layers);
   Session& session() { return *session_; }
   GraphScene* scene() const { return scene_; }
@@ -42,6 +47,14 @@ class MainWindow : public QMainWindow {
   void set_view_mode(ViewMode mode);
   ViewMode view_mode() const { return mode_; }
   bool layout_busy() const;
+  LayoutRunner* layout_runner() const { return layout_; }
+  ScopeView* scopes() const { return scopes_; }
+  Minimap* minimap() const { return minimap_; }
+  Breadcrumbs* breadcrumbs() const { return breadcrumbs_; }
+  // Finds the next node, group or scope matching `text`, expanding scopes to show it (as the Find box does).
+  void find_next(const QString& text);
+  // Fusion > Accept all profitable, as the menu and the candidates panel run it.
+  void accept_all_profitable();
   QString last_error() const { return last_error_; }
   double last_first_picture_s() const { return first_picture_s_; }
   // Scripted runs (screenshots, timings) quit without asking to save.
@@ -60,10 +73,15 @@ class MainWindow : public QMainWindow {
   void build_view_menu();
   void build_fusion_menu();
   void build_status_bar();
+  void build_navigation();
+  void show_focus();
+  void update_breadcrumbs();
+  void note_changed_nodes();
   void fill_samples_menu(QMenu* menu);
   void update_recent_menu();
   void add_recent(const QString& path);
   void adopt(LoadedDocument doc);
+  void show_import_warnings(const QString& path, const QStringList& warnings, bool quiet);
   void relayout();
   void on_layout_finished(std::shared_ptr<const DrawnGraph> drawing, const LayoutResult& result);
   void on_plan_changed();
@@ -85,6 +103,10 @@ class MainWindow : public QMainWindow {
   GraphScene* scene_;
   GraphView* view_;
   LayoutRunner* layout_;
+  ScopeView* scopes_ = nullptr;
+  Minimap* minimap_ = nullptr;
+  Breadcrumbs* breadcrumbs_ = nullptr;
+  std::vector<NodeId> changed_nodes_;  // nodes whose group an accept/reject changed: marked on the next picture
   CandidatesPanel* candidates_ = nullptr;
   ExplainPanel* explain_ = nullptr;
   WhatIfPanel* whatif_ = nullptr;
@@ -99,13 +121,13 @@ class MainWindow : public QMainWindow {
   QAction* mark_rejected_ = nullptr;
   QActionGroup* mode_actions_ = nullptr;
   ViewMode mode_ = ViewMode::fused;
-  bool large_graph_asked_ = false;
   bool fit_pending_ = false;
   bool confirm_close_ = true;
   QElapsedTimer picture_timer_;
   double first_picture_s_ = 0.0;
   QString last_error_;
   int search_index_ = 0;
+  QString search_text_;
 };
 
 }  // namespace fx::app

@@ -35,6 +35,10 @@ QString write_atomic(const QString& path, const QByteArray& bytes) {
 
 }  // namespace
 
+QString MainWindow::open_filter() {
+  return tr("Graphs and ONNX models (*.json *.onnx);;Graphs (*.json);;ONNX models (*.onnx);;All files (*)");
+}
+
 bool MainWindow::open_file(const QString& path, bool quiet) {
   picture_timer_.start();
   DeviceDescription device = session_->has_document() ? session_->device() : whatif_->device();
@@ -59,8 +63,27 @@ bool MainWindow::open_file(const QString& path, bool quiet) {
   }
   if (!maybe_save()) return false;
   add_recent(path);
-  adopt(std::get<LoadedDocument>(std::move(loaded)));
+  LoadedDocument& doc = std::get<LoadedDocument>(loaded);
+  const QStringList warnings = doc.warnings;
+  adopt(std::move(doc));
+  if (!warnings.isEmpty()) show_import_warnings(path, warnings, quiet);
   return true;
+}
+
+// The importer's warnings, as `fusion-cli import` prints them: in the status bar, and (unless quiet) in a
+// window-modal box that does not block the program.
+void MainWindow::show_import_warnings(const QString& path, const QStringList& warnings, bool quiet) {
+  const QString name = QFileInfo(path).fileName();
+  statusBar()->showMessage(tr("Imported %1 with %n warning(s): %2", nullptr, static_cast<int>(warnings.size()))
+                               .arg(name, warnings.front()),
+                           30000);
+  if (quiet) return;
+  auto* box = new QMessageBox(QMessageBox::Warning, tr("Imported with warnings"),
+                              tr("<b>%1</b> was imported; check these before trusting the plan:").arg(name.toHtmlEscaped()),
+                              QMessageBox::Ok, this);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->setInformativeText(warnings.join('\n'));
+  box->open();
 }
 
 void MainWindow::open_generated_transformer(int layers) {

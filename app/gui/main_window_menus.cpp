@@ -44,7 +44,7 @@ void MainWindow::build_file_menu() {
   tb->setObjectName(QStringLiteral("toolbar.main"));
   QAction* open = m->addAction(icon("open"), tr("&Open…"), this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open graph"), QSettings().value("files/dir").toString(),
-                                                      tr("Graphs (*.json);;All files (*)"));
+                                                      open_filter());
     if (!path.isEmpty()) open_file(path);
   });
   open->setShortcut(QKeySequence::Open);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/gui/fusion_commands.h"
+#include "app/import/onnx_import.h"
 #include "core/graph/graph_io.h"
 
 namespace fx::app {
@@ -23,6 +24,18 @@ bool has_fusion_section(const std::string& text) {
   return doc.is_object() && doc.contains("fusion");
 }
 
+std::variant<LoadedDocument, LoadFailure> import_onnx_document(const QString& path, const DeviceDescription& device) {
+  std::vector<std::string> warnings;
+  auto spec = import_onnx_file(path.toStdString(), OnnxImportOptions{}, warnings);
+  if (!spec) return LoadFailure{path, spec.errors()};
+  auto graph = build_graph(*spec);
+  if (!graph) return LoadFailure{path, graph.errors()};
+  auto shared = std::make_shared<const Graph>(std::move(*graph));
+  LoadedDocument doc{path, shared, std::make_shared<FusionEngine>(shared, device), {}};
+  for (const std::string& w : warnings) doc.warnings << qs(w);
+  return doc;
+}
+
 }  // namespace
 
 QString LoadFailure::text() const {
@@ -30,6 +43,7 @@ QString LoadFailure::text() const {
 }
 
 std::variant<LoadedDocument, LoadFailure> load_document(const QString& path, const DeviceDescription& device) {
+  if (path.endsWith(QLatin1String(".onnx"), Qt::CaseInsensitive)) return import_onnx_document(path, device);
   const LoadLimits limits;
   auto text = read_text_file(path.toStdString(), limits.max_file_bytes);
   if (!text) return LoadFailure{path, text.errors()};
@@ -38,18 +52,18 @@ std::variant<LoadedDocument, LoadFailure> load_document(const QString& path, con
     if (!engine) return LoadFailure{path, engine.errors()};
     auto shared = std::make_shared<FusionEngine>(std::move(*engine));
     auto graph = std::make_shared<const Graph>(shared->graph());
-    return LoadedDocument{path, graph, shared};
+    return LoadedDocument{path, graph, shared, {}};
   }
   auto graph = load_graph(*text, limits);
   if (!graph) return LoadFailure{path, graph.errors()};
   auto shared = std::make_shared<const Graph>(std::move(*graph));
-  return LoadedDocument{path, shared, std::make_shared<FusionEngine>(shared, device)};
+  return LoadedDocument{path, shared, std::make_shared<FusionEngine>(shared, device), {}};
 }
 
 std::variant<LoadedDocument, LoadFailure> document_from_graph(const QString& name, Graph graph,
                                                               const DeviceDescription& device) {
   auto shared = std::make_shared<const Graph>(std::move(graph));
-  return LoadedDocument{name, shared, std::make_shared<FusionEngine>(shared, device)};
+  return LoadedDocument{name, shared, std::make_shared<FusionEngine>(shared, device), {}};
 }
 
 Session::Session(QObject* parent) : QObject(parent) {
@@ -99,7 +113,7 @@ std::vector<GroupInfo> Session::group_infos() const {
     info.kind = kinds_text(g);
     info.nodes = g.nodes;
     info.summary = QStringLiteral("%1, %2 µs")
-                       .arg(qs(format_bytes(static_cast<double>(g.cost.bytes_read + g.cost.bytes_written))))
+                       .arg(qs(format_bytes(static_cast<double>(g.cost.bytes_moved()))))
                        .arg(g.cost.time_s * 1e6, 0, 'f', 1);
     out.push_back(std::move(info));
   }
@@ -107,24 +121,24 @@ std::vector<GroupInfo> Session::group_infos() const {
 }
 
 FusionDecision Session::accept(const QString& candidate_id) {
+  FusionEngine::State before = engine_->state();
   FusionDecision d = engine_->accept(candidate_id.toStdString());
-  if (d.fuse) undo_.push(new AcceptCandidateCommand(*this, candidate_id));
+  if (d.fuse) undo_.push(new AcceptCandidateCommand(*this, candidate_id, std::move(before)));
   return d;
 }
 
 FusionDecision Session::reject(const QString& candidate_id, const QString& why) {
-  const bool could_undo = engine_->can_undo();
-  const std::size_t log_before = engine_->log().size();
+  FusionEngine::State before = engine_->state();
   FusionDecision d = engine_->reject(candidate_id.toStdString(), why.toStdString());
-  // A reject that the engine recorded is an undo step there, so it is one here.
-  if (engine_->log().size() != log_before || engine_->can_undo() != could_undo)
-    undo_.push(new RejectCandidateCommand(*this, candidate_id));
+  // A reject the engine recorded changed its state; one it refused (no such candidate) did not.
+  if (!(engine_->state() == before)) undo_.push(new RejectCandidateCommand(*this, candidate_id, std::move(before)));
   return d;
 }
 
 int Session::auto_fuse() {
+  FusionEngine::State before = engine_->state();
   const int merges = engine_->auto_fuse();
-  if (merges > 0) undo_.push(new AutoFuseCommand(*this, merges));
+  if (merges > 0) undo_.push(new AutoFuseCommand(*this, merges, std::move(before)));
   return merges;
 }
 

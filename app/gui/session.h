@@ -4,6 +4,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <QUndoStack>
 #include <memory>
 #include <optional>
@@ -25,9 +26,11 @@ struct LoadedDocument {
   QString path;
   std::shared_ptr<const Graph> graph;
   std::shared_ptr<FusionEngine> engine;
+  QStringList warnings;  // what an import noticed (ops kept opaque, assumed dimensions), one line each
 };
 
-// Reads a graph file, or a fused graph file (a graph with a "fusion" section, which restores its plan).
+// Reads a graph file, a fused graph file (a graph with a "fusion" section, which restores its plan), or an
+// ONNX model (*.onnx) through the importer, as `fusion-cli import` does.
 std::variant<LoadedDocument, LoadFailure> load_document(const QString& path, const DeviceDescription& device);
 std::variant<LoadedDocument, LoadFailure> document_from_graph(const QString& name, Graph graph,
                                                               const DeviceDescription& device);

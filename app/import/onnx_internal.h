@@ -110,6 +110,7 @@ class Importer {
   std::set<std::string> consumed_;                          // ONNX tensors some node or graph output reads
   std::vector<std::string> journal_;                        // ONNX names bound since the start, for rollback
   std::map<std::string, int> fallbacks_;                    // "Op: reason" -> count, for mapped ops that fell back
+  std::string source_;  // NodeSpec::source of what emit() adds: the ONNX node being mapped
   std::set<std::string> warned_dtypes_;
 };
 

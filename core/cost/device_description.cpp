@@ -139,7 +139,7 @@ std::optional<DeviceDescription> DeviceDescription::preset(std::string_view name
 std::string device_to_json(const DeviceDescription& d) {
   nlohmann::ordered_json j;
   j["format"] = "fusion-explorer/device";
-  j["version"] = 1;
+  j["version"] = kDeviceFormatVersion;
   j["name"] = d.name;
   j["hbm_bandwidth_gbps"] = d.hbm_bandwidth / kGiga;
   j["fp32_tflops"] = d.fp32_flops / kTera;
@@ -161,6 +161,13 @@ Expected<DeviceDescription> device_from_json(std::string_view text) {
   if (!j.is_object()) return Diagnostic{"", "a device description must be a JSON object"};
   if (j.value("format", "") != "fusion-explorer/device") {
     return Diagnostic{"/format", "expected \"format\": \"fusion-explorer/device\""};
+  }
+  const auto version = j.find("version");
+  if (version == j.end() || !version->is_number_integer() || version->get<std::int64_t>() != kDeviceFormatVersion) {
+    return Diagnostic{"/version", (version == j.end() ? std::string("missing field \"version\"")
+                                                      : "unsupported version " + version->dump()) +
+                                      "; this program reads device descriptions of version " +
+                                      std::to_string(kDeviceFormatVersion)};
   }
   DeviceDescription d;
   Diagnostics errors;

@@ -30,7 +30,7 @@ struct DeviceDescription {
   std::string source;              // where the numbers come from ("datasheet ...", "measured on ...")
 
   // Peak for work on dtype; tensor cores for contractions (f32 contractions run as TF32, as cuBLAS does
-  // with TF32 enabled and as the references in VERIFIED-FACTS.md were measured).
+  // with TF32 enabled).
   double peak_flops(DType dtype, bool tensor_cores) const;
 
   bool operator==(const DeviceDescription&) const = default;
@@ -46,6 +46,9 @@ struct DeviceDescription {
   static std::optional<DeviceDescription> preset(std::string_view name);
 };
 
+inline constexpr int kDeviceFormatVersion = 1;
+
+// The one reader and writer of device description files (schemas/device.schema.json):
 // {"format": "fusion-explorer/device", "version": 1, "name": ..., "hbm_bandwidth_gbps": ..., ...}
 std::string device_to_json(const DeviceDescription& device);
 Expected<DeviceDescription> device_from_json(std::string_view text);

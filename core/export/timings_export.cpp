@@ -68,14 +68,17 @@ std::string timings_to_csv(const std::vector<KernelTimingRow>& rows) {
   return out;
 }
 
-std::string timings_to_chrome_trace(const std::vector<KernelTimingRow>& rows) {
+std::string timings_to_chrome_trace(const std::vector<KernelTimingRow>& rows, const std::vector<CounterTrack>& counters,
+                                    const std::string& counter_process) {
   std::map<std::string, int> pid_of_plan;
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
+  auto name_process = [&](int pid, const std::string& name, const char* thread) {
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", name}}}});
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 1}, {"args", {{"name", thread}}}});
+  };
   for (const KernelTimingRow& row : rows) {
     auto [it, inserted] = pid_of_plan.emplace(row.plan, static_cast<int>(pid_of_plan.size()) + 1);
-    if (inserted) {
-      events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", it->second}, {"args", {{"name", row.plan}}}});
-    }
+    if (inserted) name_process(it->second, row.plan, "GPU kernels");
     events.push_back({{"name", event_name(row)},
                       {"cat", "kernel"},
                       {"ph", "X"},
@@ -84,6 +87,17 @@ std::string timings_to_chrome_trace(const std::vector<KernelTimingRow>& rows) {
                       {"pid", it->second},
                       {"tid", 1},
                       {"args", event_args(row)}});
+  }
+  const int counter_pid = static_cast<int>(pid_of_plan.size()) + 1;
+  bool any_counter = false;
+  for (const CounterTrack& track : counters) {
+    if (track.points.empty()) continue;
+    if (!any_counter) name_process(counter_pid, counter_process, "samples");
+    any_counter = true;
+    for (const auto& [t, value] : track.points) {
+      events.push_back({{"name", track.name}, {"ph", "C"}, {"ts", t}, {"pid", counter_pid}, {"tid", 1},
+                        {"args", {{track.unit, value}}}});
+    }
   }
   // One event per line: small files that still diff and grep well; any JSON reader sees the same document.
   std::string out = "{\"traceEvents\":[\n";

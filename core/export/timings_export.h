@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fx {
@@ -27,10 +28,21 @@ struct KernelTimingRow {
 // so "not measured" cannot be mistaken for "no traffic".
 std::string timings_to_csv(const std::vector<KernelTimingRow>& rows);
 
+// A counter sampled over time, e.g. the SM clock NVML read every 10 ms: one counter track in the trace.
+struct CounterTrack {
+  std::string name;                              // "SM clock"
+  std::string unit;                              // "MHz": the key of the value in the counter event's args
+  std::vector<std::pair<double, double>> points;  // (time in us, value)
+};
+
 // Trace-event JSON: {"traceEvents":[...],"displayTimeUnit":"ns"}, one event per line. One pid per plan in
-// order of first appearance, named by a process_name metadata event; one complete event ("ph": "X") per row
-// named "group g3: mul+add+relu" (the kernel name when the row has no group), args carrying kernel, nodes and
-// bytes ("dram": "not measured" when neither byte count is present).
-std::string timings_to_chrome_trace(const std::vector<KernelTimingRow>& rows);
+// order of first appearance, named by a process_name metadata event, with its one thread (tid 1) named
+// "GPU kernels" by a thread_name event; one complete event ("ph": "X") per row named "group g3: mul+add+relu"
+// (the kernel name when the row has no group), args carrying kernel, nodes and bytes ("dram": "not measured"
+// when neither byte count is present). Counter tracks ("ph": "C") go in one more process named
+// `counter_process`, whose time axis is the counters' own (they may have been sampled over another span).
+std::string timings_to_chrome_trace(const std::vector<KernelTimingRow>& rows,
+                                    const std::vector<CounterTrack>& counters = {},
+                                    const std::string& counter_process = "GPU counters");
 
 }  // namespace fx

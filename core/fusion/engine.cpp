@@ -67,32 +67,11 @@ void FusionEngine::log_candidate(const Candidate& c, const std::string& action, 
   log_.push_back(std::move(e));
 }
 
-void FusionEngine::push_undo() {
-  undo_.push_back(snapshot());
-  redo_.clear();
-}
-
 void FusionEngine::restore(State s) {
   plan_ = std::move(s.plan);
   rejected_ = std::move(s.rejected);
   log_ = std::move(s.log);
   step_ = s.step;
-}
-
-bool FusionEngine::undo() {
-  if (undo_.empty()) return false;
-  redo_.push_back(snapshot());
-  restore(std::move(undo_.back()));
-  undo_.pop_back();
-  return true;
-}
-
-bool FusionEngine::redo() {
-  if (redo_.empty()) return false;
-  undo_.push_back(snapshot());
-  restore(std::move(redo_.back()));
-  redo_.pop_back();
-  return true;
 }
 
 FusionDecision FusionEngine::accept(std::string_view id) {
@@ -102,7 +81,6 @@ FusionDecision FusionEngine::accept(std::string_view id) {
   // The user may accept a legal fusion the model finds unprofitable (and is told so); never an illegal one.
   Candidate c = p.evaluate(pair->first, pair->second, options_, {});
   if (!c.decision.fuse && c.decision.reason != Reason::not_profitable) return c.decision;
-  push_undo();
   ++step_;
   p.apply(c);
   plan_ = Plan::from_groups(*graph_, model_, p.specs());
@@ -115,7 +93,6 @@ FusionDecision FusionEngine::accept(std::string_view id) {
 FusionDecision FusionEngine::reject(std::string_view id, std::string why) {
   auto c = candidate(id);
   if (!c) return FusionDecision::no(Reason::not_related, "no candidate " + std::string(id) + " in the current plan");
-  push_undo();
   ++step_;
   rejected_.insert(c->id);
   c->decision = FusionDecision::no(Reason::user_rejected, c->id + ": rejected by the user" + (why.empty() ? "" : ": " + why));
@@ -124,7 +101,6 @@ FusionDecision FusionEngine::reject(std::string_view id, std::string why) {
 }
 
 void FusionEngine::reset() {
-  push_undo();
   ++step_;
   plan_ = Plan::unfused(*graph_, model_);
 }
@@ -156,7 +132,6 @@ struct QueueEntry {
 }  // namespace
 
 int FusionEngine::auto_fuse() {
-  push_undo();
   ++step_;
   Partition p(*graph_, model_, plan_);
   std::priority_queue<QueueEntry> queue;

@@ -1,6 +1,7 @@
 // The fusion engine: candidates for the current plan, legality and profitability with reasons, accept /
-// reject / undo / redo, auto-fuse, what-if limits, the decision log, and fused graph files. Value-based and
-// Qt-free: the GUI wraps accept/reject/auto-fuse in QUndoCommands that refer to candidates by id.
+// reject, auto-fuse, what-if limits, the decision log, and fused graph files. Value-based and Qt-free. It
+// keeps no history: a caller that offers undo (the GUI's QUndoStack) owns it and moves the engine between
+// the State values it recorded.
 #pragma once
 
 #include <cstdint>
@@ -56,6 +57,7 @@ struct LogEntry {
   Reason reason = Reason::fusible;
   std::string message;
   double time_before_us = 0, time_after_us = 0;  // microseconds, as the log JSON stores them
+  bool operator==(const LogEntry&) const = default;
 };
 
 class FusionEngine {
@@ -81,16 +83,23 @@ class FusionEngine {
   FusionDecision accept(std::string_view candidate_id);
   FusionDecision reject(std::string_view candidate_id, std::string why = {});
   // Greedy by predicted time saved, ties by node order, until no profitable legal candidate is left.
-  // One undo step. Returns the number of merges.
+  // Returns the number of merges.
   int auto_fuse();
 
-  // Back to the unfused plan (one undo step); with set_options, the way to see a what-if plan.
+  // Back to the unfused plan; with set_options, the way to see a what-if plan.
   void reset();
 
-  bool can_undo() const { return !undo_.empty(); }
-  bool can_redo() const { return !redo_.empty(); }
-  bool undo();
-  bool redo();
+  // Everything an action changes: the plan, the rejections, the decision log and its step count. An undo
+  // history records a State before each action and restores it; restoring is exact.
+  struct State {
+    Plan plan;
+    std::set<std::string> rejected;
+    std::vector<LogEntry> log;
+    int step = 0;
+    bool operator==(const State&) const = default;
+  };
+  State state() const { return {plan_, rejected_, log_, step_}; }
+  void restore(State s);
 
   const std::vector<LogEntry>& log() const { return log_; }
   std::string decision_log_json() const;  // {"graph": ..., "device": ..., "entries": [...]}
@@ -103,15 +112,6 @@ class FusionEngine {
                                                  EngineOptions options = {});
 
  private:
-  struct State {
-    Plan plan;
-    std::set<std::string> rejected;
-    std::vector<LogEntry> log;
-    int step = 0;
-  };
-  State snapshot() const { return {plan_, rejected_, log_, step_}; }
-  void restore(State s);
-  void push_undo();
   void log_candidate(const Candidate& c, const std::string& action, const std::string& by);
 
   std::shared_ptr<const Graph> graph_;
@@ -120,7 +120,6 @@ class FusionEngine {
   Plan plan_;
   std::set<std::string> rejected_;
   std::vector<LogEntry> log_;
-  std::vector<State> undo_, redo_;
   int step_ = 0;
 };
 

@@ -15,9 +15,9 @@ std::vector<int> reduced_axes(const Graph& g, NodeId r) {
   const Node& node = g.node(r);
   const std::size_t rank = g.value_type(node.inputs[0].value).shape.size();
   std::vector<int> axes;
-  if (node.op == "rmsnorm") {
+  if (node.op_id() == OpId::rmsnorm) {
     axes.push_back(static_cast<int>(rank) - 1);
-  } else if (node.op == "layernorm") {
+  } else if (node.op_id() == OpId::layernorm) {
     const int a = normalize_axis(node.attrs.get_int("axis"), rank).value_or(static_cast<int>(rank) - 1);
     for (int i = a; i < static_cast<int>(rank); ++i) axes.push_back(i);
   } else {
@@ -74,7 +74,7 @@ std::optional<FusionDecision> check_horizontal_gemm(const Graph& g, std::span<co
   const Node& first = g.node(contractions[0]);
   for (NodeId k : contractions) {
     const Node& node = g.node(k);
-    const bool same = node.op == "matmul" && first.op == "matmul" && node.inputs[0] == first.inputs[0] &&
+    const bool same = node.op_id() == OpId::matmul && first.op_id() == OpId::matmul && node.inputs[0] == first.inputs[0] &&
                       node.attrs == first.attrs && g.value_type(node.inputs[1].value).shape.size() == 2 &&
                       g.value_type(node.inputs[1].value).shape == g.value_type(first.inputs[1].value).shape;
     if (!same) {
@@ -204,11 +204,11 @@ std::optional<FusionDecision> check_reductions(const Graph& g, std::span<const N
                                 name_of(g, n) + " draws random numbers; inside a row-wise reduction kernel the "
                                                 "element order is the reduction's, not the Philox counter's");
     }
-    if (node.op == "reshape" && stored_row_reshape(g, nodes, n, rows * cols)) continue;
+    if (node.op_id() == OpId::reshape && stored_row_reshape(g, nodes, n, rows * cols)) continue;
     if (node.op_class() == OpClass::layout) {
       return FusionDecision::no(Reason::reduction_axis,
                                 name_of(g, n) + " changes which elements form a row of " + name_of(g, r0) +
-                                    (node.op == "reshape" ? " (a reshape joins a row-wise kernel only as a stored "
+                                    (node.op_id() == OpId::reshape ? " (a reshape joins a row-wise kernel only as a stored "
                                                             "output of work computed in it)"
                                                           : ""));
     }
@@ -229,12 +229,13 @@ std::optional<FusionDecision> check_reductions(const Graph& g, std::span<const N
 
 std::optional<std::pair<std::int64_t, std::int64_t>> row_extent(const Graph& g, NodeId r) {
   const Shape& in = g.value_type(g.node(r).inputs[0].value).shape;
-  if (g.node(r).op == "softmax") {
+  const bool softmax = g.node(r).op_id() == OpId::softmax;
+  if (softmax) {
     const auto a = normalize_axis(g.node(r).attrs.get_int("axis"), in.size());
     if (!a || *a != static_cast<int>(in.size()) - 1) return std::nullopt;
   }
-  const std::vector<int> axes = g.node(r).op == "softmax" ? std::vector<int>{static_cast<int>(in.size()) - 1}
-                                                          : reduced_axes(g, r);
+  const std::vector<int> axes = softmax ? std::vector<int>{static_cast<int>(in.size()) - 1}
+                                : reduced_axes(g, r);
   if (axes.empty() || axes.back() != static_cast<int>(in.size()) - 1) return std::nullopt;
   for (std::size_t i = 1; i < axes.size(); ++i) {
     if (axes[i] != axes[i - 1] + 1) return std::nullopt;
@@ -281,7 +282,7 @@ std::optional<FusionDecision> check_iteration_space(const Graph& g, std::span<co
   auto internal_reshape = [&](NodeId n) {
     const ValueId v = g.value_of(n);
     const auto& cons = g.consumers(v);
-    return g.node(n).op == "reshape" && !g.is_output(v) && !cons.empty() &&
+    return g.node(n).op_id() == OpId::reshape && !g.is_output(v) && !cons.empty() &&
            std::all_of(cons.begin(), cons.end(), [&](NodeId c) { return view.contains(c); });
   };
   const auto first = std::find_if_not(nodes.begin(), nodes.end(), internal_reshape);

@@ -6,6 +6,9 @@
 namespace fx {
 namespace {
 
+// The tail label of an add of a per-column [N] vector: the one add cuBLASLt applies.
+constexpr std::string_view kBiasAdd = "add(bias)";
+
 std::string name_of(const Graph& g, NodeId n) { return g.node(n).name + " (" + g.node(n).op + ")"; }
 
 bool contains(std::span<const NodeId> nodes, NodeId n) { return std::find(nodes.begin(), nodes.end(), n) != nodes.end(); }
@@ -40,25 +43,14 @@ std::optional<ValueId> other_operand(const Graph& g, std::span<const NodeId> nod
 // The name choose_matmul_epilogue gives a tail op (kernels/executor/contraction_plan.cpp, matmul_tail).
 std::string matmul_tail_name(const Graph& g, std::span<const NodeId> nodes, NodeId n, ValueId v, std::int64_t cols) {
   const Node& node = g.node(n);
-  if (node.op != "add") return node.op;
+  if (node.op_id() != OpId::add) return node.op;
   const auto other = other_operand(g, nodes, node, v);
   const TensorType* t = other ? &g.value_type(*other) : nullptr;
   if (t && t->numel() == cols && !t->shape.empty() && t->shape.back() == cols && t->dtype == node.type.dtype) {
-    return "add(bias)";
+    return std::string(kBiasAdd);
   }
   if (node.inputs[0].is_scalar() || node.inputs[1].is_scalar()) return "add_scalar";
   return "add";
-}
-
-enum class TailOp : std::uint8_t { bias, relu, gelu_tanh, gelu_erf, full_add, other };
-
-TailOp classify(std::string_view op) {
-  if (op == "add(bias)" || op == "bias_add") return TailOp::bias;
-  if (op == "relu") return TailOp::relu;
-  if (op == "gelu_tanh") return TailOp::gelu_tanh;
-  if (op == "gelu") return TailOp::gelu_erf;
-  if (op == "add" || op.starts_with("add(")) return TailOp::full_add;
-  return TailOp::other;
 }
 
 // Why op ends an epilogue that already has (or not) a bias and an activation; none if it can join.
@@ -114,15 +106,16 @@ TailFit fit_cudnn_conv(const Graph& g, std::span<const NodeId> nodes, NodeId c, 
   ValueId v = g.value_of(c);
   for (std::size_t i = 0; i < chain.size(); ++i) {
     const Node& n = g.node(chain[i]);
-    if (n.op == "add" && !folded && bias_terms < 2) {
+    const EpilogueOp op = n.def->epilogue;
+    if (op == EpilogueOp::add && !folded && bias_terms < 2) {
       const auto other = other_operand(g, nodes, n, v);
       if (!other || !is_channel_bias(g.value_type(*other).shape, k)) {
         return {i, "`add` of a tensor that is not a per-channel [K,1,1] bias"};
       }
       ++bias_terms;
-    } else if (n.op == "batchnorm" && !folded && foldable_batchnorm(g, n, v)) {
+    } else if (op == EpilogueOp::batchnorm && !folded && foldable_batchnorm(g, n, v)) {
       folded = true;
-    } else if (n.op == "relu") {
+    } else if (op == EpilogueOp::relu) {
       if (i + 1 < chain.size()) return {i + 1, "cuDNN's fused call ends with its activation"};
       return {chain.size(), ""};
     } else {
@@ -134,6 +127,21 @@ TailFit fit_cudnn_conv(const Graph& g, std::span<const NodeId> nodes, NodeId c, 
 }
 
 }  // namespace
+
+TailOp classify_tail(std::string_view label) {
+  if (label == kBiasAdd || label == "bias_add") return TailOp::bias;
+  if (label.starts_with("add(")) return TailOp::full_add;
+  const auto id = find_op_id(label);
+  switch (id ? op_def(*id).epilogue : EpilogueOp::none) {
+    case EpilogueOp::add: return TailOp::full_add;
+    case EpilogueOp::relu: return TailOp::relu;
+    case EpilogueOp::gelu_tanh: return TailOp::gelu_tanh;
+    case EpilogueOp::gelu_erf: return TailOp::gelu_erf;
+    case EpilogueOp::batchnorm:
+    case EpilogueOp::none: return TailOp::other;
+  }
+  return TailOp::other;
+}
 
 std::string_view epilogue_stop_name(EpilogueStop s) {
   switch (s) {
@@ -152,7 +160,7 @@ CublasLtTail cublaslt_tail(std::span<const std::string> tail) {
   CublasLtTail t;
   for (; t.absorbed < tail.size(); ++t.absorbed) {
     const std::string& op = tail[t.absorbed];
-    const TailOp kind = classify(op);
+    const TailOp kind = classify_tail(op);
     t.stop = stop_reason(kind, t.bias, t.activation != EpilogueActivation::none);
     if (t.stop != EpilogueStop::none) {
       t.why_not = explain(t.stop, op);
@@ -175,7 +183,7 @@ TailFit fit_cublaslt_epilogue(std::span<const std::string> tail) {
 bool folds_into_operand(const Graph& g, std::span<const NodeId> nodes, NodeId n, NodeId c) {
   const Node& t = g.node(n);
   const Node& mm = g.node(c);
-  if (t.op != "transpose" || mm.op != "matmul") return false;
+  if (t.op_id() != OpId::transpose || mm.op_id() != OpId::matmul) return false;
   const auto perm = t.attrs.get_ints("perm");
   const std::size_t rank = perm.size();
   if (rank < 2) return false;
@@ -199,7 +207,7 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
     chain.push_back(*next);
   }
   TailFit fit;
-  if (cn.op == "matmul") {
+  if (cn.op_id() == OpId::matmul) {
     r.library = "cuBLASLt";
     std::vector<std::string> ops;
     ValueId v = g.value_of(c);
@@ -208,7 +216,7 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
       v = g.value_of(n);
     }
     fit = fit_cublaslt_epilogue(ops);
-  } else if (cn.op == "conv2d") {
+  } else if (cn.op_id() == OpId::conv2d) {
     r.library = "cuDNN";
     fit = fit_cudnn_conv(g, nodes, c, chain);
   } else {

@@ -11,20 +11,24 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/graph/graph.h"
 
 namespace fx {
 
-// cuBLASLt epilogues (cuBLASLt's cublasLtEpilogue_t: CUBLASLT_EPILOGUE_BIAS, RELU(_BIAS), GELU(_BIAS)): an
-// optional bias add of a per-column [N] vector, then an optional relu or gelu_tanh (tanh approximation; erf
-// `gelu` is not covered). Tail ops are named: "add(bias)" (also "bias_add") for an [N] bias vector, "add" for a
-// full-tensor add, "add_scalar", and otherwise the op name ("relu", "gelu_tanh", "gelu", "silu", "mul", ...).
+// cuBLASLt epilogues (cuBLASLt API reference, cublasLtEpilogue_t; tested on the GPU): an optional bias add of a per-column [N]
+// vector, then an optional relu or gelu_tanh (tanh approximation; erf `gelu` is not covered). Tail ops are
+// named as choose_matmul_epilogue names them: "add(bias)" for an [N] bias vector, "add" for a full-tensor
+// add, "add_scalar", and otherwise the op name ("relu", "gelu_tanh", "gelu", "silu", "mul", ...).
+// A tail op by its label: "add(bias)" (or "bias_add") is the [N] bias vector, "add(...)" a full-tensor
+// add, and an op name is classified by its registry entry's epilogue trait. kernels/contraction uses it too.
+enum class TailOp : std::uint8_t { bias, relu, gelu_tanh, gelu_erf, full_add, other };
+TailOp classify_tail(std::string_view label);
 
 // Why a tail stops being expressible: stable codes the UI can group by.
 enum class EpilogueStop : std::uint8_t {

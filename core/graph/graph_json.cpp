@@ -109,6 +109,7 @@ nlohmann::ordered_json graph_to_json(const Graph& graph) {
     }
     j["shape"] = n.type.shape;
     j["dtype"] = dtype_name(n.type.dtype);
+    if (!n.source.empty()) j["source"] = n.source;
     nodes.push_back(std::move(j));
   }
   doc["nodes"] = std::move(nodes);

@@ -1,5 +1,6 @@
-// The op registry: one table entry per operator with its class, arity, attribute schema, shape and dtype
-// inference, and FLOP count. Adding an op is one entry in op_registry.cpp plus its tests.
+// The op registry: one table entry per operator, found by OpId, with its class, arity, attribute schema,
+// shape and dtype inference, FLOP count and the traits the passes decide by. Adding an op is its id in
+// op_id.h, one entry in op_registry.cpp, the switches the compiler then names, and its tests.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "core/graph/attrs.h"
 #include "core/graph/diagnostic.h"
+#include "core/graph/op_id.h"
 #include "core/graph/shape.h"
 
 namespace fx {
@@ -22,6 +24,15 @@ enum class OpClass : std::uint8_t { elementwise = 0, layout = 1, reduction = 2, 
 
 std::string_view op_class_name(OpClass c);
 inline OpClass combine(OpClass a, OpClass b) { return a < b ? b : a; }
+
+// What a vendor library's epilogue can apply to a GEMM's or convolution's output, by op
+// (core/fusion/library_epilogue.cpp reads it): a bias or tensor add, an activation, an inference batchnorm
+// folded into the weights. gelu_erf is named so the refusal can say why the tanh form is the one offered.
+enum class EpilogueOp : std::uint8_t { none, add, relu, gelu_tanh, gelu_erf, batchnorm };
+
+// How a reduction-class op reduces: a statistic over attrs.axis (sum, mean, max, min: the output drops the
+// axes or keeps them as 1) or a normalisation of rows (softmax, layernorm, rmsnorm: the input's shape).
+enum class ReductionKind : std::uint8_t { none, statistic, normalization };
 
 enum class AttrType : std::uint8_t { integer, integer_list, integer_or_list, number, dtype, string, boolean };
 
@@ -51,7 +62,8 @@ using InferFn = std::function<InferResult(std::span<const OperandType> inputs, c
 using FlopFn = std::function<double(std::span<const OperandType> inputs, const TensorType& out, const Attrs& attrs)>;
 
 struct OpDef {
-  std::string name;
+  OpId id = OpId::custom;
+  std::string name;  // op_name(id)
   OpClass op_class = OpClass::elementwise;
   int min_inputs = 1;
   int max_inputs = 1;  // -1: any number
@@ -59,6 +71,9 @@ struct OpDef {
   bool random = false;          // draws random numbers (dropout)
   bool needs_declared_type = false;  // custom: the node states its output shape and dtype
   bool allows_scalar_inputs = false;
+  bool comparison = false;  // elementwise a, b -> bool
+  ReductionKind reduction = ReductionKind::none;
+  EpilogueOp epilogue = EpilogueOp::none;
   InferFn infer;
   FlopFn flops;
   std::string summary;  // one line for tool tips and --help
@@ -67,12 +82,19 @@ struct OpDef {
 class OpRegistry {
  public:
   static const OpRegistry& instance();
-  const OpDef* find(std::string_view name) const;
+  const OpDef* find(std::string_view name) const;  // nullptr for a name the format does not know
+  const OpDef& get(OpId id) const { return ops_[static_cast<std::size_t>(id)]; }
   const std::vector<OpDef>& ops() const { return ops_; }
 
  private:
   OpRegistry();
-  std::vector<OpDef> ops_;
+  void add_reductions();
+  void add_contractions_and_windows();
+  void add_layout_and_opaque();
+  void index_by_id();
+  std::vector<OpDef> ops_;  // indexed by OpId
 };
+
+inline const OpDef& op_def(OpId id) { return OpRegistry::instance().get(id); }
 
 }  // namespace fx

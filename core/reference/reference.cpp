@@ -36,41 +36,48 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double unary(const std::string& op, double x) {
-  if (op == "neg") return -x;
-  if (op == "abs") return std::fabs(x);
-  if (op == "relu") return std::isnan(x) ? x : (x < 0 ? 0.0 : x);
-  if (op == "gelu") return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-  if (op == "gelu_tanh") return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
-  if (op == "silu") return x / (1.0 + std::exp(-x));
-  if (op == "sigmoid") return 1.0 / (1.0 + std::exp(-x));
-  if (op == "tanh") return std::tanh(x);
-  if (op == "exp") return std::exp(x);
-  if (op == "log") return std::log(x);
-  if (op == "sqrt") return std::sqrt(x);
-  if (op == "rsqrt") return 1.0 / std::sqrt(x);
-  if (op == "sin") return std::sin(x);
-  if (op == "cos") return std::cos(x);
-  if (op == "erf") return std::erf(x);
-  if (op == "reciprocal") return 1.0 / x;
-  if (op == "square") return x * x;
-  throw std::invalid_argument("no reference for op " + op);
+// One double per element; the other ops' references are in reference_ops.cpp.
+double unary(OpId op, double x) {
+  switch (op) {
+    case OpId::neg: return -x;
+    case OpId::abs: return std::fabs(x);
+    case OpId::relu: return std::isnan(x) ? x : (x < 0 ? 0.0 : x);
+    case OpId::gelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case OpId::gelu_tanh: return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case OpId::silu: return x / (1.0 + std::exp(-x));
+    case OpId::sigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case OpId::tanh: return std::tanh(x);
+    case OpId::exp: return std::exp(x);
+    case OpId::log: return std::log(x);
+    case OpId::sqrt: return std::sqrt(x);
+    case OpId::rsqrt: return 1.0 / std::sqrt(x);
+    case OpId::sin: return std::sin(x);
+    case OpId::cos: return std::cos(x);
+    case OpId::erf: return std::erf(x);
+    case OpId::reciprocal: return 1.0 / x;
+    case OpId::square: return x * x;
+    default: break;
+  }
+  throw std::invalid_argument("no reference for op " + std::string(op_name(op)));
 }
 
-double binary(const std::string& op, double a, double b, DType out) {
-  if (op == "add") return a + b;
-  if (op == "sub") return a - b;
-  if (op == "mul") return a * b;
-  if (op == "div") return is_floating(out) ? a / b : std::trunc(a / b);  // C integer division
-  if (op == "maximum") return std::isnan(a) || std::isnan(b) ? kNaN : std::max(a, b);
-  if (op == "minimum") return std::isnan(a) || std::isnan(b) ? kNaN : std::min(a, b);
-  if (op == "pow") return std::pow(a, b);
-  if (op == "gt") return a > b;
-  if (op == "ge") return a >= b;
-  if (op == "lt") return a < b;
-  if (op == "le") return a <= b;
-  if (op == "eq") return a == b;
-  throw std::invalid_argument("no reference for op " + op);
+double binary(OpId op, double a, double b, DType out) {
+  switch (op) {
+    case OpId::add: return a + b;
+    case OpId::sub: return a - b;
+    case OpId::mul: return a * b;
+    case OpId::div: return is_floating(out) ? a / b : std::trunc(a / b);  // C integer division
+    case OpId::maximum: return std::isnan(a) || std::isnan(b) ? kNaN : std::max(a, b);
+    case OpId::minimum: return std::isnan(a) || std::isnan(b) ? kNaN : std::min(a, b);
+    case OpId::pow: return std::pow(a, b);
+    case OpId::gt: return a > b;
+    case OpId::ge: return a >= b;
+    case OpId::lt: return a < b;
+    case OpId::le: return a <= b;
+    case OpId::eq: return a == b;
+    default: break;
+  }
+  throw std::invalid_argument("no reference for op " + std::string(op_name(op)));
 }
 
 double cast(double x, DType from, DType to) {
@@ -93,36 +100,36 @@ void for_each_element(const Shape& s, F f) {
   }
 }
 
+// One element of an elementwise node from its operands' elements a (already broadcast) at flat index i.
+double elementwise_value(const Graph& g, const Node& node, const std::vector<double>& a, std::int64_t i) {
+  switch (node.op_id()) {
+    case OpId::where: return a[0] != 0.0 ? a[1] : a[2];
+    case OpId::cast: return cast(a[0], g.value_type(node.inputs[0].value).dtype, node.type.dtype);
+    case OpId::dropout: {
+      const double p = node.attrs.get_number("p");
+      const auto seed = static_cast<std::uint64_t>(node.attrs.get_int("seed"));
+      return philox_bits24(seed, static_cast<std::uint64_t>(i)) >= dropout_threshold(p) ? a[0] / (1.0 - p) : 0.0;
+    }
+    case OpId::batchnorm: return (a[0] - a[1]) / std::sqrt(a[2] + node.attrs.get_number("eps")) * a[3] + a[4];
+    default: return a.size() == 1 ? unary(node.op_id(), a[0]) : binary(node.op_id(), a[0], a[1], node.type.dtype);
+  }
+}
+
 HostTensor evaluate_elementwise(const Graph& g, const Node& node, const std::vector<const HostTensor*>& in) {
   HostTensor out{node.type, std::vector<double>(static_cast<std::size_t>(node.type.numel()))};
   const Shape& s = node.type.shape;
+  // batchnorm's parameters are [C] vectors indexed by the channel coordinate, not broadcast.
+  const bool batchnorm = node.op_id() == OpId::batchnorm;
   std::size_t channel_axis = 0;
-  if (node.op == "batchnorm") channel_axis = static_cast<std::size_t>(*normalize_axis(node.attrs.get_int("axis"), s.size()));
+  if (batchnorm) channel_axis = static_cast<std::size_t>(*normalize_axis(node.attrs.get_int("axis"), s.size()));
   std::vector<double> a(in.size());
   for_each_element(s, [&](std::int64_t i, const std::vector<std::int64_t>& c) {
     for (std::size_t k = 0; k < in.size(); ++k) {
-      const bool per_channel = node.op == "batchnorm" && k > 0;
+      const bool per_channel = batchnorm && k > 0;
       const std::int64_t off = per_channel ? c[channel_axis] : broadcast_offset(in[k]->type.shape, s, c);
       a[k] = in[k]->values[static_cast<std::size_t>(off)];
     }
-    double r = 0;
-    const std::string& op = node.op;
-    if (op == "where") {
-      r = a[0] != 0.0 ? a[1] : a[2];
-    } else if (op == "cast") {
-      r = cast(a[0], g.value_type(node.inputs[0].value).dtype, node.type.dtype);
-    } else if (op == "dropout") {
-      const double p = node.attrs.get_number("p");
-      const auto seed = static_cast<std::uint64_t>(node.attrs.get_int("seed"));
-      r = philox_bits24(seed, static_cast<std::uint64_t>(i)) >= dropout_threshold(p) ? a[0] / (1.0 - p) : 0.0;
-    } else if (op == "batchnorm") {
-      r = (a[0] - a[1]) / std::sqrt(a[2] + node.attrs.get_number("eps")) * a[3] + a[4];
-    } else if (in.size() == 1) {
-      r = unary(op, a[0]);
-    } else {
-      r = binary(op, a[0], a[1], node.type.dtype);
-    }
-    out.values[static_cast<std::size_t>(i)] = r;
+    out.values[static_cast<std::size_t>(i)] = elementwise_value(g, node, a, i);
   });
   return out;
 }

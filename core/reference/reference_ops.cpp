@@ -32,9 +32,10 @@ HostTensor reduce(const Node& node, const HostTensor& x) {
   for (std::size_t d = 0; d < s.size(); ++d) {
     if (reduced[d]) count *= s[d], kept[d] = 1;
   }
-  const bool is_sum = node.op == "sum" || node.op == "mean";
+  const OpId op = node.op_id();
+  const bool is_sum = op == OpId::sum || op == OpId::mean;
   HostTensor out = make(node);
-  const double init = is_sum ? 0.0 : node.op == "max" ? -INFINITY : INFINITY;
+  const double init = is_sum ? 0.0 : op == OpId::max ? -INFINITY : INFINITY;
   std::fill(out.values.begin(), out.values.end(), init);
   const auto kept_strides = strides_of(kept);
   std::vector<std::int64_t> c(s.size(), 0);
@@ -48,14 +49,14 @@ HostTensor reduce(const Node& node, const HostTensor& x) {
     } else if (std::isnan(v) || std::isnan(acc)) {
       acc = kNaN;
     } else {
-      acc = node.op == "max" ? std::max(acc, v) : std::min(acc, v);
+      acc = op == OpId::max ? std::max(acc, v) : std::min(acc, v);
     }
     for (std::size_t d = s.size(); d-- > 0;) {
       if (++c[d] < s[d]) break;
       c[d] = 0;
     }
   }
-  if (node.op == "mean") {
+  if (op == OpId::mean) {
     for (double& v : out.values) v /= static_cast<double>(count);
   }
   return out;
@@ -80,7 +81,7 @@ HostTensor softmax(const Node& node, const HostTensor& x) {
 // of the normalised dims.
 HostTensor normalise(const Node& node, const std::vector<const HostTensor*>& in) {
   const Shape& s = in[0]->type.shape;
-  const bool layer = node.op == "layernorm";
+  const bool layer = node.op_id() == OpId::layernorm;
   const std::size_t axis = layer ? axis_of(node, s.size()) : s.size() - 1;
   const AxisSplit a = split_at(s, axis);
   const std::int64_t rows = a.outer, len = a.length * a.inner;
@@ -212,7 +213,7 @@ HostTensor slice(const Node& node, const HostTensor& x) {
 HostTensor sort_along(const Node& node, const HostTensor& x) {
   const std::size_t axis = axis_of(node, x.type.shape.size());
   const AxisSplit a = split_at(x.type.shape, axis), b = split_at(node.type.shape, axis);
-  const bool descending = node.op == "topk" || node.attrs.get_bool("descending");
+  const bool descending = node.op_id() == OpId::topk || node.attrs.get_bool("descending");
   HostTensor out = make(node);
   std::vector<double> fibre(static_cast<std::size_t>(a.length));
   for (std::int64_t o = 0; o < a.outer; ++o)
@@ -256,28 +257,37 @@ HostTensor max_pool2d(const Node& node, const HostTensor& x) {
 }  // namespace
 
 HostTensor evaluate_reduction(const Node& node, const std::vector<const HostTensor*>& in) {
-  if (node.op == "softmax") return softmax(node, *in[0]);
-  if (node.op == "layernorm" || node.op == "rmsnorm") return normalise(node, in);
-  return reduce(node, *in[0]);
+  switch (node.op_id()) {
+    case OpId::softmax: return softmax(node, *in[0]);
+    case OpId::layernorm:
+    case OpId::rmsnorm: return normalise(node, in);
+    default: return reduce(node, *in[0]);
+  }
 }
 
 HostTensor evaluate_contraction(const Node& node, const std::vector<const HostTensor*>& in) {
-  if (node.op == "matmul") return matmul(node, *in[0], *in[1]);
+  if (node.op_id() == OpId::matmul) return matmul(node, *in[0], *in[1]);
   return conv2d(node, in);
 }
 
 HostTensor evaluate_layout(const Node& node, const std::vector<const HostTensor*>& in) {
-  if (node.op == "transpose") return transpose(node, *in[0]);
-  if (node.op == "concat") return concat(node, in);
-  if (node.op == "slice") return slice(node, *in[0]);
-  return HostTensor{node.type, in[0]->values};  // reshape: the same row-major values
+  switch (node.op_id()) {
+    case OpId::transpose: return transpose(node, *in[0]);
+    case OpId::concat: return concat(node, in);
+    case OpId::slice: return slice(node, *in[0]);
+    default: return HostTensor{node.type, in[0]->values};  // reshape: the same row-major values
+  }
 }
 
 HostTensor evaluate_opaque(const Node& node, const std::vector<const HostTensor*>& in) {
-  if (node.op == "sort" || node.op == "topk") return sort_along(node, *in[0]);
-  if (node.op == "max_pool2d") return max_pool2d(node, *in[0]);
-  throw std::invalid_argument("a custom op (" + node.attrs.get_string("label") +
-                              ") has no semantics the reference could evaluate");
+  switch (node.op_id()) {
+    case OpId::sort:
+    case OpId::topk: return sort_along(node, *in[0]);
+    case OpId::max_pool2d: return max_pool2d(node, *in[0]);
+    default:
+      throw std::invalid_argument("a custom op (" + node.attrs.get_string("label") +
+                                  ") has no semantics the reference could evaluate");
+  }
 }
 
 }  // namespace fx::reference_detail

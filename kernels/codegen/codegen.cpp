@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <unordered_set>
 #include <utility>
 
 #include "kernels/codegen/codegen_internal.h"
@@ -31,6 +32,19 @@ std::string_view kernel_kind_name(KernelKind k) {
   return "?";
 }
 
+namespace {
+
+// A group's nodes in topological order, each once; costs the group's size, not the graph's (a plan of
+// n one-node groups generates in O(n log n)).
+std::vector<NodeId> in_topo_order(const Graph& g, std::span<const NodeId> group) {
+  std::vector<NodeId> nodes(group.begin(), group.end());
+  std::sort(nodes.begin(), nodes.end(), [&](NodeId a, NodeId b) { return g.topo_position(a) < g.topo_position(b); });
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
+}  // namespace
+
 std::vector<ValueId> group_outputs(const Graph& g, std::span<const NodeId> group) {
   const std::set<NodeId> in(group.begin(), group.end());
   std::vector<NodeId> sorted(group.begin(), group.end());
@@ -47,11 +61,11 @@ std::vector<ValueId> group_outputs(const Graph& g, std::span<const NodeId> group
 std::vector<ValueId> group_inputs(const Graph& g, std::span<const NodeId> group) {
   const std::set<NodeId> in(group.begin(), group.end());
   std::vector<ValueId> out;
-  for (NodeId n : g.topo_order()) {
-    if (!in.count(n)) continue;
+  std::unordered_set<ValueId> seen;
+  for (NodeId n : in_topo_order(g, group)) {
     for (ValueId v : g.tensor_inputs(n)) {
       auto p = g.producer(v);
-      if ((!p || !in.count(*p)) && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+      if ((!p || !in.count(*p)) && seen.insert(v).second) out.push_back(v);
     }
   }
   return out;
@@ -60,9 +74,9 @@ std::vector<ValueId> group_inputs(const Graph& g, std::span<const NodeId> group)
 std::string unsupported_reason(const Graph& g, std::span<const NodeId> group) {
   for (NodeId n : group) {
     const Node& node = g.node(n);
-    if (node.op == "custom") return "node " + node.name + " is a custom op (" + node.label + "): it has no implementation to run";
+    if (node.op_id() == OpId::custom) return "node " + node.name + " is a custom op (" + node.label + "): it has no implementation to run";
     if (node.op_class() == OpClass::contraction) return "node " + node.name + " (" + node.op + ") runs on cuBLASLt/cuDNN, not generated code";
-    if (node.op == "sort" || node.op == "topk") return "node " + node.name + " (" + node.op + ") runs through CUB, not generated code";
+    if (node.op_id() == OpId::sort || node.op_id() == OpId::topk) return "node " + node.name + " (" + node.op + ") runs through CUB, not generated code";
   }
   return {};
 }
@@ -71,7 +85,7 @@ namespace codegen {
 
 std::int64_t bytes_of(const Graph& g, const std::vector<ValueId>& values) {
   std::int64_t b = 0;
-  for (ValueId v : values) b += g.value_type(v).bytes();
+  for (ValueId v : values) b = saturating_add(b, g.value_type(v).bytes());
   return b;
 }
 
@@ -172,7 +186,7 @@ GroupCode elementwise_group(const Graph& g, const std::vector<NodeId>& nodes, co
 GroupCode single_node(const Graph& g, NodeId n, int group_id, const CodegenOptions& options,
                       const std::string& suffix = {}) {
   const std::vector<NodeId> one = {n};
-  if (g.node(n).op == "max_pool2d") return {{codegen::generate_max_pool2d(g, n, kernel_name(g, group_id, n) + suffix)}, {}};
+  if (g.node(n).op_id() == OpId::max_pool2d) return {{codegen::generate_max_pool2d(g, n, kernel_name(g, group_id, n) + suffix)}, {}};
   if (g.node(n).op_class() != OpClass::reduction) return elementwise_group(g, one, {g.value_of(n)}, group_id, suffix);
   std::string why;
   const std::string name = kernel_name(g, group_id, n) + suffix;
@@ -197,11 +211,7 @@ GroupCode generate_group(const Graph& g, std::span<const NodeId> group, const st
                          int group_id, const CodegenOptions& options) {
   if (std::string why = unsupported_reason(g, group); !why.empty()) throw std::invalid_argument(why);
   if (group.empty()) throw std::invalid_argument("empty group");
-  const std::set<NodeId> in(group.begin(), group.end());
-  std::vector<NodeId> nodes;
-  for (NodeId n : g.topo_order()) {
-    if (in.count(n)) nodes.push_back(n);
-  }
+  const std::vector<NodeId> nodes = in_topo_order(g, group);
   if (outputs.empty()) return {};  // everything it computes is recomputed by its consumers: nothing to launch
   if (nodes.size() == 1) return single_node(g, nodes[0], group_id, options);
   const bool has_reduction =
@@ -245,7 +255,7 @@ GeneratedKernel generate_layout_transpose(DType type, std::int64_t batch, std::i
 }
 
 bool has_channels_last_variant(const Graph& g, KernelKind kind, std::span<const NodeId> nodes) {
-  return kind == KernelKind::window_pool && nodes.size() == 1 && g.node(nodes[0]).op == "max_pool2d" &&
+  return kind == KernelKind::window_pool && nodes.size() == 1 && g.node(nodes[0]).op_id() == OpId::max_pool2d &&
          g.node(nodes[0]).type.shape.size() == 4;
 }
 

@@ -25,8 +25,8 @@ std::string_view kernel_kind_name(KernelKind k);
 
 // Another layout of the same kernel over the threads: same entry point, parameters and results, its own source
 // and launch shape. The executor times a kernel's layouts on the device and keeps the fastest
-// (RunOptions::autotune), as Inductor autotunes its pointwise block sizes: which layout wins depends on the
-// kernel and the device (docs/benchmarks.md).
+// (RunOptions::autotune), as Inductor autotunes its pointwise block sizes: which one wins depends on the
+// kernel and the device.
 struct KernelLayout {
   std::string description;  // "4 elements per thread (16-byte accesses)"
   std::string source;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "kernels/codegen/codegen_internal.h"
@@ -81,14 +82,14 @@ class ElementwiseEmitter {
   }
 
   void note_input(ValueId u) {
-    if (std::find(inputs.begin(), inputs.end(), u) == inputs.end()) inputs.push_back(u);
+    if (input_set_.insert(u).second) inputs.push_back(u);
   }
 
   std::string compute(ValueId u, const Ctx& ctx) {
     if (external(u)) return load(u, ctx);
     const NodeId n = *g_.producer(u);
     const Node& node = g_.node(n);
-    if (node.op == "concat") return concat(n, ctx);
+    if (node.op_id() == OpId::concat) return concat(n, ctx);
     std::vector<std::string> args;
     for (std::size_t k = 0; k < node.inputs.size(); ++k) {
       const Operand& o = node.inputs[k];
@@ -108,7 +109,7 @@ class ElementwiseEmitter {
   Ctx operand_ctx(const Node& node, std::size_t k, const Ctx& ctx) const {
     const Shape& s = g_.value_type(node.inputs[k].value).shape;
     const auto c = ctx.coord_exprs();
-    if (node.op == "batchnorm" && k >= 1) {
+    if (node.op_id() == OpId::batchnorm && k >= 1) {
       const auto axis = static_cast<std::size_t>(*normalize_axis(node.attrs.get_int("axis"), node.type.shape.size()));
       Ctx r{s, {}, {c[axis]}, std::nullopt};
       if (ctx.aligned) {
@@ -118,19 +119,19 @@ class ElementwiseEmitter {
       }
       return r;
     }
-    if (node.op == "transpose") {
+    if (node.op_id() == OpId::transpose) {
       auto perm = node.attrs.get_ints("perm");
       std::vector<std::string> in(s.size());
       for (std::size_t d = 0; d < perm.size(); ++d) in[static_cast<std::size_t>(*normalize_axis(perm[d], s.size()))] = c[d];
       return Ctx{s, {}, in, std::nullopt};
     }
-    if (node.op == "reshape") {
+    if (node.op_id() == OpId::reshape) {
       // A reshape keeps the flat index. Read at the output's own element (ctx aligned to the root, not
       // broadcast), its operand is read at the root's index too, so vector mode loads it as the root.
       const bool at_root = ctx.aligned && *ctx.aligned == root_;
       return Ctx{s, ctx.flat_expr(), {}, at_root ? std::optional<Shape>(root_) : std::nullopt};
     }
-    if (node.op == "slice") {
+    if (node.op_id() == OpId::slice) {
       const auto axis = static_cast<std::size_t>(*normalize_axis(node.attrs.get_int("axis"), s.size()));
       const std::int64_t dim = s[axis], step = node.attrs.get_int("step");
       std::int64_t start = node.attrs.get_int("start");
@@ -219,6 +220,7 @@ class ElementwiseEmitter {
   int vec_;
   std::string index_type_;
   std::set<NodeId> in_group_;
+  std::unordered_set<ValueId> input_set_;  // `inputs` as a set: a concat of thousands stays linear
   std::vector<std::map<std::string, std::string>> scopes_{1};
   std::map<std::pair<ValueId, std::string>, std::string> hoisted_;
   Code pre_, body_;

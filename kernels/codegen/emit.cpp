@@ -62,11 +62,20 @@ std::string number(std::int64_t v) { return v > INT32_MAX || v < INT32_MIN ? std
 
 std::string literal(double value, DType t) {
   if (t == DType::boolean) return value != 0.0 ? "true" : "false";
-  if (!is_floating(t)) return number(static_cast<std::int64_t>(value));
-  if (std::isnan(value)) return "__int_as_float(0x7fc00000)";
-  if (std::isinf(value)) return value > 0 ? "__int_as_float(0x7f800000)" : "(-__int_as_float(0x7f800000))";
+  if (!is_floating(t)) {
+    // Saturate: a double beyond int64 (1e308) has no integer value, and converting it would be undefined.
+    if (std::isnan(value)) return "0";
+    if (value >= 9223372036854775807.0) return "9223372036854775807LL";
+    if (value <= -9223372036854775808.0) return "(-9223372036854775807LL - 1)";
+    return number(static_cast<std::int64_t>(value));
+  }
+  // Registers hold floats: a literal is the float nearest to it, which is infinite beyond f32's range
+  // (1e308, an eps of 1e39), as the CPU reference rounds it. printf would write "inf", not a constant.
+  const float f = static_cast<float>(value);
+  if (std::isnan(f)) return "__int_as_float(0x7fc00000)";
+  if (std::isinf(f)) return f > 0 ? "__int_as_float(0x7f800000)" : "(-__int_as_float(0x7f800000))";
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(static_cast<float>(value)));
+  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(f));
   std::string s = buf;
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return value < 0 ? "(" + s + "f)" : s + "f";
@@ -95,14 +104,40 @@ std::string call(const char* f, const std::vector<std::string>& a) {
 
 std::string infix(const std::vector<std::string>& a, const char* op) { return "(" + a[0] + " " + op + " " + a[1] + ")"; }
 
-// unary float math, by op name; the helpers are defined in the preamble or are CUDA's own.
-const std::map<std::string, std::string>& unary_functions() {
-  static const std::map<std::string, std::string> table = {
-      {"relu", "fx_relu"},   {"gelu", "fx_gelu"},   {"gelu_tanh", "fx_gelu_tanh"}, {"silu", "fx_silu"},
-      {"sigmoid", "fx_sigmoid"}, {"tanh", "tanhf"}, {"exp", "expf"},       {"log", "logf"},
-      {"sqrt", "sqrtf"},     {"rsqrt", "rsqrtf"},   {"sin", "sinf"},       {"cos", "cosf"},
-      {"erf", "erff"},       {"abs", "fx_abs"}};
-  return table;
+// unary float math; the helpers are defined in the preamble or are CUDA's own. nullptr: not a call.
+const char* unary_function(OpId op) {
+  switch (op) {
+    case OpId::relu: return "fx_relu";
+    case OpId::gelu: return "fx_gelu";
+    case OpId::gelu_tanh: return "fx_gelu_tanh";
+    case OpId::silu: return "fx_silu";
+    case OpId::sigmoid: return "fx_sigmoid";
+    case OpId::tanh: return "tanhf";
+    case OpId::exp: return "expf";
+    case OpId::log: return "logf";
+    case OpId::sqrt: return "sqrtf";
+    case OpId::rsqrt: return "rsqrtf";
+    case OpId::sin: return "sinf";
+    case OpId::cos: return "cosf";
+    case OpId::erf: return "erff";
+    case OpId::abs: return "fx_abs";
+    default: return nullptr;
+  }
+}
+
+const char* infix_operator(OpId op) {
+  switch (op) {
+    case OpId::add: return "+";
+    case OpId::sub: return "-";
+    case OpId::mul: return "*";
+    case OpId::div: return "/";
+    case OpId::gt: return ">";
+    case OpId::ge: return ">=";
+    case OpId::lt: return "<";
+    case OpId::le: return "<=";
+    case OpId::eq: return "==";
+    default: return nullptr;
+  }
 }
 
 std::string cast_expr(DType from, DType to, const std::string& a) {
@@ -112,68 +147,68 @@ std::string cast_expr(DType from, DType to, const std::string& a) {
   return "(" + compute_type(to) + ")(" + a + ")";
 }
 
+// x^2 and x^3 (GELU's tanh form has x^3) as products: powf is a long instruction sequence that makes a
+// decomposed tanh-GELU compute-bound. The product is correctly rounded, within powf's own 2 ulp.
+std::string pow_expr(const Node& node, const std::vector<std::string>& a, DType out) {
+  if (is_floating(out) && node.inputs[1].is_scalar() && (node.inputs[1].scalar == 2.0 || node.inputs[1].scalar == 3.0)) {
+    return "(" + a[0] + " * " + a[0] + (node.inputs[1].scalar == 3.0 ? " * " + a[0] : "") + ")";
+  }
+  return is_floating(out) ? call("powf", a) : "(" + compute_type(out) + ")pow((double)" + a[0] + ", (double)" + a[1] + ")";
+}
+
+// Keep an element when the top 24 bits of its Philox draw are >= p * 2^24: an integer threshold, so the CPU
+// reference draws exactly the same mask.
+std::string dropout_expr(const Node& node, const std::vector<std::string>& a, const std::string& flat_index) {
+  const double p = node.attrs.get_number("p");
+  const std::uint32_t threshold = dropout_threshold(p);
+  const double scale = 1.0 / (1.0 - p);
+  return "fx_dropout(" + a[0] + ", " + std::to_string(threshold) + "u, " + literal(scale, DType::f32) + ", " +
+         std::to_string(node.attrs.get_int("seed")) + "ULL, (unsigned long long)(" + flat_index + "))";
+}
+
+// The expression before rounding to the output dtype.
+std::string unrounded_expr(const Node& node, const std::vector<std::string>& a, const std::string& flat_index) {
+  const OpId op = node.op_id();
+  const DType out = node.type.dtype;
+  if ((op == OpId::sigmoid || op == OpId::silu) && (out == DType::f16 || out == DType::bf16)) {
+    return call(op == OpId::silu ? "fx_silu_fast" : "fx_sigmoid_fast", a);  // see the preamble: 16-bit results only
+  }
+  if (const char* f = unary_function(op)) return call(f, a);
+  if (const char* o = infix_operator(op)) return infix(a, o);
+  switch (op) {
+    case OpId::neg: return "(-" + a[0] + ")";
+    case OpId::reciprocal: return "(1.0f / " + a[0] + ")";
+    case OpId::square: return "(" + a[0] + " * " + a[0] + ")";
+    case OpId::maximum: return call("fx_max", a);
+    case OpId::minimum: return call("fx_min", a);
+    case OpId::pow: return pow_expr(node, a, out);
+    case OpId::where: return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+    case OpId::dropout: return dropout_expr(node, a, flat_index);
+    case OpId::batchnorm:
+      return "((" + a[0] + " - " + a[1] + ") * rsqrtf(" + a[2] + " + " + literal(node.attrs.get_number("eps"), DType::f32) +
+             ") * " + a[3] + " + " + a[4] + ")";
+    default: throw std::invalid_argument("no elementwise expression for op '" + node.op + "' (node " + node.name + ")");
+  }
+}
+
 }  // namespace
 
 std::string elementwise_expr(const Graph& g, const Node& node, const std::vector<std::string>& a,
                              const std::string& flat_index) {
-  const std::string& op = node.op;
   const DType out = node.type.dtype;
-  std::string e;
-  if ((op == "sigmoid" || op == "silu") && (out == DType::f16 || out == DType::bf16)) {
-    e = call(op == "silu" ? "fx_silu_fast" : "fx_sigmoid_fast", a);  // see the preamble: 16-bit results only
-  } else if (auto it = unary_functions().find(op); it != unary_functions().end()) {
-    e = call(it->second.c_str(), a);
-  } else if (op == "neg") {
-    e = "(-" + a[0] + ")";
-  } else if (op == "reciprocal") {
-    e = "(1.0f / " + a[0] + ")";
-  } else if (op == "square") {
-    e = "(" + a[0] + " * " + a[0] + ")";
-  } else if (op == "add") {
-    e = infix(a, "+");
-  } else if (op == "sub") {
-    e = infix(a, "-");
-  } else if (op == "mul") {
-    e = infix(a, "*");
-  } else if (op == "div") {
-    e = infix(a, "/");
-  } else if (op == "maximum" || op == "minimum") {
-    e = call(op == "maximum" ? "fx_max" : "fx_min", a);
-  } else if (op == "pow" && is_floating(out) && node.inputs[1].is_scalar() &&
-             (node.inputs[1].scalar == 2.0 || node.inputs[1].scalar == 3.0)) {
-    // x^2 and x^3 (GELU's tanh form has x^3) as products: powf is a long instruction sequence that makes a
-    // decomposed tanh-GELU instruction-bound. The product is correctly rounded, within powf's own 2 ulp.
-    e = "(" + a[0] + " * " + a[0] + (node.inputs[1].scalar == 3.0 ? " * " + a[0] : "") + ")";
-  } else if (op == "pow") {
-    e = is_floating(out) ? call("powf", a) : "(" + compute_type(out) + ")pow((double)" + a[0] + ", (double)" + a[1] + ")";
-  } else if (op == "gt" || op == "ge" || op == "lt" || op == "le" || op == "eq") {
-    static const std::map<std::string, const char*> ops = {{"gt", ">"}, {"ge", ">="}, {"lt", "<"}, {"le", "<="}, {"eq", "=="}};
-    return infix(a, ops.at(op));
-  } else if (op == "where") {
-    e = "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
-  } else if (op == "cast") {
-    return cast_expr(g.value_type(node.inputs[0].value).dtype, out, a[0]);
-  } else if (op == "dropout") {
-    const double p = node.attrs.get_number("p");
-    // Keep an element when the top 24 bits of its Philox draw are >= p * 2^24: an integer threshold, so the
-    // CPU reference draws exactly the same mask.
-    const std::uint32_t threshold = dropout_threshold(p);
-    const double scale = 1.0 / (1.0 - p);
-    e = "fx_dropout(" + a[0] + ", " + std::to_string(threshold) + "u, " + literal(scale, DType::f32) + ", " +
-        std::to_string(node.attrs.get_int("seed")) + "ULL, (unsigned long long)(" + flat_index + "))";
-  } else if (op == "batchnorm") {
-    e = "((" + a[0] + " - " + a[1] + ") * rsqrtf(" + a[2] + " + " + literal(node.attrs.get_number("eps"), DType::f32) +
-        ") * " + a[3] + " + " + a[4] + ")";
-  } else {
-    throw std::invalid_argument("no elementwise expression for op '" + op + "' (node " + node.name + ")");
-  }
+  if (node.def->comparison) return infix(a, infix_operator(node.op_id()));  // bool: nothing to round
+  if (node.op_id() == OpId::cast) return cast_expr(g.value_type(node.inputs[0].value).dtype, out, a[0]);
+  const std::string e = unrounded_expr(node, a, flat_index);
   return is_floating(out) ? round_to(out, e) : e;
 }
 
 std::string Identifiers::fresh(const std::string& base_in) {
   std::string base;
   for (char c : base_in) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  // A digit cannot start an identifier; names beginning with "__" are the compiler's and "fx_" the
+  // preamble's. Any other base (a non-ASCII name is all underscores) keeps its characters.
   if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base = "t_" + base;
+  if (base[0] == '_' || base.rfind("fx_", 0) == 0) base = "t" + base;
   // Names that would shadow the kernel's own variables or CUDA's keep a suffix.
   static const std::set<std::string> reserved = {"i", "v", "k", "c", "n", "row", "col", "base", "int", "float",
                                                  "double", "char", "long", "short", "bool", "if", "else", "for",
@@ -193,10 +228,19 @@ std::string Identifiers::fresh(const std::string& base_in) {
                                                  "logf", "sqrtf", "rsqrtf", "tanhf", "erff", "sinf", "cosf", "powf",
                                                  "fabsf", "fmaxf", "fminf", "exp", "log", "sqrt", "tanh", "erf", "sin",
                                                  "cos", "pow", "abs", "min", "max"};
-  std::string id = base;
-  for (int k = 2; used_.count(id) || reserved.count(id) || id.rfind("fx_", 0) == 0 || id.rfind("__", 0) == 0; ++k) {
-    id = base + "_" + std::to_string(k);
+  if (!used_.count(base) && !reserved.count(base)) {
+    used_.insert(base);
+    return base;
   }
+  // Many names can share a base ("ñ", "é", "x.1" and "x:1" all map to few): each base remembers the next
+  // suffix to try, so n such names cost n look-ups, not n^2. A suffixed id can itself be taken by a name
+  // ("x_2"); the loop steps past those.
+  int& next = next_suffix_[base];
+  std::string id;
+  do {
+    id = base + "_" + std::to_string(next < 2 ? (next = 2) : next);
+    ++next;
+  } while (used_.count(id) || reserved.count(id));
   used_.insert(id);
   return id;
 }

@@ -14,11 +14,11 @@ struct Fibres {
 
 Fibres fibres_of(const Node& node, const Shape& f) {
   std::vector<bool> red(f.size(), false);
-  if (node.op == "softmax") {
+  if (node.op_id() == OpId::softmax) {
     red[static_cast<std::size_t>(*normalize_axis(node.attrs.get_int("axis"), f.size()))] = true;
-  } else if (node.op == "layernorm") {
+  } else if (node.op_id() == OpId::layernorm) {
     for (auto d = static_cast<std::size_t>(*normalize_axis(node.attrs.get_int("axis"), f.size())); d < f.size(); ++d) red[d] = true;
-  } else if (node.op == "rmsnorm") {
+  } else if (node.op_id() == OpId::rmsnorm) {
     red.back() = true;
   } else {
     for (auto a : node.attrs.get_ints("axis")) red[static_cast<std::size_t>(*normalize_axis(a, f.size()))] = true;
@@ -73,17 +73,17 @@ GeneratedKernel generate_generic_reduction(const Graph& g, NodeId n, const std::
   c.line("for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < fibres; o += (long long)gridDim.x * blockDim.x) {");
   c.indent();
   const std::string loop = "for (long long j = 0; j < len; ++j) ";
-  if (node.op == "sum" || node.op == "mean") {
+  if (node.op_id() == OpId::sum || node.op_id() == OpId::mean) {
     c.line(at + " acc = 0;");
     c.line(loop + "acc += (" + at + ")" + xj + ";");
-    if (node.op == "mean") c.line("acc /= (" + at + ")len;");
+    if (node.op_id() == OpId::mean) c.line("acc /= (" + at + ")len;");
     c.line(out + "[o] = " + to_storage(t, round_to(t, "(" + compute_type(t) + ")acc")) + ";");
-  } else if (node.op == "max" || node.op == "min") {
+  } else if (node.op_id() == OpId::max || node.op_id() == OpId::min) {
     c.line(compute_type(t) + " acc;");
     c.line("{ const long long j = 0; acc = " + xj + "; }");
     c.line(loop + "acc = fx_" + node.op + "(acc, " + xj + ");");
     c.line(out + "[o] = " + to_storage(t, "acc") + ";");
-  } else if (node.op == "softmax") {
+  } else if (node.op_id() == OpId::softmax) {
     c.line("float row_max = -__int_as_float(0x7f800000);");
     c.line(loop + "row_max = fx_max(row_max, " + xj + ");");
     c.line("float row_sum = 0.0f;");
@@ -91,7 +91,7 @@ GeneratedKernel generate_generic_reduction(const Graph& g, NodeId n, const std::
     c.line("const float inv_sum = 1.0f / row_sum;");
     c.line(loop + out + "[" + off + "] = " + to_storage(t, round_to(t, "expf(" + xj + " - row_max) * inv_sum")) + ";");
   } else {  // layernorm / rmsnorm over trailing dims: j is also the affine parameters' index
-    const bool layer = node.op == "layernorm";
+    const bool layer = node.op_id() == OpId::layernorm;
     const std::string eps = literal(node.attrs.get_number("eps"), DType::f32);
     c.line("float mean = 0.0f;");
     if (layer) c.line(loop + "mean += " + xj + ";"), c.line("mean /= (float)len;");

@@ -20,11 +20,11 @@ __device__ __forceinline__ float fx_round_bf16(float f) { return fx_bf16_to_f32(
 
 // Loads with an L2 eviction policy (PTX createpolicy + ld.global.L2::cache_hint), as Triton's eviction_policy.
 // fx_load_keep: an operand that many threads re-read (a bias, a mask or a layernorm weight broadcast over rows)
-// stays in the L2 (evict_last). Without it the streams around it push it out and it comes from DRAM again.
+// stays in the L2 (evict_last); without it the streams around it push it out and it comes from DRAM again.
 // fx_load_once: a stream a reduction reads once and stores nothing of (evict_first), so it displaces its own
 // lines first. fx_load_row: the row a row kernel normalises and stores back (softmax, layernorm), with Triton's
-// first-pass hints: L1 and L2 evict_last; the row stays in registers either way, yet under a cache flush the
-// hints are measurably faster (docs/benchmarks.md).
+// first-pass hints, L1 and L2 evict_last; the row stays in registers either way, but after a cache flush the
+// hint keeps the L2's dirty lines from evicting it.
 #define FX_LD_HINTED(L1, POLICY)                                                                              \
   if constexpr (sizeof(V) == 16) {                                                                            \
     asm("ld.global" L1 ".L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"                                   \
@@ -70,8 +70,7 @@ __device__ __forceinline__ float fx_silu(float x) { return x / (1.0f + expf(-x))
 // The same for f16/bf16 results, with the hardware exp2 (__expf) and reciprocal (__fdividef): __expf's error
 // is 2 + 1.17|x| ulp (under 1e-5 relative even near |x| = 88), far below the 2^-8 and 2^-11 at which bf16 and
 // f16 round at worst, and it costs half the instructions. A 16-bit element moves half the bytes of an f32 one,
-// so the precise version made these kernels instruction-bound, slower than a plain multiply of the same bytes.
-// e = exp(-|x|) lies in [0, 1], so 1 + e never
+// so the precise version makes these kernels instruction-bound instead of memory-bound. e = exp(-|x|) lies in [0, 1], so 1 + e never
 // overflows and __fdividef's denominator stays in [1, 2]; NaN and +-inf come out as from the precise version.
 // Below x = -87.3 e is subnormal or 0, so silu may give -0 where the precise form gives a value under 1e-36.
 __device__ __forceinline__ float fx_sigmoid_fast(float x) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_set>
 #include <stdexcept>
 #include <utility>
 
@@ -26,11 +27,11 @@ std::optional<RowShape> row_shape_of(const Graph& g, const Node& node) {
   const Shape& f = g.value_type(node.inputs[0].value).shape;
   if (f.empty()) return std::nullopt;
   std::size_t split = f.size() - 1;
-  if (node.op == "layernorm") {
+  if (node.op_id() == OpId::layernorm) {
     split = static_cast<std::size_t>(*normalize_axis(node.attrs.get_int("axis"), f.size()));
-  } else if (node.op == "softmax") {
+  } else if (node.op_id() == OpId::softmax) {
     if (static_cast<std::size_t>(*normalize_axis(node.attrs.get_int("axis"), f.size())) != f.size() - 1) return std::nullopt;
-  } else if (node.op != "rmsnorm") {
+  } else if (node.op_id() != OpId::rmsnorm) {
     std::vector<int> axes;
     for (auto a : node.attrs.get_ints("axis")) axes.push_back(*normalize_axis(a, f.size()));
     std::sort(axes.begin(), axes.end());
@@ -44,12 +45,12 @@ std::optional<RowShape> row_shape_of(const Graph& g, const Node& node) {
   return rs;
 }
 
-bool is_stat_reduction(const std::string& op) { return op == "sum" || op == "mean" || op == "max" || op == "min"; }
+bool is_stat_reduction(const Node& node) { return node.def->reduction == ReductionKind::statistic; }
 
 // Shape s read as a tensor broadcast over `full` (batchnorm parameters align with their channel axis).
 Shape effective_shape(const Graph& g, const Node& node, std::size_t k) {
   const Shape& s = g.value_type(node.inputs[k].value).shape;
-  if (node.op != "batchnorm" || k == 0) return s;
+  if (node.op_id() != OpId::batchnorm || k == 0) return s;
   const auto axis = static_cast<std::size_t>(*normalize_axis(node.attrs.get_int("axis"), node.type.shape.size()));
   Shape e = {s[0]};
   e.resize(node.type.shape.size() - axis, 1);
@@ -73,6 +74,7 @@ class RowEmitter {
   std::string store(ValueId o, std::string& why);
 
   std::vector<ValueId> inputs;
+  std::unordered_set<ValueId> input_set_;  // the same values, for a constant-time "already read?"
   Identifiers ids;
   std::set<std::string> scratch_types;
   Code& body() { return body_; }
@@ -136,10 +138,10 @@ bool RowEmitter::classify(std::string& why) {
         why = "node " + node.name + " reduces other dimensions than the group's first reduction";
         return false;
       }
-      level_[n] = is_stat_reduction(node.op) ? Level::row : Level::element;
+      level_[n] = is_stat_reduction(node) ? Level::row : Level::element;
       continue;
     }
-    if (node.op == "reshape") {  // a relabelling of the row's elements: stored at the same flat index
+    if (node.op_id() == OpId::reshape) {  // a relabelling of the row's elements: stored at the same flat index
       if (!stored_reshape(n)) {
         why = "node " + node.name + " (reshape) is read inside the group or reshapes an input or a per-row value";
         return false;
@@ -197,7 +199,7 @@ bool RowEmitter::classify(std::string& why) {
 std::string RowEmitter::load_external(ValueId u, const Shape& eff) {
   const std::string key = std::to_string(u) + shape_to_string(eff);
   if (auto f = loaded_.find(key); f != loaded_.end()) return f->second;
-  if (std::find(inputs.begin(), inputs.end(), u) == inputs.end()) inputs.push_back(u);
+  if (input_set_.insert(u).second) inputs.push_back(u);
   const TensorType& t = g_.value_type(u);
   const std::string ptr = in_ptr(ids, g_, u), name = ids.fresh(g_.value_name(u)), ct = compute_type(t.dtype);
   Shape s = eff;
@@ -263,7 +265,7 @@ std::string RowEmitter::load_external(ValueId u, const Shape& eff) {
 std::string RowEmitter::load_per_row(ValueId u) {
   const std::string key = std::to_string(u) + "/row";
   if (auto f = loaded_.find(key); f != loaded_.end()) return f->second;
-  if (std::find(inputs.begin(), inputs.end(), u) == inputs.end()) inputs.push_back(u);
+  if (input_set_.insert(u).second) inputs.push_back(u);
   const TensorType& t = g_.value_type(u);
   const std::string name = ids.fresh(g_.value_name(u));
   const std::string index = t.numel() == 1 ? "0" : "row";
@@ -291,10 +293,10 @@ void RowEmitter::emit_node(NodeId n) {
   const std::string name = local_[n] = ids.fresh(node.name);
   const std::string ct = compute_type(node.type.dtype);
   body_.line("// " + describe_node(g_, n));
-  if (is_stat_reduction(node.op)) return emit_stat(n);
-  if (node.op == "softmax") return emit_softmax(n);
-  if (node.op == "layernorm" || node.op == "rmsnorm") return emit_norm(n);
-  if (node.op == "reshape") {  // the same registers under the reshaped name
+  if (is_stat_reduction(node)) return emit_stat(n);
+  if (node.op_id() == OpId::softmax) return emit_softmax(n);
+  if (node.op_id() == OpId::layernorm || node.op_id() == OpId::rmsnorm) return emit_norm(n);
+  if (node.op_id() == OpId::reshape) {  // the same registers under the reshaped name
     local_[n] = local_[*g_.producer(node.inputs[0].value)];
     return;
   }
@@ -327,15 +329,15 @@ void RowEmitter::emit_stat(NodeId n) {
   const DType t = node.type.dtype;
   const std::string at = compute_type(t) == "float" ? "float" : "long long";
   const std::string x = operand(node, 0);
-  const bool is_sum = node.op == "sum" || node.op == "mean";
+  const bool is_sum = node.op_id() == OpId::sum || node.op_id() == OpId::mean;
   const std::string identity = is_sum ? at + "(0)"
-                               : is_floating(t) ? (node.op == "max" ? "(-__int_as_float(0x7f800000))" : "__int_as_float(0x7f800000)")
-                                                : (node.op == "max" ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL");
+                               : is_floating(t) ? (node.op_id() == OpId::max ? "(-__int_as_float(0x7f800000))" : "__int_as_float(0x7f800000)")
+                                                : (node.op_id() == OpId::max ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL");
   const std::string op = is_sum ? "sum" : node.op;
   body_.line(at + " " + name + "_acc = " + identity + ";");
   loop(mask(is_sum ? name + "_acc += " + x + ";" : name + "_acc = fx_" + op + "(" + name + "_acc, (" + at + ")" + x + ");"));
   std::string r = reduce(name + "_acc", t, op);
-  if (node.op == "mean") r = "(" + r + " / (" + at + ")R)";
+  if (node.op_id() == OpId::mean) r = "(" + r + " / (" + at + ")R)";
   body_.line("const " + compute_type(t) + " " + name + " = " + round_to(t, "(" + compute_type(t) + ")" + r) + ";");
 }
 
@@ -358,7 +360,7 @@ void RowEmitter::emit_norm(NodeId n) {
   const Node& node = g_.node(n);
   const std::string& y = local_[n];
   const DType t = node.type.dtype;
-  const bool layer = node.op == "layernorm";
+  const bool layer = node.op_id() == OpId::layernorm;
   const std::string x = operand(node, 0);
   const std::string gamma = node.inputs.size() > 1 ? operand(node, 1) : "";
   const std::string beta = node.inputs.size() > 2 ? operand(node, 2) : "";
@@ -498,9 +500,9 @@ std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std:
   plan.vec = static_cast<int>(std::min<std::int64_t>(8, 16 / widest_bytes(g, nodes, outputs)));
   while (plan.vec > 1 && rs->r % plan.vec != 0) plan.vec /= 2;
   const std::int64_t vectors = (rs->r + plan.vec - 1) / plan.vec;
-  // Threads per row: enough for kChunkTarget vector accesses each; two per thread rather than one means fewer
-  // threads and fewer block-reduction steps per row, and more per thread made wide rows slower.
-  // A pure reduction (one value per row stored) keeps fewer values per thread: 512 threads of two accesses.
+  // Threads per row: enough for kChunkTarget vector accesses each. Two per thread instead of one means fewer
+  // threads and fewer block-reduction steps per row; more than two leaves wide rows short of threads.
+  // A pure reduction (one value per row stored) keeps fewer values per thread and more threads in flight.
   plan.reduce_only = true;
   for (ValueId o : outputs) plan.reduce_only = plan.reduce_only && g.value_type(o).numel() == rs->rows;
   constexpr int kChunkTarget = 2;
@@ -519,9 +521,9 @@ std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std:
           std::to_string(chunks * plan.vec) + " per thread per value)";
     return std::nullopt;
   }
-  // The row a kernel stores back is loaded with Triton's evict_last hints (fx_load_row). Not when a large
-  // operand broadcast over rows must stay in the L2 (an attention mask read for every (batch, head) pair): with
-  // the streaming rows marked evict_last too, the operand loses its place. Small ones (a layernorm's weights)
+  // The row a kernel stores back is loaded with Triton's evict_last hints (fx_load_row), except when a large
+  // operand broadcast over rows (an attention mask read for every batch and head) must stay in the L2: with the
+  // streaming rows marked evict_last too, the mask would lose its place. Small ones (a layernorm's weights)
   // stay either way.
   constexpr std::int64_t kLargeBroadcastBytes = std::int64_t{1} << 20;
   bool large_broadcast = false;
@@ -531,7 +533,7 @@ std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std:
   }
   plan.row_hint = !plan.reduce_only && !large_broadcast;
   // Half and twice the threads, timed against this one by the executor (RunOptions::autotune): on their own
-  // shapes the choices differ by a few percent, so the run measures instead of the generator guessing. Only
+  // shapes they can differ by a few percent, so the run measures instead of the generator guessing. Only
   // layouts that keep the row in registers and leave no warp idle.
   std::vector<std::pair<int, std::int64_t>> others;
   for (const int other : {threads / 2, threads * 2}) {

@@ -8,8 +8,8 @@
 // Layouts (the executor times them and keeps the fastest, as for elementwise kernels): by default 4 warps per
 // 64 x 64 tile, each thread moving kVec consecutive elements (one 16-byte access of the widest tensor) along
 // the fast dim of each phase, as Triton's tiled pointwise kernels do; the others, 16 warps with one element
-// per access, and 16 warps with kVec. Which wins depends on the kernel and on whether the source is in DRAM or
-// just written to the L2 (docs/benchmarks.md, conv_bn_relu and transpose_chain).
+// per access, and 16 warps with kVec. 16-byte accesses with 4 warps move layout conversions at copy speed;
+// larger fused transposes can prefer 16 warps or single elements, so the run times the three.
 #include <algorithm>
 #include <functional>
 #include <set>
@@ -20,8 +20,8 @@ namespace fx::gpu::codegen {
 namespace {
 
 constexpr int kTile = 64;           // output tile edge, elements
-// With one element per access 16 warps were the fastest (other tiles and a persistent grid were slower or no
-// better); with 16-byte accesses, 4 (bench/microbench/layout_conversion.cu).
+// Warps per tile: with one element per access more warps hide more latency; with 16-byte accesses each thread
+// already has several loads in flight and 4 warps suffice. Other tile shapes and a persistent grid were no faster.
 constexpr int kScalarWarps = 16;
 constexpr int kVectorWarps = 4;
 constexpr int kMinEdge = 16;        // smaller dims gain nothing from a tile
@@ -44,7 +44,7 @@ bool read_only_at_root(const Graph& g, NodeId n, const std::set<NodeId>& in, con
     if (!in.count(c)) continue;
     const Node& node = g.node(c);
     if (node.op_class() != OpClass::elementwise || node.type.shape != root) return false;
-    if (node.op == "batchnorm" && node.inputs[0].value != g.value_of(n)) return false;
+    if (node.op_id() == OpId::batchnorm && node.inputs[0].value != g.value_of(n)) return false;
     if (!read_only_at_root(g, c, in, root)) return false;
   }
   return true;
@@ -62,7 +62,7 @@ std::optional<Staging> plan_staging(const Graph& g, const std::vector<NodeId>& n
   std::int64_t shared = 0;
   for (NodeId n : nodes) {
     const Node& node = g.node(n);
-    if (node.op != "transpose" || node.type.shape != root) continue;
+    if (node.op_id() != OpId::transpose || node.type.shape != root) continue;
     const int a = moved_innermost(node);
     if (a < 0 || root[static_cast<std::size_t>(a)] < kMinEdge || (st.a >= 0 && a != st.a)) continue;
     if (!read_only_at_root(g, n, in, root)) continue;

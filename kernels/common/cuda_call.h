@@ -6,7 +6,9 @@
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
+#if FX_HAVE_CUDNN
 #include <cudnn.h>
+#endif
 #include <cupti_result.h>
 #include <nvrtc.h>
 
@@ -30,9 +32,11 @@ inline void check_call(cublasStatus_t r, const char* call, const char* file, int
     throw_call_error("cuBLASLt", r, cublasLtGetStatusName(r), cublasLtGetStatusString(r), call, file, line);
   }
 }
+#if FX_HAVE_CUDNN
 inline void check_call(cudnnStatus_t r, const char* call, const char* file, int line) {
   if (r != CUDNN_STATUS_SUCCESS) throw_call_error("cuDNN", r, cudnnGetErrorString(r), {}, call, file, line);
 }
+#endif
 inline void check_call(CUptiResult r, const char* call, const char* file, int line) {
   if (r != CUPTI_SUCCESS) {
     const char* name = nullptr;

@@ -16,7 +16,9 @@ namespace fx::gpu {
 
 // Holds a stream's work back until the host has enqueued all of a timed run, so that the GPU never waits for
 // the host inside the timed window: a way whose launches cost the host more (three launches, one a cuDNN call)
-// would otherwise be charged for them whenever the host fell behind the GPU. The host function waits at most 100 ms, so a library call that waits on the stream cannot hang the run.
+// would otherwise be charged for them whenever the host fell behind the GPU, and a convolution's ways could
+// time at up to twice their time in the plan. The host
+// function waits at most 100 ms, so a library call that waits on the stream cannot hang the run.
 class StreamGate {
  public:
   explicit StreamGate(cudaStream_t stream) {

@@ -1,7 +1,7 @@
 // fx::gpu::Conv2d: cuDNN's graph API first (conv_graph.cpp), its legacy (v7-style) API where the graph API has no
 // plan for a problem or a launch's pointers are too loosely aligned. The legacy fused call
 // cudnnConvolutionBiasActivationForward is deprecated in cuDNN 9 but still works for FP32 NCHW with RELU or
-// IDENTITY (cuDNN API reference, cudnnConvolutionBiasActivationForward). Both fused modes run IMPLICIT_PRECOMP_GEMM there, the one algorithm the legacy
+// IDENTITY (cuDNN 9 API reference, cudnnConvolutionBiasActivationForward). Both fused modes run IMPLICIT_PRECOMP_GEMM there, the one algorithm the legacy
 // call supports with every activation it accepts.
 #include <map>
 #include <optional>
@@ -196,6 +196,8 @@ void Conv2d::Impl::run_legacy(const Conv2dProblem& p, ConvPlan& plan, const void
                                                      plan.algo, ws, ws_bytes, &zero, plan.y.get(), y, plan.bias.get(),
                                                      bias, plan.activation.get(), plan.y.get(), y));
 }
+
+bool cudnn_available() { return true; }
 
 Conv2d::Conv2d(ConvApi api) : impl_(std::make_unique<Impl>()) {
   impl_->api = api;

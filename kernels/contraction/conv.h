@@ -1,7 +1,7 @@
 // 2-D convolution on cuDNN, unfused or with bias (+ ReLU) fused, for the executor.
 // NCHW activations, OIHW weights ([K, C/groups, R, S]), output [N, K, P, Q]; or all three channels-last
 // (Conv2dProblem::nhwc: x [N, H, W, C], w [K, R, S, C], y [N, P, Q, K]), where cuDNN has faster kernels for
-// some shapes (docs/benchmarks.md, conv_bn_relu). Runs through cuDNN's graph API (an execution plan built once
+// some shapes. Runs through cuDNN's graph API (an execution plan built once
 // per shape: the host's cost per launch is small) and the legacy API where the graph API has no plan for a
 // problem or a pointer is too loosely aligned for one. Vendor types stay in the pimpl.
 #pragma once
@@ -15,6 +15,9 @@
 struct CUstream_st;
 
 namespace fx::gpu {
+
+// False in a build without cuDNN (conv_unavailable.cpp), where constructing a Conv2d throws saying so.
+bool cudnn_available();
 
 // none: the convolution alone. bias, relu_bias: + bias [K] (+ ReLU) in the same call: one operation graph, or on
 // the legacy API cudnnConvolutionBiasActivationForward (IDENTITY or RELU activation).

@@ -1,8 +1,7 @@
 // A convolution through cuDNN's backend (graph) API: conv -> add bias -> ReLU as one operation graph; the first
 // kMaxCandidates engine configurations of heuristics mode A (FALLBACK's only when A offers none) that honour the
 // problem's numerics finalized into execution plans, each timed on the caller's buffers, the fastest kept (under
-// CUDA graph capture the first, untimed). bench/microbench/conv_graph.cu times every configuration alone
-// (docs/benchmarks.md: on conv_bn_relu the best matches the legacy call's kernel).
+// CUDA graph capture the first, untimed).
 #include "kernels/contraction/conv_graph.h"
 
 #include <algorithm>

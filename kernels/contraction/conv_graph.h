@@ -1,8 +1,8 @@
 // Internal to kernels/contraction: a convolution (+ bias, + ReLU) as one cuDNN operation graph (the backend
 // API), its engine chosen by timing and its execution plan finalized once, so that a launch costs the host one
-// cudnnBackendExecute on a cached variant pack. The legacy calls rebuild that plan on every call, which can cost
-// the host more than the GPU's time of the call and leave a plan host-bound when launched step by step
-// (docs/benchmarks.md). PyTorch's cuDNN v9 path runs convolutions this way too.
+// cudnnBackendExecute on a cached variant pack. The legacy calls rebuild that plan on every call, which costs
+// the host more than the GPU spends on a small convolution and leaves a network of them host-bound. PyTorch's
+// cuDNN v9 path runs convolutions this way too.
 #pragma once
 
 #include <cuda_runtime_api.h>

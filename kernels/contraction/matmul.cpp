@@ -1,7 +1,7 @@
 // cuBLASLt behind fx::gpu::Matmul. Row-major Y = X*W is computed as column-major Y^T = W^T * X^T
 // (cuBLAS m = N, n = M, k = K): the column-major view of a row-major matrix is its transpose, so no data
 // moves. CUBLASLT_ORDER_ROW would be the direct route, but with bias epilogues it returns NOT_SUPPORTED
-// with 0 algorithms (cuBLASLt 12 and 13).
+// with 0 algorithms.
 #include <algorithm>
 #include <array>
 #include <iterator>
@@ -92,28 +92,27 @@ struct Plan {
 };
 
 // cuBLASLt's heuristic ranks its candidates with a model, and its first pick can be well behind another it
-// offered (docs/benchmarks.md, gpt2_block). A plan therefore times kCandidates candidates
-// once, on the call's own operands, and keeps the fastest (median of kTimedRounds). The candidates are timed in
-// interleaved rounds, one launch of each per round, so that a clock drift during the search (large bf16 GEMMs
-// run at the GPU's power limit, and their times move by several percent within one run) moves every
-// candidate alike instead of favouring whichever was timed while the clocks were high. Two warm-up rounds let
-// the clocks fall to their power-limited level before the timed ones.
+// offers. A plan therefore times kCandidates candidates once, on the call's own operands, and keeps the fastest
+// (median of kTimedRounds). The candidates are timed in interleaved rounds, one launch of each per round, so
+// that a clock drift during the search (large GEMMs run at the power limit) moves every candidate alike instead
+// of favouring whichever was timed while the clocks were high; two warm-up rounds let the clocks settle first.
 //
 // The heuristic returns a few configurations, each with an explicit cluster shape, so the candidates also include
 // its algorithms with the cluster shape left to cuBLASLt and every (tile, stages) pair of each algorithm it
-// offered (tile_variants): such a configuration can beat every one the heuristic lists (docs/benchmarks.md,
-// gpt2_block's attention GEMMs; bench/microbench/attention_gemms.cu). All of them are screened in a few interleaved rounds; the heuristic's first and the fastest others go on to the full timing.
+// offered (tile_variants): on batched attention GEMMs such a variant can beat every configuration the heuristic
+// named. All of them are screened in a few interleaved rounds; the heuristic's first and the fastest others go
+// on to the full timing.
 // A batched problem's pool also holds the heuristic's candidates for one member of the batch (member_candidates).
 constexpr int kCandidates = 8;  // timed in full: the heuristic's first and the 7 fastest others
 constexpr int kWarmupRounds = 2;
 constexpr int kTimedRounds = 15;
 constexpr int kScreenRounds = 3;  // after one warm-up round, for a pool larger than kCandidates
 constexpr int kHeuristicRequest = 16;
-// The search's best configurations kept for the executor to time again inside its plan (Matmul::finalist_count).
-// The ranking of close configurations moves with the GPU's state and with the L2 as the search leaves it (each
-// candidate after itself), which is not as the plan leaves it (docs/benchmarks.md, qkv_bf16). The heuristic's
-// first (what cuBLASLt runs without a search, and what PyTorch's GEMMs run) joins them where the search ranked
-// it lower, so the plan's own timing can still keep it.
+// The search's best configurations kept for the executor to time again inside its plan (Matmul::finalist_count):
+// the ranking of close configurations moves with the GPU's state and with the L2 as the search leaves it (each
+// candidate after itself), which is not as the plan leaves it. The heuristic's first (what cuBLASLt runs without
+// a search, and what PyTorch's GEMMs run) joins them where the search ranked it lower, so the plan's own timing
+// can still choose it.
 constexpr std::size_t kFinalistsKept = 3;
 constexpr std::size_t kMaxVariants = 256;
 
@@ -282,7 +281,8 @@ std::optional<double> Matmul::Impl::time_algo(const Plan& plan, const cublasLtMa
   // A candidate cuBLASLt refuses at launch is skipped; its status is not an error of the run.
   // The timed launch follows an untimed one of the same algorithm, so the GPU is busy and the operands are in the
   // L2 as for a GEMM whose inputs the previous step just wrote (the cache flush of --cold-l2 is the executor's,
-  // not known here); timed alone after the host's wait, a small GEMM takes longer than in the plan.
+  // not known here). Alone after the host's wait, gpt2_block's 768 -> 768 projections timed 0.053-0.054 ms that
+  // the plan then ran in 0.042-0.048.
   if (launch() != CUBLAS_STATUS_SUCCESS) return std::nullopt;
   bool failed = false;
   const double ms = median_event_ms(ops.stream, 1, [&] { failed |= launch() != CUBLAS_STATUS_SUCCESS; });
@@ -310,8 +310,8 @@ bool Matmul::Impl::accepts(const Plan& plan, const PlanKey& key, const cublasLtM
 
 // cuBLASLt's heuristic ranks a batched problem's configurations otherwise than one member's. For qkv_bf16's three
 // projections as one strided-batched GEMM (x broadcast, 3 x [8192, 4096] x [4096, 1024] bf16) it offered a 128x128
-// tile where each projection alone gets 256x128 (cluster 1x2x1), and the three launched alone ran faster than the
-// merged call (docs/benchmarks.md, qkv_bf16). The member's candidates join
+// tile where each projection alone gets 256x128 (cluster 1x2x1), and the member's tile ran the projections
+// faster than the merged call's. The member's candidates join
 // the pool where cuBLASLt accepts them for the whole batch; a refusal of the member's query only means fewer
 // candidates, never an error.
 std::vector<cublasLtMatmulAlgo_t> Matmul::Impl::member_candidates(const Plan& plan, const PlanKey& key,

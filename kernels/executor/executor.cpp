@@ -15,6 +15,7 @@
 #include "kernels/executor/contraction_step.h"
 #include "kernels/executor/executor_internal.h"
 #include "kernels/executor/sort_step.h"
+#include "kernels/profile/nvtx_range.h"
 
 namespace fx::gpu {
 
@@ -337,6 +338,7 @@ void Executor::Impl::launch(PlanId p, std::size_t s) {
   const Step& step = plan(p).steps[s];
   LaunchInfo info{p, static_cast<int>(s), step.kernel.name, step.group, plan_index(p) * 1'000'000u + s};
   if (options.before_launch) options.before_launch(info);
+  const NvtxRange group_range(step.group), kernel_range(step.kernel.name);  // profilers: kernels by group
   if (step.sort) {
     step.sort->launch(*this, p);
   } else if (step.call) {
@@ -405,6 +407,7 @@ void Executor::Impl::rest_for(double ms) {
 }
 
 void Executor::Impl::launch_all(PlanId p) {
+  const NvtxRange plan_range(plan(p).name);
   for (std::size_t s = 0; s < plan(p).steps.size(); ++s) launch(p, s);
 }
 

@@ -21,8 +21,7 @@
 namespace fx::gpu {
 namespace {
 
-// All four fit in one pass on Hopper (the profiler reports the passes a configuration needs), so kernel replay
-// runs each kernel once per range.
+// All four fit in one pass on Hopper, so kernel replay runs each kernel once per range.
 constexpr std::array<const char*, 4> kMetrics = {"dram__bytes_read.sum", "dram__bytes_write.sum",
                                                  "gpu__time_duration.sum", "lts__t_sectors_srcunit_tex_op_write.sum"};
 constexpr double kL2SectorBytes = 32.0;
@@ -309,9 +308,9 @@ bool DramProfiler::Impl::run_window(int i, const std::function<void(int)>& launc
   return window.stop();
 }
 
-// Each window repeats the whole sequence of CUPTI's range profiler (Enable ... Decode, Disable), with its own
-// counter image: range indices start at 0 and every range belongs to this launch. Re-enabling per launch costs
-// milliseconds; one session across windows would be cheaper but is not what these tests check.
+// Each window repeats the whole range-profiler sequence (Enable ... Decode, Disable), with its own counter
+// image: range indices start at 0 and every range belongs to this launch. Re-enabling per launch costs
+// milliseconds; one profiler session across windows would save them but is not a sequence we have tested.
 KernelCounters DramProfiler::Impl::measure_one(int i, const std::function<void(int)>& launch) {
   flush_l2();  // before the session: never a range
   RangeSession session(ctx);

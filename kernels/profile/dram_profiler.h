@@ -10,11 +10,10 @@
 //
 // What a window does not count: writes still dirty in the L2 when the launch's last kernel ends. For outputs
 // several times the L2 size these are a few MiB (a streaming kernel's L2 keeps little dirty data: relu over
-// 256 MiB measured 505 MiB of 512 written); for a footprint below the L2 size most writes may stay in the L2.
+// 256 MiB writes back nearly all of it within the window); for a footprint below the L2 size most writes may stay in the L2.
 // `l2_bytes_written` (sectors the SMs stored into the L2) says what the launch wrote regardless; compare the
-// two to see how much had not reached DRAM. An earlier design closed each window with a second flush to
-// count that write-back, but the closing flush's range added DRAM writes of its own, so bytes it reported
-// were not the launch's.
+// two to see how much had not reached DRAM. Closing each window with a second flush to count that write-back
+// would not work: the flush's own range adds DRAM writes of its own, so the bytes would not be the launch's.
 //
 // AutoRange serialises and synchronises around every kernel: `duration_ns` is the kernel alone on the GPU, not
 // a pipeline timing. Take timings from KernelTimer in a separate pass; the two must not run together.

@@ -30,6 +30,7 @@ void ClockSpan::add(const ClockSample& s) {
 
 void ClockSpan::merge(const ClockSpan& other) {
   samples += other.samples;
+  timeline.insert(timeline.end(), other.timeline.begin(), other.timeline.end());
   max_sm_mhz = std::max(max_sm_mhz, other.max_sm_mhz);
   power_limit_w = std::max(power_limit_w, other.power_limit_w);
   if (other.busy_samples == 0) return;
@@ -269,6 +270,7 @@ struct ClockWatch::Impl {
   std::condition_variable cv;
   bool stopping = false, in_rest = false;
   ClockSpan span, after;
+  const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::thread thread;
 
   Impl(const ClockMonitor& mon, std::chrono::milliseconds p, std::function<bool()> done)
@@ -283,9 +285,13 @@ struct ClockWatch::Impl {
     // Polled before the sample: a sample taken once the first part is done belongs to the rest.
     const bool rest = in_rest || (first_done && first_done());
     const std::optional<ClockSample> s = monitor.sample();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     std::lock_guard<std::mutex> lock(m);
     in_rest = rest;
-    if (s) (rest ? after : span).add(*s);
+    if (!s) return;
+    ClockSpan& into = rest ? after : span;
+    into.add(*s);
+    into.timeline.emplace_back(ms, *s);
   }
 
   void run() {

@@ -1,7 +1,8 @@
 // The GPU's SM clock, power and the reasons its clocks are held back, read through NVML while a timing runs.
 //
-// Compute-bound kernels run at the GPU's power limit, where the SM clock falls the longer the GPU has been busy
-// (docs/measurement.md). A time measured on such a kernel is only true with the clocks it ran at, so a timing records them: a thread samples NVML every few milliseconds
+// Compute-bound kernels run at the GPU's power limit, where the SM clock, and with it the time, depends on
+// how long the GPU has been busy. A time measured on such a kernel is only true with the clocks it ran at, so
+// a timing records them: a thread samples NVML every few milliseconds
 // while the GPU works (ClockWatch) and the report says what the SM clock was and what held it back, as Nsight
 // Compute reports the clocks it measured at.
 //
@@ -16,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fx::gpu {
@@ -52,6 +54,9 @@ struct ClockSpan {
   double power_w_max = 0, power_limit_w = 0;
   unsigned temperature_c_max = 0;
   std::uint64_t reasons = 0;  // every reason seen in a busy sample
+  // Every sample with its time in ms since the ClockWatch that took it started, idle ones included: the trace
+  // export's counter tracks (core/export/timings_export.h). add() leaves it alone; merge() appends.
+  std::vector<std::pair<double, ClockSample>> timeline;
   void add(const ClockSample& s);
   void merge(const ClockSpan& other);  // as if other's samples had been added here
   unsigned sm_mhz_median() const;  // the upper median of busy_sm_mhz; 0 without busy samples

@@ -95,6 +95,34 @@ TEST(UndoCommands, AutoFuseIsOneStep) {
   EXPECT_EQ(session->engine().plan().kernel_count(), 1);
 }
 
+// The QUndoStack owns the history: after any mix of actions, including ones that push no command (an
+// auto-fuse with nothing left to merge, a reject of an unknown id), undoing every step walks back through
+// exactly the states the engine had, and redoing walks forward again.
+TEST(UndoCommands, UndoAndRedoWalkThroughTheRecordedStatesWhateverTheActions) {
+  std::unique_ptr<Session> session(open_sample("relu_mul_add.json"));
+  std::vector<FusionEngine::State> states = {session->engine().state()};
+  ASSERT_TRUE(session->accept(QStringLiteral("v:mul+add")).fuse);
+  states.push_back(session->engine().state());
+  EXPECT_FALSE(session->reject(QStringLiteral("v:no+such")).fuse);
+  EXPECT_EQ(session->undo_stack()->count(), 1) << "a refused reject is no step";
+  ASSERT_GT(session->auto_fuse(), 0);
+  states.push_back(session->engine().state());
+  EXPECT_EQ(session->auto_fuse(), 0);  // nothing left: no step, and the last step stays the auto-fuse
+  ASSERT_EQ(session->undo_stack()->count(), 2);
+  for (std::size_t i = states.size() - 1; i-- > 0;) {
+    session->undo_stack()->undo();
+    EXPECT_EQ(session->engine().plan(), states[i].plan) << "after undoing to step " << i;
+    EXPECT_EQ(session->engine().state().step, states[i].step);
+  }
+  EXPECT_FALSE(session->undo_stack()->canUndo());
+  for (std::size_t i = 1; i < states.size(); ++i) {
+    session->undo_stack()->redo();
+    EXPECT_EQ(session->engine().plan(), states[i].plan) << "after redoing to step " << i;
+    EXPECT_EQ(session->engine().rejected_ids(), states[i].rejected);
+  }
+  EXPECT_FALSE(session->undo_stack()->canRedo());
+}
+
 // Crash protection: a modified session is written to the autosave file after every change and restores its
 // plan; returning to the saved state, saving or closing removes the file.
 TEST(Autosave, FollowsEveryChangeAndRestoresThePlan) {

@@ -23,9 +23,15 @@ TEST(CostDevice, JsonRoundTripAndErrors) {
   EXPECT_EQ(back->name, "L4");
   EXPECT_NEAR(back->hbm_bandwidth, l4.hbm_bandwidth, 1);
   EXPECT_NEAR(back->launch_overhead_s, l4.launch_overhead_s, 1e-12);
-  auto bad = device_from_json(R"({"format": "fusion-explorer/device", "name": "x", "hbm_bandwidth_gbps": -1})");
+  auto bad = device_from_json(R"({"format": "fusion-explorer/device", "version": 1, "name": "x", "hbm_bandwidth_gbps": -1})");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.errors()[0].pointer, "/hbm_bandwidth_gbps");
+  for (const char* version : {"", R"("version": 2,)", R"("version": "1",)"}) {
+    auto other = device_from_json(std::string(R"({"format": "fusion-explorer/device", )") + version + R"( "name": "x"})");
+    ASSERT_FALSE(other.ok()) << version;
+    EXPECT_EQ(other.errors()[0].pointer, "/version");
+    EXPECT_NE(other.errors()[0].message.find("reads device descriptions of version 1"), std::string::npos);
+  }
   EXPECT_FALSE(resolve_device("no-such-device").ok());
 }
 

@@ -92,7 +92,7 @@ TEST(FusionCli, InfoTotalsBytesBeyondInt64) {
   EXPECT_DOUBLE_EQ(j["output_bytes"].get<double>(), 0x1p62);
 }
 
-// codegen --json: the kernels of a plan as JSON (tests/bench/test_race.py reads them); a path it cannot write is
+// codegen --json: the kernels of a plan as JSON (bench/python/test_race.py reads them); a path it cannot write is
 // an error naming it, and the printed source still comes out.
 TEST(FusionCli, CodegenWritesItsKernelsAsJsonOrSaysWhyNot) {
   const auto dir = std::filesystem::temp_directory_path() / "fx_codegen_json_test";

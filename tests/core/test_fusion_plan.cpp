@@ -1,4 +1,4 @@
-// Plans: undo/redo round trips, accept by id, fused graph files (round trip and rejection of invalid
+// Plans: state/restore round trips (what an undo history records), accept by id, fused graph files (round trip and rejection of invalid
 // sections), the decision log, what-if limits, determinism.
 #include <nlohmann/json.hpp>
 
@@ -15,36 +15,36 @@ TEST(FusionPlan, UnfusedPlanHasOneGroupPerNode) {
   FusionEngine engine(sample("relu_mul_add.json"), test_device());
   EXPECT_EQ(engine.plan().kernel_count(), 3);
   EXPECT_EQ(engine.plan().groups()[0].id, "g:mul");
-  EXPECT_FALSE(engine.can_undo());
 }
 
-TEST(FusionPlan, AcceptUndoRedoRoundTrip) {
+TEST(FusionPlan, RestoringARecordedStateIsExact) {
   FusionEngine engine(sample("relu_mul_add.json"), test_device());
-  const Plan unfused = engine.plan();
+  const FusionEngine::State unfused = engine.state();
   ASSERT_TRUE(engine.accept("v:mul+add").fuse);
-  const Plan one = engine.plan();
-  EXPECT_EQ(one.kernel_count(), 2);
+  const FusionEngine::State one = engine.state();
+  EXPECT_EQ(one.plan.kernel_count(), 2);
+  EXPECT_EQ(one.step, 1);
   ASSERT_TRUE(engine.accept("v:mul+y").fuse);  // the merged group is named after its first node
+  const FusionEngine::State two = engine.state();
+  EXPECT_EQ(two.plan.kernel_count(), 1);
+  engine.restore(one);
+  EXPECT_EQ(engine.state(), one);
+  engine.restore(unfused);
+  EXPECT_EQ(engine.state(), unfused);
+  EXPECT_TRUE(engine.log().size() < two.log.size());
+  engine.restore(two);
   EXPECT_EQ(engine.plan().kernel_count(), 1);
-  EXPECT_TRUE(engine.undo());
-  EXPECT_EQ(engine.plan(), one);
-  EXPECT_TRUE(engine.undo());
-  EXPECT_EQ(engine.plan(), unfused);
-  EXPECT_FALSE(engine.can_undo());
-  EXPECT_TRUE(engine.redo());
-  EXPECT_EQ(engine.plan(), one);
-  EXPECT_TRUE(engine.redo());
-  EXPECT_EQ(engine.plan().kernel_count(), 1);
-  EXPECT_FALSE(engine.can_redo());
+  EXPECT_EQ(engine.state(), two);
 }
 
-TEST(FusionPlan, RejectIsUndoableAndBlocksAutoFuse) {
+TEST(FusionPlan, RestoringTheStateBeforeARejectionLetsAutoFuseTakeItAgain) {
   FusionEngine engine(sample("relu_mul_add.json"), test_device());
+  const FusionEngine::State before = engine.state();
   engine.reject("v:mul+add");
+  EXPECT_NE(engine.state(), before);
   engine.auto_fuse();
   EXPECT_EQ(engine.plan().kernel_count(), 2);  // add+y still fuse
-  EXPECT_TRUE(engine.undo());                   // auto-fuse
-  EXPECT_TRUE(engine.undo());                   // the rejection
+  engine.restore(before);
   EXPECT_TRUE(engine.rejected_ids().empty());
   engine.auto_fuse();
   EXPECT_EQ(engine.plan().kernel_count(), 1);
@@ -60,7 +60,7 @@ TEST(FusionPlan, AcceptOfAnUnknownOrIllegalCandidateChangesNothing) {
   const auto d = engine.accept("e:m1+m2");
   EXPECT_FALSE(d.fuse);
   EXPECT_EQ(d.reason, Reason::two_contractions);
-  EXPECT_FALSE(engine.can_undo());
+  EXPECT_EQ(engine.state(), FusionEngine(g, test_device()).state());
 }
 
 TEST(FusionPlan, FusedGraphFileRoundTrip) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 namespace fx {
@@ -43,10 +45,12 @@ TEST(TimingsChromeTrace, OnePidPerPlanAndOneCompleteEventPerRow) {
   const std::string expected =
       "{\"traceEvents\":[\n"
       "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"unfused\"}},\n"
+      "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"GPU kernels\"}},\n"
       "{\"name\":\"group s0: mul\",\"cat\":\"kernel\",\"ph\":\"X\",\"ts\":0.0,\"dur\":170.25,\"pid\":1,\"tid\":1,"
       "\"args\":{\"kernel\":\"fx_mul\",\"group\":\"s0\",\"nodes\":[\"mul\"],\"bytes_read\":805306368.0,"
       "\"bytes_written\":268435456.0,\"predicted_bytes\":805306368.0}},\n"
       "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"fused\"}},\n"
+      "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":2,\"tid\":1,\"args\":{\"name\":\"GPU kernels\"}},\n"
       "{\"name\":\"group g3: mul+add+relu\",\"cat\":\"kernel\",\"ph\":\"X\",\"ts\":0.0,\"dur\":247.5,\"pid\":2,"
       "\"tid\":1,\"args\":{\"kernel\":\"fx_fused_g3\",\"group\":\"g3\",\"nodes\":[\"mul\",\"add\",\"relu\"],"
       "\"bytes_read\":805306368.0,\"bytes_written\":268435456.0,\"predicted_bytes\":1073741824.0}},\n"
@@ -68,6 +72,31 @@ TEST(TimingsChromeTrace, IsValidJsonThatReadersAccept) {
     }
   }
   EXPECT_EQ(complete_events, 3);
+}
+
+// NVML's samples as counter tracks ("ph": "C") in a process of their own, named with its thread; an empty
+// track adds nothing.
+TEST(TimingsChromeTrace, CountersBecomeCounterTracksInTheirOwnProcess) {
+  const std::vector<CounterTrack> counters{{"SM clock", "MHz", {{0.0, 1980.0}, {10000.0, 1755.0}}},
+                                           {"power", "W", {{0.0, 512.5}}},
+                                           {"temperature", "C", {}}};
+  const auto trace = nlohmann::json::parse(timings_to_chrome_trace(sample_rows(), counters, "GPU (NVML)"));
+  std::vector<nlohmann::json> counter_events;
+  std::map<int, std::string> process_names, thread_names;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "C") counter_events.push_back(e);
+    if (e["name"] == "process_name") process_names[e["pid"]] = e["args"]["name"];
+    if (e["name"] == "thread_name") thread_names[e["pid"]] = e["args"]["name"];
+  }
+  ASSERT_EQ(counter_events.size(), 3u);
+  EXPECT_EQ(counter_events[1]["name"], "SM clock");
+  EXPECT_EQ(counter_events[1]["ts"], 10000.0);
+  EXPECT_EQ(counter_events[1]["args"]["MHz"], 1755.0);
+  EXPECT_EQ(counter_events[2]["args"]["W"], 512.5);
+  EXPECT_EQ(counter_events[0]["pid"], 3);  // after the two plans
+  EXPECT_EQ(process_names[3], "GPU (NVML)");
+  EXPECT_EQ(thread_names.size(), 3u);  // every process's thread has a name
+  EXPECT_EQ(thread_names[1], "GPU kernels");
 }
 
 TEST(TimingsChromeTrace, EmptyInputIsAnEmptyTrace) {

@@ -41,16 +41,14 @@ inline std::optional<std::string> check_fused_document(std::string_view text) {
   auto engine = FusionEngine::load_fused_graph(text, DeviceDescription::h100_sxm());
   if (!engine) return check_failed_load(text, engine.errors());
   if (auto bad = check_plan_round_trip(*engine, "as loaded")) return bad;
-  const Plan loaded = engine->plan();
+  const FusionEngine::State loaded = engine->state();
   for (const Candidate& c : engine->candidates()) {
     if (c.id.empty()) return "a candidate without an id";
   }
   engine->auto_fuse();
   if (auto bad = check_plan_round_trip(*engine, "after auto-fuse")) return bad;
-  if (engine->can_undo()) {
-    engine->undo();
-    if (!(engine->plan() == loaded)) return "undo after auto-fuse does not restore the loaded plan";
-  }
+  engine->restore(loaded);
+  if (!(engine->state() == loaded)) return "restoring the state before auto-fuse does not give the loaded plan back";
   return std::nullopt;
 }
 

@@ -1,4 +1,4 @@
-// `fusion-cli run --timings-on-request`, the protocol tests/bench/paired.py speaks: one JSON line per timing on
+// `fusion-cli run --timings-on-request`, the protocol bench/python/paired.py speaks: one JSON line per timing on
 // stdout, the next timing when stdin says `time`, the run's report (kept on timing 0) after `end` or the end of
 // input, the text report on stderr. The real fusion-cli runs as a child process with stdin from a file.
 #include <gtest/gtest.h>

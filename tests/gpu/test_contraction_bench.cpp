@@ -1,5 +1,5 @@
-// Timings of the contraction library on the sample-graph shapes, for the report and for comparison with the
-// numbers in docs/benchmarks.md. Runs only with FX_RUN_BENCH=1; prints one line per case:
+// Timings of the contraction library on the sample-graph shapes, for the report and for comparison with
+// docs/benchmarks.md. Runs only with FX_RUN_BENCH=1; prints one line per case:
 //   BENCH <name> <median ms>
 // Medians of 20 runs after warm-up, timed with CUDA events around each run on one stream.
 #include <gtest/gtest.h>

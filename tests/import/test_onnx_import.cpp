@@ -6,6 +6,7 @@
 #include <functional>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <onnx/onnx_pb.h>
 
 #include "app/import/onnx_import.h"
@@ -338,6 +339,58 @@ TEST(OnnxImport, CliExitsTwoOnAMalformedFileAndWritesAGraphForAGoodOne) {
   fs::remove(out);
 }
 
+// Invalid UTF-8 in a name ended the CLI with exit 1 and nlohmann's raw message when the graph was saved.
+TEST(OnnxImport, InvalidUtf8InANameIsRefusedNamingTheField) {
+  const std::string bytes = serialize([](onnx::GraphProto& g) {
+    add_value(g.mutable_input(), "x", {4, 8});
+    add_node(g, "Relu", {"x"}, {std::string("y\xff")});
+    add_value(g.mutable_output(), std::string("y\xff"), {4, 8});
+  });
+  std::vector<std::string> warnings;
+  auto spec = import_bytes(bytes, warnings);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.errors()[0].pointer, "/graph/output/0/name") << format_diagnostics(spec.errors());
+  bool node_output = false;
+  for (const Diagnostic& d : spec.errors()) {
+    node_output = node_output || (d.pointer == "/graph/node/0/output/0" &&
+                                  d.message.find("not valid UTF-8 (byte 0xFF at offset 1)") != std::string::npos);
+  }
+  EXPECT_TRUE(node_output) << format_diagnostics(spec.errors());
+  const fs::path file = fs::temp_directory_path() / ("fx_onnx_utf8_" + std::to_string(::getpid()) + ".onnx");
+  std::ofstream(file, std::ios::binary) << bytes;
+  const std::string cli = std::string(FX_CLI_PATH) + " import " + file.string() + " -o /dev/null 2>/dev/null";
+  EXPECT_EQ(WEXITSTATUS(std::system(cli.c_str())), 2);
+  fs::remove(file);
+}
+
+// The format has no f64: a Cast to DOUBLE imports as a cast to f32, and now says so.
+TEST(OnnxImport, CastToDoubleWarnsThatItBecomesF32) {
+  const std::string bytes = serialize([](onnx::GraphProto& g) {
+    add_value(g.mutable_input(), "x", {4, 8});
+    add_node(g, "Cast", {"x"}, {"d"})->add_attribute()->CopyFrom(int_attr("to", onnx::TensorProto::DOUBLE));
+    add_node(g, "Relu", {"d"}, {"y"});
+    add_value(g.mutable_output(), "y", {4, 8}, onnx::TensorProto::DOUBLE);
+  });
+  std::vector<std::string> warnings;
+  auto spec = import_bytes(bytes, warnings);
+  ASSERT_TRUE(spec.ok()) << format_diagnostics(spec.errors());
+  EXPECT_TRUE(any_contains(warnings, "Cast 'd' to DOUBLE imported as a cast to f32")) << testing::PrintToString(warnings);
+}
+
+// A rank-40 tensor was imported, and the graph saved from it did not load (the format's limit is rank 16).
+TEST(OnnxImport, ARankBeyondTheFormatsLimitIsRefusedAtTheInput) {
+  const std::string bytes = serialize([](onnx::GraphProto& g) {
+    add_value(g.mutable_input(), "x", std::vector<std::variant<std::int64_t, std::string>>(40, std::int64_t{1}));
+    add_node(g, "Relu", {"x"}, {"y"});
+    add_value(g.mutable_output(), "y", std::vector<std::variant<std::int64_t, std::string>>(40, std::int64_t{1}));
+  });
+  std::vector<std::string> warnings;
+  auto spec = import_bytes(bytes, warnings);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.errors()[0].pointer, "/graph/input/0") << format_diagnostics(spec.errors());
+  EXPECT_NE(spec.errors()[0].message.find("rank 40, over the format's limit of 16"), std::string::npos);
+}
+
 // ---- real files from libonnx-testdata ----
 
 TEST(OnnxImportTestData, GemmWithEveryAttributeBecomesMatmulScaleAndBiasAdd) {
@@ -442,6 +495,68 @@ TEST(OnnxImportNetwork, TorchvisionResNet18) {
   EXPECT_EQ(ops["mean"], 1);  // GlobalAveragePool
   ASSERT_EQ(g.outputs().size(), 1u);
   EXPECT_EQ(g.value_type(g.outputs()[0]).shape, (Shape{32, 1000}));
+}
+
+}  // namespace
+}  // namespace fx
+
+namespace fx {
+namespace {
+
+// Each imported node names the ONNX node it came from (what Netron and the exporter show), and the graph file
+// keeps that through a save and a load; a node that maps to several (Gemm: matmul, scale, bias add) names it on
+// each.
+TEST(OnnxImport, NodesKeepTheOnnxNodeTheyCameFrom) {
+  std::vector<std::string> warnings;
+  const std::string bytes = serialize([](onnx::GraphProto& g) {
+    add_value(g.mutable_input(), "x", {4, 64});
+    add_value(g.mutable_input(), "w", {64, 32});
+    add_node(g, "MatMul", {"x", "w"}, {"mm"})->set_name("/encoder/layer.0/MatMul");
+    add_node(g, "Relu", {"mm"}, {"y"})->set_name("/encoder/layer.0/act/Relu");
+    add_value(g.mutable_output(), "y", {4, 32});
+  });
+  auto spec = import_bytes(bytes, warnings);
+  ASSERT_TRUE(spec.ok()) << format_diagnostics(spec.errors());
+  auto g = build_graph(*spec);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(node_named(*g, "mm").source, "onnx node '/encoder/layer.0/MatMul' (MatMul)");
+  EXPECT_EQ(node_named(*g, "y").source, "onnx node '/encoder/layer.0/act/Relu' (Relu)");
+  auto again = load_graph(save_graph(*g));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(node_named(*again, "y").source, "onnx node '/encoder/layer.0/act/Relu' (Relu)");
+}
+
+TEST(OnnxImportTestData, EveryNodeOfAGemmNamesTheOnnxNode) {
+  REQUIRE_TESTDATA();
+  Graph g = import_ok(kTestData / "node/test_gemm_all_attributes/model.onnx");
+  for (const std::string name : {"y/matmul", "y/alpha", "y"}) {
+    EXPECT_NE(node_named(g, name).source.find("(Gemm)"), std::string::npos) << name << ": " << node_named(g, name).source;
+  }
+}
+
+}  // namespace
+}  // namespace fx
+
+namespace fx {
+namespace {
+
+// `import -o -` writes the graph to stdout (never a file named "-"), `import -` reads the model from stdin.
+TEST(OnnxImportTestData, CliReadsStdinAndWritesStdoutForDash) {
+  REQUIRE_TESTDATA();
+  const fs::path dir = fs::temp_directory_path() / "fx_onnx_cli_dash";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string model = (kTestData / "node/test_relu/model.onnx").string();
+  const std::string cli = FX_CLI_PATH;
+  for (const std::string& args : {" import " + model + " -o - --quiet", " import - --quiet < " + model}) {
+    const std::string command = "cd '" + dir.string() + "' && " + cli + args + " > out.json";
+    ASSERT_EQ(WEXITSTATUS(std::system(command.c_str())), 0) << args;
+    auto g = load_graph_file(dir / "out.json");
+    ASSERT_TRUE(g.ok()) << args;
+    EXPECT_EQ(g->num_nodes(), 1) << args;
+  }
+  EXPECT_FALSE(fs::exists(dir / "-"));
+  fs::remove_all(dir);
 }
 
 }  // namespace

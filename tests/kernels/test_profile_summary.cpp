@@ -51,7 +51,7 @@ KernelCounters counters(double read, double written) {
   return c;
 }
 
-// relu(x*w+b) measured as the counter pass sees it: mul 2+1 tensors, add 2+1, relu 1+1; fused 3+1.
+// relu(x*w+b) as CUPTI measures it: mul 2+1 tensors, add 2+1, relu 1+1; fused 3+1.
 Fixture relu_mul_add() {
   Fixture f;
   auto g = load_graph_file(std::string(FX_SOURCE_DIR) + "/sample_graphs/relu_mul_add.json");
