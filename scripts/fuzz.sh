@@ -63,7 +63,7 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
   generator=()
   if command -v ninja >/dev/null; then generator=(-G Ninja); fi
   CC="$cc" CXX="$cxx" cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DFX_BUILD_FUZZERS=ON -DFX_BUILD_TESTS=OFF -DFX_BUILD_BENCHMARKS=OFF -DFX_WITH_CUDA=OFF -DFX_WITH_GUI=OFF >/dev/null
+    -DFX_BUILD_FUZZERS=ON -DFX_BUILD_TESTS=OFF -DFX_BUILD_BENCH=OFF -DFX_WITH_CUDA=OFF -DFX_WITH_GUI=OFF >/dev/null
 fi
 cmake --build "$build" --target "$target" -j "$(nproc)"
 

@@ -36,13 +36,13 @@ head -20 "$OUT/machine.txt"
 
 step "configure ($BUILD)"
 GEN=""; command -v ninja > /dev/null && GEN="-G Ninja"
-if ! cmake -S "$ROOT" -B "$BUILD" $GEN -DFX_WITH_GUI=OFF -DCMAKE_BUILD_TYPE=Release > "$OUT/configure.log" 2>&1; then
+if ! cmake -S "$ROOT" -B "$BUILD" $GEN -DFX_WITH_GUI=OFF -DFX_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release > "$OUT/configure.log" 2>&1; then
   tail -40 "$OUT/configure.log"; echo "CONFIGURE FAILED (see $OUT/configure.log)"; exit 1
 fi
 grep "Fusion Explorer" "$OUT/configure.log"
 
 step "build (-j$JOBS)"
-if ! cmake --build "$BUILD" -j"$JOBS" --target fusion-cli fx_gpu_tests fx_kernels_tests > "$OUT/build.log" 2>&1; then
+if ! cmake --build "$BUILD" -j"$JOBS" --target fusion-cli fx_gpu_tests fx_kernels_tests fx_bench_gpu_tests > "$OUT/build.log" 2>&1; then
   grep -E "error|Error" "$OUT/build.log" | head -40; echo "BUILD FAILED (see $OUT/build.log)"; exit 1
 fi
 grep -c "warning" "$OUT/build.log" | sed 's/^/compiler warnings: /'

@@ -27,7 +27,10 @@ export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$OUT/cache}
 SAMPLE=$ROOT/sample_graphs/relu_mul_add.json
 # relu_mul_add auto-fuses into one group, g:mul, run by kernel fx_g0_y; unfused it is three groups, g:mul, g:add
 # and g:y, run by fx_g0_mul, fx_g1_add and fx_g2_y.
-RUN=("$CLI" run "$SAMPLE" --auto --repeat 3 --warmup 1 --no-profile --no-clocks)
+# No NVML sampling thread beside the profiler: a timing protocol with read_clocks off (docs/measurement.md).
+echo '{"format": "fusion-explorer/timing-protocol", "version": 1, "repeat": 3, "warmup": 1, "read_clocks": false}' \
+  > "$OUT/nvtx/protocol.json"
+RUN=("$CLI" run "$SAMPLE" --auto --protocol "$OUT/nvtx/protocol.json" --no-profile)
 STATUS=0
 
 NSYS=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -1)

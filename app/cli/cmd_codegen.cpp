@@ -32,7 +32,7 @@ const char* kHelp =
     "each with its entry point, the values it reads and writes (its parameters in that order: one device\n"
     "pointer each, inputs then outputs) and every layout the run would time (description, source, grid,\n"
     "block; the first is the default), or the reason the group has none; --json - writes it to stdout and the\n"
-    "sources to stderr. tests/bench/race.py launches them next to torch.compile's kernels in one process.\n";
+    "sources to stderr. bench/python/race.py launches them next to torch.compile's kernels in one process.\n";
 
 #ifdef FX_HAVE_CUDA
 // The GPU at hand, as the executor compiles for it; sm_90 on a machine without one.

@@ -13,6 +13,7 @@
 #include "app/cli/remote_dispatch.h"
 #include "app/cli/run_fault.h"
 #include "app/cli/run_profile.h"
+#include "core/report/timing_protocol.h"
 
 #ifdef FX_HAVE_CUDA
 #include "core/graph/content_hash.h"
@@ -30,95 +31,45 @@ namespace {
 // run's flags and options, named once: a local run reads them, a run on a target (--target) forwards them.
 const std::set<std::string> kRunFlags{"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference",
                                       "--no-reference", "--no-profile", "--no-autotune", "--no-keep-nhwc",
-                                      "--no-clocks", "--timings-on-request"};
-const std::set<std::string> kRunOptions{"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed",
-                                        "--device", "--csv", "--trace", "--layout", "--warmup-ms", "--repeat-ms",
-                                        "--rest-ms", "--tuning-rest-ms", "--placement"};
+                                      "--timings-on-request"};
+const std::set<std::string> kRunOptions{"--plan", "--protocol", "--repeat", "--warmup", "--json", "--dump",
+                                        "--seed", "--device", "--csv", "--trace", "--layout"};
 
 const char* kHelp =
-    "usage: fusion-cli run FILE [--plan PLAN | --auto] [--repeat N] [--warmup N] [--cold-l2] [--cuda-graph]\n"
-    "                          [--json OUT] [--progress] [--dump DIR] [--seed S] [--device NAME|FILE]\n"
-    "                          [--reference | --no-reference] [--no-profile] [--csv OUT] [--trace OUT]\n"
-    "                          [--no-autotune | --layout K] [--no-keep-nhwc] [--no-clocks]\n"
-    "                          [--warmup-ms MS] [--repeat-ms MS] [--rest-ms MS] [--tuning-rest-ms MS]\n"
-    "                          [--timings-on-request] [--placement S] [--target NAME|URL]\n\n"
+    "usage: fusion-cli run FILE [--plan PLAN | --auto] [--protocol NAME|FILE] [--repeat N] [--warmup N]\n"
+    "                          [--cold-l2] [--cuda-graph] [--json OUT] [--csv OUT] [--trace OUT] [--dump DIR]\n"
+    "                          [--progress] [--seed S] [--device NAME|FILE] [--reference | --no-reference]\n"
+    "                          [--no-profile] [--no-autotune | --layout K] [--no-keep-nhwc]\n"
+    "                          [--timings-on-request] [--target NAME|URL]\n\n"
     "Runs the unfused plan (one kernel per node) and the fused plan (one kernel per group) on the same seeded\n"
-    "inputs, compares every graph output (relative error; f32 1e-5, f16/bf16 1e-2; NaN never passes) and times\n"
-    "both with CUDA events (median of --repeat runs, default 20, after --warmup runs, default 3): a plan's time\n"
-    "from runs of the whole plan with no event between its steps, each step's from as many runs after those\n"
-    "with an event after every step (their total is printed too: the events cost time of their own). Matmul\n"
-    "and conv2d run on cuBLASLt/cuDNN; in f32 both plans use TF32 tensor cores (PyTorch's cuDNN default), and\n"
-    "f32 outputs downstream of them are checked at 2e-3 x sqrt(TF32 contractions on the longest chain above),\n"
-    "at most 1e-2.\n"
-    "  --plan PLAN   a fused graph file; --auto runs auto-fuse (the default for a plain graph file)\n"
-    "  --cold-l2     overwrite a 256 MB buffer before each timed run, as triton.testing.do_bench does, so the\n"
-    "                times compare with PyTorch benchmarks (default: each timed run after an untimed run of\n"
-    "                the same plan, the L2 kept warm); the two plans are timed in interleaved rounds either way\n"
-    "  --warmup-ms MS, --repeat-ms MS  warm up and time for about MS ms instead of --warmup and --repeat runs,\n"
-    "                as triton.testing.do_bench(warmup=25, rep=100) does: five rounds of both plans timed\n"
-    "                first give a round's time, then int(MS / round) rounds, at least 1 (a round runs each plan\n"
-    "                once); GEMMs at the power limit run at clocks that depend on how long the GPU has been busy.\n"
-    "                The tuning's comparisons (below) then run as long too (a kernel's layouts: with --cold-l2):\n"
-    "                0.1% between a kernel's layouts is noise after 15 rounds, not after 100 ms\n"
-    "  --rest-ms MS  leave the GPU idle MS ms before the timing, before each plan's CUDA-graph replays and\n"
-    "                before each GEMM tuning comparison (the PyTorch harness, tests/bench/bench.py, rests as\n"
-    "                long before each of its timings); with --repeat-ms a GEMM's finalists and a horizontal\n"
-    "                GEMM's ways are compared as long as the plans are timed, in the regime the timing will see\n"
-    "  --tuning-rest-ms MS  the least rest before each GEMM tuning comparison, whatever --rest-ms (default 250;\n"
-    "                0: none): started hot from the GEMM search, at power-capped clocks, the configurations do\n"
-    "                not rank as they run in the plan (qkv_bf16 on an H100 kept a tile 2% slower without it)\n"
-    "  --timings-on-request  after the timing, print it as one JSON line on stdout (\"timing\": 0,\n"
-    "                \"unfused_ms\", \"fused_ms\", the rounds and the GPU's clocks) and read a line on stdin:\n"
-    "                `time` times both plans again the same way (rest, rounds, clocks) and prints the next line;\n"
-    "                `end` or the end of input goes on with the run, whose report keeps timing 0. For a\n"
-    "                harness that alternates these timings with another program's on the same GPU\n"
-    "                (tests/bench/paired.py against torch.compile); the text report goes to stderr\n"
-    "  --placement S put the buffers at other addresses: a gap of 0-15 MiB drawn from S before each input and\n"
-    "                before each step's outputs (0, the default: back to back). Where buffers lie moves a\n"
-    "                memory-bound kernel's time by tenths of a percent; tests/bench/paired.py --placements\n"
-    "                draws one for every pair, on PyTorch's side too\n"
-    "  --cuda-graph  also time each plan replayed as a CUDA graph (the host's launch time removed; with\n"
-    "                --cold-l2 each replay after the flush); a plan over 1.15x its graph's time is noted\n"
-    "                host-bound\n"
-    "  --no-autotune run each generated kernel in its default layout; by default a kernel with other layouts\n"
-    "                over threads (elementwise: 16- or 8-byte accesses, and for large kernels 8-byte with 512\n"
-    "                threads per block; tiled transposes: 16-byte accesses with 4 warps, 1 element with 16,\n"
-    "                16 bytes with 16; row kernels: the threads per row, half and twice as many) has them\n"
-    "                timed first and the fastest kept, a convolution its NCHW call against NHWC (x and y\n"
-    "                converted around cuDNN's NHWC call, the conversions in each of their layouts), a\n"
-    "                horizontal GEMM its one strided-batched call against its GEMMs run alone, and a cuBLASLt\n"
-    "                GEMM the 3 best configurations of its algorithm search again, in the plan; its line\n"
-    "                then gives the times. --layout K runs layout K untimed (1: the default; for a\n"
-    "                convolution 2: NHWC, 3 and 4: NHWC with the conversions' other layouts; for a\n"
-    "                horizontal GEMM 2: its GEMMs alone)\n"
-    "  --no-keep-nhwc convert x and y around each convolution run NHWC; by default values stay NHWC between\n"
-    "                such convolutions and through elementwise kernels whose values share one shape, and a\n"
-    "                value is converted once, for a reader that needs NCHW (pooling, a reduction, an output)\n"
-    "  --json OUT    the full report as JSON; --progress prints one JSON line per step on stdout\n"
-    "  --dump DIR    DIR/inputs/*.npy, DIR/unfused/*.npy, DIR/fused/*.npy and DIR/manifest.json\n"
-    "  --reference   also check both plans against the float64 CPU reference (default: only for graphs with\n"
-    "                every tensor under 16M elements); --no-reference never does\n"
-    "  --device      the cost model's device (default: the preset matching the GPU, else h100)\n"
-    "After the timing runs, a timing pass (CUPTI activity records: every CUDA kernel, library ones included, on\n"
-    "its step and group) and a counter pass (CUPTI range profiler, each step alone with a cold L2) measure DRAM\n"
-    "bytes read and written per kernel, next to the cost model's bytes (docs/measurement.md).\n"
-    "  --no-profile  skip the counter pass (bytes \"not measured\")\n"
-    "The GPU's SM clock, power and what held the clocks back (NVML, sampled every 10 ms) are reported for the\n"
-    "timing rounds and for each GEMM's tuning: compute-bound GEMMs run at the power limit, slower the longer the\n"
-    "GPU has been busy.\n"
-    "  --no-clocks   do not sample them\n"
-    "  --csv OUT     kernel timings as CSV; --trace OUT as a Chrome trace (Perfetto), kernels named by group\n"
-    "  --target NAME|URL  run on another machine: a target saved in the GUI's Run on menu, ssh://[user@]host[:port]\n"
-    "                or slurm://[user@]login-host[:port]?partition=P&gpus=N&time=T (docs/remote.md); the graph\n"
-    "                and plan are copied there, the progress and the --json/--csv/--trace files come back.\n"
-    "                Exit code 5: the target could not be used (ssh failed, no or another fusion-cli there)\n"
-    "Exit codes: 0 verified, 1 verification failed or a GPU error, 2 bad input, 3 no CUDA device, 4 a GPU fault.\n"
-    "A GPU fault (a kernel hit an illegal address, a trap, an assert...: a sticky CUDA error, after which the\n"
-    "process cannot use the GPU) stops the run at once: one line on stderr names the error and the plan step,\n"
-    "--json writes {\"status\": \"gpu_fault\", \"fault\": {...}} with no measurements, nothing else is written.\n"
-    "The first run of each plan synchronises after every step, so a kernel that faults there is named exactly;\n"
-    "later, the step named is the last one launched before the error was seen (\"attribution\").\n"
-    "Test only: FX_TEST_FAULT_KERNEL=GROUP|first makes that fused-plan kernel fault (docs/reliability.md).\n";
+    "inputs, checks that every graph output agrees (relative error; f32 1e-5, f16/bf16 1e-2, looser downstream\n"
+    "of TF32 contractions; NaN never passes) and times both with CUDA events in interleaved rounds: a plan's\n"
+    "time from runs of the whole plan, each step's from as many runs with an event after every step. Matmul and\n"
+    "conv2d run on cuBLASLt/cuDNN. A CUPTI pass then measures each kernel's DRAM bytes (docs/measurement.md).\n"
+    "  --plan PLAN     a fused graph file; --auto runs auto-fuse (the default for a plain graph file)\n"
+    "  --protocol P    how the plans are timed: interactive (the default: 3 warm-up and 20 timed rounds, the L2\n"
+    "                  warm), do_bench (as triton.testing.do_bench: a 256 MB flush before each run, 25 ms of\n"
+    "                  warm-up, 100 ms timed, after 1 s of rest), or a JSON file for the rarer knobs: rests,\n"
+    "                  buffer placement, clock sampling (schemas/timing-protocol.schema.json, docs/measurement.md)\n"
+    "  --repeat N, --warmup N  timed and warm-up rounds; --cold-l2 the 256 MB flush (over the protocol's)\n"
+    "  --cuda-graph    also time each plan replayed as a CUDA graph (over 1.15x its graph's time: host-bound)\n"
+    "  --no-autotune   each generated kernel in its default layout; by default a kernel's other layouts, a\n"
+    "                  convolution's NHWC way, a horizontal GEMM's GEMMs run alone and cuBLASLt's best\n"
+    "                  configurations are timed in the plan and the fastest kept; --layout K runs layout K untimed\n"
+    "  --no-keep-nhwc  convert x and y around each NHWC convolution instead of keeping values NHWC between them\n"
+    "  --reference     also check both plans against the float64 CPU reference (default: when every tensor is\n"
+    "                  under 16M elements); --no-reference never does\n"
+    "  --no-profile    skip the CUPTI counter pass (bytes \"not measured\")\n"
+    "  --json OUT      the run report (schemas/run-report.schema.json); --csv OUT kernel timings as CSV;\n"
+    "                  --trace OUT a Chrome trace (Perfetto); --dump DIR inputs and outputs as .npy files\n"
+    "  --progress      one JSON line per step on stdout (the text report goes to stderr)\n"
+    "  --seed S        the inputs' seed; --device the cost model's device (default: the preset for this GPU)\n"
+    "  --timings-on-request  time both plans again each time stdin says `time` (docs/measurement.md)\n"
+    "  --target NAME|URL  run on another machine (a target saved in the GUI, ssh://..., slurm://...;\n"
+    "                  docs/remote.md); exit code 5: the target could not be used\n"
+    "Exit codes: 0 verified, 1 verification failed or a GPU error, 2 bad input, 3 no CUDA device, 4 a GPU fault\n"
+    "(a sticky CUDA error: one line on stderr names the error and the plan step, --json writes \"status\":\n"
+    "\"gpu_fault\" with no measurements; docs/reliability.md).\n";
 
 #ifdef FX_HAVE_CUDA
 void print_plan(std::ostream& os, const gpu::PlanReport& p) {
@@ -134,6 +85,10 @@ void print_plan(std::ostream& os, const gpu::PlanReport& p) {
        << format_bytes(static_cast<double>(k.bytes)) << "  [" << k.kind << "]";
     if (!k.path.empty()) os << "  " << k.path;  // the library path, or a generated kernel's layout
     os << "\n";
+  }
+  for (const auto& g : p.split_groups) {
+    os << "  group " << g.group << " runs as " << g.kernels << " kernels" << (g.why.empty() ? "" : ": " + g.why.front())
+       << "\n";
   }
   for (const auto& n : p.notes) os << "  note: " << n << "\n";
 }
@@ -154,43 +109,46 @@ bool next_timing_requested(std::istream& in, std::ostream& err) {
   return false;
 }
 
-// --repeat, --warmup, --warmup-ms, --repeat-ms, --rest-ms, --tuning-rest-ms, --seed, --cold-l2, --cuda-graph, --dump, --reference,
-// --progress, --timings-on-request, --no-autotune, --layout, --no-keep-nhwc, --no-clocks and --placement into the executor's options;
-// false after a message on err.
-bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out, std::ostream& err) {
+// --protocol (a preset's name or a file), then --repeat, --warmup and --cold-l2 over it; false after a message
+// on err.
+bool read_timing_protocol(const Args& args, TimingProtocol& protocol, std::ostream& err) {
+  if (auto p = args.value("--protocol")) {
+    if (auto preset = timing_preset(*p)) {
+      protocol = *preset;
+    } else {
+      auto loaded = load_timing_protocol(*p);
+      if (!loaded) {
+        err << "fusion-cli run: --protocol takes interactive, do_bench or a timing protocol file; "
+            << format_diagnostics(loaded.errors(), *p);
+        return false;
+      }
+      protocol = *loaded;
+    }
+  }
   try {
-    if (auto r = args.value("--repeat")) opt.repeat = std::stoi(*r);
-    if (auto w = args.value("--warmup")) opt.warmup = std::stoi(*w);
-    if (auto s = args.value("--seed")) opt.seed = std::stoull(*s);
-    if (auto k = args.value("--layout")) opt.force_layout = std::stoi(*k) - 1;
-    if (auto w = args.value("--warmup-ms")) opt.warmup_ms = std::stod(*w);
-    if (auto r = args.value("--repeat-ms")) opt.repeat_ms = std::stod(*r);
-    if (auto r = args.value("--rest-ms")) opt.rest_ms = std::stod(*r);
-    if (auto r = args.value("--tuning-rest-ms")) opt.tuning_rest_ms = std::stod(*r);
+    if (auto r = args.value("--repeat")) protocol.repeat = std::stoi(*r);
+    if (auto w = args.value("--warmup")) protocol.warmup = std::stoi(*w);
   } catch (const std::exception&) {
-    err << "fusion-cli run: --repeat, --warmup, --seed, --layout, --warmup-ms, --repeat-ms, --rest-ms and "
-           "--tuning-rest-ms take numbers\n";
+    err << "fusion-cli run: --repeat and --warmup take numbers\n";
     return false;
   }
-  for (const auto& [name, ms] : {std::pair{"--warmup-ms", opt.warmup_ms}, std::pair{"--repeat-ms", opt.repeat_ms},
-                                 std::pair{"--rest-ms", opt.rest_ms},
-                                 std::pair{"--tuning-rest-ms", opt.tuning_rest_ms}}) {
-    if (!(ms >= 0 && ms <= 60'000)) {  // NaN fails too
-      err << "fusion-cli run: " << name << " takes milliseconds from 0 to 60000 (not " << ms << ")\n";
-      return false;
-    }
-  }
-  if (auto s = args.value("--placement")) {
-    // Digits only: std::stoull would take "-1" as 2^64 - 1.
-    if (s->empty() || s->size() > 18 || s->find_first_not_of("0123456789") != std::string::npos) {
-      err << "fusion-cli run: --placement takes a seed, a whole number from 0 to 999999999999999999 (not '" << *s
-          << "')\n";
-      return false;
-    }
-    opt.placement = std::stoull(*s);
-  }
-  if (opt.repeat < 1 || opt.warmup < 0) {
+  if (protocol.repeat < 1 || protocol.warmup < 0) {
     err << "fusion-cli run: --repeat takes a count from 1, --warmup from 0\n";
+    return false;
+  }
+  if (args.has("--cold-l2")) protocol.cold_l2 = true;
+  name_custom_if_changed(protocol);
+  return true;
+}
+
+// The run's options from the command line; false after a message on err.
+bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out, std::ostream& err) {
+  if (!read_timing_protocol(args, opt.timing, err)) return false;
+  try {
+    if (auto s = args.value("--seed")) opt.seed = std::stoull(*s);
+    if (auto k = args.value("--layout")) opt.force_layout = std::stoi(*k) - 1;
+  } catch (const std::exception&) {
+    err << "fusion-cli run: --seed and --layout take numbers\n";
     return false;
   }
   if (args.value("--layout") && (opt.force_layout < 0 || args.has("--no-autotune"))) {
@@ -199,9 +157,7 @@ bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out,
   }
   opt.autotune = !args.has("--no-autotune") && opt.force_layout < 0;
   opt.keep_nhwc = !args.has("--no-keep-nhwc");
-  opt.read_clocks = !args.has("--no-clocks");
   opt.cuda_graph = args.has("--cuda-graph");
-  opt.cold_l2 = args.has("--cold-l2");
   opt.dump_dir = args.value("--dump").value_or("");
   if (args.has("--reference")) opt.reference = gpu::RunOptions::Reference::on;
   if (args.has("--no-reference")) opt.reference = gpu::RunOptions::Reference::off;
@@ -223,18 +179,18 @@ void print_checks(std::ostream& human, const gpu::RunReport& rep) {
   print_plan(human, rep.unfused);
   print_plan(human, rep.fused);
   // A timing asked for in milliseconds: the rounds it came to.
-  if (rep.round_ms > 0 || rep.rest_ms > 0) {
+  if (rep.round_ms > 0 || rep.protocol.rest_ms > 0) {
     human << "timing: " << rep.repeat << " rounds of both plans after " << rep.warmup << " warm-up rounds";
     if (rep.round_ms > 0) human << " (a round " << std::setprecision(3) << rep.round_ms << " ms, flush included)";
-    if (rep.rest_ms > 0) {
+    if (rep.protocol.rest_ms > 0) {
       char rested[32];
-      std::snprintf(rested, sizeof rested, "%g", rep.rest_ms);  // "1000", not 1e+03
+      std::snprintf(rested, sizeof rested, "%g", rep.protocol.rest_ms);  // "1000", not 1e+03
       human << "; the GPU rested " << rested << " ms before";
     }
     human << "\n";
   }
-  if (rep.placement) {
-    human << "buffers: placement " << rep.placement << ", gaps of " << (rep.placement_gaps >> 20)
+  if (rep.protocol.placement) {
+    human << "buffers: placement " << rep.protocol.placement << ", gaps of " << (rep.placement_gaps >> 20)
           << " MiB in all before the inputs and the steps' outputs\n";
   }
   // The clocks the timing ran at (NVML): a compute-bound plan's time holds only at them.

@@ -48,7 +48,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   like_pytorch_->setToolTip(
       tr("Time both plans as triton.testing.do_bench times a PyTorch function, so the times compare with\n"
          "PyTorch benchmarks: a 256 MB flush before each run, 25 ms of warm-up and 100 ms of timed runs, after\n"
-         "the GPU has idled 1 s (fusion-cli run --cold-l2 --warmup-ms 25 --repeat-ms 100 --rest-ms 1000).\n"
+         "the GPU has idled 1 s (fusion-cli run --protocol do_bench).\n"
          "Off: 20 runs of each plan with a warm L2, as back to back."));
   progress_ = new QProgressBar(this);
   status_ = new QLabel(this);
@@ -176,8 +176,7 @@ void RunPanel::run() {
   QFile::remove(report_path_);
   args << QStringLiteral("--json") << report_path_ << QStringLiteral("--progress");
   if (like_pytorch_->isChecked()) {
-    args << QStringLiteral("--cold-l2") << QStringLiteral("--warmup-ms") << QStringLiteral("25")
-         << QStringLiteral("--repeat-ms") << QStringLiteral("100") << QStringLiteral("--rest-ms") << QStringLiteral("1000");
+    args << QStringLiteral("--protocol") << QStringLiteral("do_bench");
   }
   if (target.remote()) args << QStringLiteral("--target") << QString::fromStdString(target.name);
   log_->appendPlainText(QStringLiteral("$ %1 %2").arg(cli, args.join(' ')));

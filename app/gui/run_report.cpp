@@ -98,6 +98,22 @@ PlanRun parse_plan(const QString& name, const QJsonObject& p) {
 
 }  // namespace
 
+QString unreadable_version(const QJsonObject& root) {
+  const QJsonValue format = root.value(QLatin1String("format"));
+  if (!format.isUndefined() && format.toString() != QLatin1String(kRunReportFormat)) {
+    return QObject::tr("not a run report: its format is \"%1\", not \"%2\"")
+        .arg(format.isString() ? format.toString() : QStringLiteral("?"), QLatin1String(kRunReportFormat));
+  }
+  const QJsonValue version = root.value(QLatin1String("version"));
+  if (!version.isUndefined() && version.toInt(-1) != kRunReportVersion) {
+    return QObject::tr("run report version %1: this program reads version %2 "
+                       "(schemas/run-report.schema.json); run the graph again with this fusion-cli")
+        .arg(version.isDouble() ? QString::number(version.toDouble()) : QStringLiteral("?"))
+        .arg(kRunReportVersion);
+  }
+  return {};
+}
+
 std::optional<double> KernelRun::measured_bytes() const {
   if (!bytes_read && !bytes_written) return std::nullopt;
   return bytes_read.value_or(0.0) + bytes_written.value_or(0.0);
@@ -196,6 +212,10 @@ std::optional<RunReport> parse_run_report(const QByteArray& json, QString* error
     return std::nullopt;
   }
   const QJsonObject root = doc.object();
+  if (QString why = unreadable_version(root); !why.isEmpty()) {
+    if (error) *error = why;
+    return std::nullopt;
+  }
   RunReport r;
   r.graph = text(root, {"graph", "graph_name"});
   r.graph_hash = text(root, {"graph_hash"});

@@ -101,7 +101,14 @@ QString summary_line(const RunReport& report);
 // before each; the GPU idle 1000 ms before"; "" where it gives no run count.
 QString describe_timing(const QJsonObject& timing);
 
-// Parses a report; on failure returns nullopt and sets error.
+// The format and version fusion-cli run writes (schemas/run-report.schema.json).
+inline constexpr const char* kRunReportFormat = "fusion-explorer/run";
+inline constexpr int kRunReportVersion = 1;
+// Why a report cannot be read, when it names another format or version ("" when it does not); a report that
+// names neither is read as version 1.
+QString unreadable_version(const QJsonObject& root);
+
+// Parses a report; on failure returns nullopt and sets error (another version: unreadable_version's message).
 std::optional<RunReport> parse_run_report(const QByteArray& json, QString* error);
 
 // fusion-cli run's exit code for a GPU fault (app/cli/command.h, kGpuFault): a kernel faulted, the child's

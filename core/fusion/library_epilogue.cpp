@@ -54,22 +54,35 @@ std::string matmul_tail_name(const Graph& g, std::span<const NodeId> nodes, Node
   return "add";
 }
 
-// Why op cannot join an epilogue that already has (or not) a bias and an activation; empty if it can.
-std::string cublaslt_refusal(TailOp kind, const std::string& op, bool have_bias, bool have_activation) {
-  switch (kind) {
-    case TailOp::alpha:
-      return have_bias || have_activation ? "a multiplication by a scalar after the bias or activation; cuBLASLt's "
-                                            "alpha scales the product before them"
-                                          : "";
+// Why op ends an epilogue that already has (or not) a bias and an activation; none if it can join.
+EpilogueStop stop_reason(TailOp op, bool have_bias, bool have_activation) {
+  switch (op) {
+    case TailOp::alpha: return have_bias || have_activation ? EpilogueStop::scale_after_epilogue : EpilogueStop::none;
     case TailOp::bias:
-      if (have_activation) return "the bias comes after the activation; cuBLASLt adds the bias before it";
-      return have_bias ? "a second bias add; cuBLASLt takes one bias vector" : "";
+      if (have_activation) return EpilogueStop::activation_then_bias;
+      return have_bias ? EpilogueStop::second_bias : EpilogueStop::none;
     case TailOp::relu:
-    case TailOp::gelu_tanh: return have_activation ? "cuBLASLt applies one activation per epilogue" : "";
-    case TailOp::gelu_erf:
+    case TailOp::gelu_tanh: return have_activation ? EpilogueStop::second_activation : EpilogueStop::none;
+    case TailOp::gelu_erf: return EpilogueStop::erf_gelu;
+    case TailOp::full_add: return EpilogueStop::full_tensor_add;
+    case TailOp::other: return EpilogueStop::unsupported_op;
+  }
+  return EpilogueStop::unsupported_op;
+}
+
+std::string explain(EpilogueStop stop, const std::string& op) {
+  switch (stop) {
+    case EpilogueStop::none: return {};
+    case EpilogueStop::erf_gelu:
       return "`gelu` is erf-based; cuBLASLt's GELU epilogue is the tanh approximation, exact only for `gelu_tanh`";
-    case TailOp::full_add: return "`" + op + "` adds a full M x N tensor, not an [N] bias vector";
-    case TailOp::other: return "cuBLASLt has no `" + op + "` epilogue";
+    case EpilogueStop::full_tensor_add: return "`" + op + "` adds a full M x N tensor, not an [N] bias vector";
+    case EpilogueStop::activation_then_bias:
+      return "the bias comes after the activation; cuBLASLt adds the bias before it";
+    case EpilogueStop::second_bias: return "a second bias add; cuBLASLt takes one bias vector";
+    case EpilogueStop::second_activation: return "cuBLASLt applies one activation per epilogue";
+    case EpilogueStop::scale_after_epilogue:
+      return "a multiplication by a scalar after the bias or activation; cuBLASLt's alpha scales the product before them";
+    case EpilogueStop::unsupported_op: break;
   }
   return "cuBLASLt has no `" + op + "` epilogue";
 }
@@ -135,16 +148,43 @@ TailOp classify_tail(std::string_view label) {
   return TailOp::other;
 }
 
-TailFit fit_cublaslt_epilogue(std::span<const std::string> tail) {
-  bool have_bias = false, have_activation = false;
-  for (std::size_t i = 0; i < tail.size(); ++i) {
-    const TailOp kind = classify_tail(tail[i]);
-    std::string why = cublaslt_refusal(kind, tail[i], have_bias, have_activation);
-    if (!why.empty()) return {i, std::move(why)};
-    if (kind == TailOp::alpha) continue;  // cuBLASLt's alpha
-    (kind == TailOp::bias ? have_bias : have_activation) = true;
+std::string_view epilogue_stop_name(EpilogueStop s) {
+  switch (s) {
+    case EpilogueStop::none: return "none";
+    case EpilogueStop::erf_gelu: return "erf_gelu";
+    case EpilogueStop::full_tensor_add: return "full_tensor_add";
+    case EpilogueStop::activation_then_bias: return "activation_then_bias";
+    case EpilogueStop::second_bias: return "second_bias";
+    case EpilogueStop::second_activation: return "second_activation";
+    case EpilogueStop::scale_after_epilogue: return "scale_after_epilogue";
+    case EpilogueStop::unsupported_op: return "unsupported_op";
   }
-  return {tail.size(), ""};
+  return "?";
+}
+
+CublasLtTail cublaslt_tail(std::span<const std::string> tail) {
+  CublasLtTail t;
+  for (; t.absorbed < tail.size(); ++t.absorbed) {
+    const std::string& op = tail[t.absorbed];
+    const TailOp kind = classify_tail(op);
+    t.stop = stop_reason(kind, t.bias, t.activation != EpilogueActivation::none);
+    if (t.stop != EpilogueStop::none) {
+      t.why_not = explain(t.stop, op);
+      break;
+    }
+    if (kind == TailOp::alpha) continue;  // cuBLASLt's alpha: the caller multiplies the scalars
+    if (kind == TailOp::bias) {
+      t.bias = true;
+    } else {
+      t.activation = kind == TailOp::relu ? EpilogueActivation::relu : EpilogueActivation::gelu_tanh;
+    }
+  }
+  return t;
+}
+
+TailFit fit_cublaslt_epilogue(std::span<const std::string> tail) {
+  CublasLtTail t = cublaslt_tail(tail);
+  return {t.absorbed, std::move(t.why_not)};
 }
 
 bool folds_into_operand(const Graph& g, std::span<const NodeId> nodes, NodeId n, NodeId c) {

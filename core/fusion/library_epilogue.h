@@ -3,13 +3,14 @@
 // offers keeps it one kernel. Anything else after the contraction runs as a second kernel that reads and
 // writes the contraction's output again, so the engine must not count it as fused.
 //
-// The executor's copy of these rules is authoritative: kernels/contraction/epilogue_choice.h
-// (choose_matmul_epilogue) and conv_call in kernels/executor/contraction_plan.cpp. core cannot link kernels,
-// so the rules are restated here; tests/core/test_library_epilogue.cpp pins the same list. Change both
-// together.
+// The cuBLASLt rule lives here once (cublaslt_tail), CUDA-free: the engine reads it through library_epilogue and
+// the executor through kernels/contraction/epilogue_choice.h, which only maps it onto cuBLASLt's enum. cuDNN's
+// rule is still restated in conv_call (kernels/executor/contraction_plan.cpp); tests/core/test_library_epilogue.cpp
+// pins it.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -29,6 +30,32 @@ namespace fx {
 // add, and an op name is classified by its registry entry's epilogue trait. kernels/contraction uses it too.
 enum class TailOp : std::uint8_t { alpha, bias, relu, gelu_tanh, gelu_erf, full_add, other };
 TailOp classify_tail(std::string_view label);
+
+// Why a tail stops being expressible: stable codes the UI can group by.
+enum class EpilogueStop : std::uint8_t {
+  none,                  // the whole tail fits the epilogue
+  erf_gelu,              // `gelu` is erf-based; cuBLASLt's GELU is the tanh approximation
+  full_tensor_add,       // an add of a full [M,N] tensor (residual), not a bias vector
+  activation_then_bias,  // a bias after the activation: cuBLASLt adds the bias first
+  second_bias,           // a second bias add (fold it into the first on the host instead)
+  second_activation,     // one activation per epilogue
+  scale_after_epilogue,  // a scalar multiply after the bias or activation (alpha scales the product only)
+  unsupported_op,        // anything else (sigmoid, mul, ...)
+};
+std::string_view epilogue_stop_name(EpilogueStop s);
+
+enum class EpilogueActivation : std::uint8_t { none, relu, gelu_tanh };
+
+// The epilogue that covers tail[0, absorbed): a bias or not, one activation or none; `stop` and `why_not` say
+// why tail[absorbed] cannot join (none and "" when the whole tail fits).
+struct CublasLtTail {
+  bool bias = false;
+  EpilogueActivation activation = EpilogueActivation::none;
+  std::size_t absorbed = 0;
+  EpilogueStop stop = EpilogueStop::none;
+  std::string why_not;
+};
+CublasLtTail cublaslt_tail(std::span<const std::string> tail);
 
 struct TailFit {
   std::size_t absorbed = 0;  // tail[0, absorbed) fits the epilogue

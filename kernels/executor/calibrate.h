@@ -1,5 +1,5 @@
-// Device measurements for the cost model: device-to-device copy bandwidth (counting bytes read plus written,
-// as VERIFIED-FACTS.md's 4.22 TB/s on the H200 does) and per-kernel launch overhead.
+// Device measurements for the cost model: device-to-device copy bandwidth (counting bytes read plus written)
+// and per-kernel launch overhead.
 #pragma once
 
 #include <cstdint>

@@ -74,9 +74,9 @@ struct Planned {
 // conversion back; the first reader, for one to NHWC). A channels-last convolution's own conversion (its x's to
 // NHWC, its y's back) is launched in the layout tuning chose for it; a value an elementwise step wrote NHWC
 // gets a tiled transpose generated for it, in its default layout.
-Step conversion_step(Executor::Impl& im, int p, const Planned& pl, const LayoutConversion& c, const Step& neighbour) {
+Step conversion_step(Executor::Impl& im, PlanId p, const Planned& pl, const LayoutConversion& c, const Step& neighbour) {
   const Graph& g = im.graph;
-  const PlanSteps& ps = im.plans[p];
+  const PlanSteps& ps = im.plan(p);
   const ValueId v = c.value;
   const CallPart part = c.to_nhwc ? CallPart::to_nhwc : CallPart::to_nchw;
   Step s;
@@ -135,12 +135,12 @@ void unload_libraries(std::vector<T>& loaded) {
 }
 
 // The conversion steps in launch order, generated ones compiled and loaded; nothing stays loaded if one fails.
-std::vector<Step> make_conversions(Executor::Impl& im, int p, const Planned& pl) {
+std::vector<Step> make_conversions(Executor::Impl& im, PlanId p, const Planned& pl) {
   std::vector<Step> out;
   try {
     for (const LayoutConversion& c : pl.layout.conversions) {
       const std::size_t neighbour = c.to_nhwc ? c.position : c.position - 1;
-      out.push_back(conversion_step(im, p, pl, c, im.plans[p].steps[pl.kept[neighbour]]));
+      out.push_back(conversion_step(im, p, pl, c, im.plan(p).steps[pl.kept[neighbour]]));
     }
   } catch (...) {
     unload_libraries(out);
@@ -166,9 +166,9 @@ struct DropNchwChoices {
   }
 };
 
-void keep_plan_channels_last(Executor::Impl& im, int p) {
+void keep_plan_channels_last(Executor::Impl& im, PlanId p) {
   const Graph& g = im.graph;
-  PlanSteps& ps = im.plans[p];
+  PlanSteps& ps = im.plan(p);
   if (ps.channels_last_planned) return;
   const DropNchwChoices drop{ps};
   Planned pl;
@@ -320,7 +320,7 @@ void keep_plan_channels_last(Executor::Impl& im, int p) {
 }  // namespace
 
 void keep_channels_last(Executor::Impl& im) {
-  for (int p = 0; p < 2; ++p) keep_plan_channels_last(im, p);
+  for (PlanId p : kPlanIds) keep_plan_channels_last(im, p);
 }
 
 }  // namespace fx::gpu

@@ -2,9 +2,8 @@
 // once layout tuning has chosen which convolutions run on cuDNN's NHWC kernels. No CUDA: the rules are tested
 // on the CPU (tests/kernels/test_channels_last_plan.cpp); channels_last.h applies them to a plan's steps.
 //
-// Converted around each convolution (x to NHWC before it, y back after it), resnet18's fused plan spent a third
-// of its time in 38 conversions (0.468 of 1.414 ms on an H100), most of them undoing the one before: a block's
-// conv2 read back in NHWC what conv1 had just converted to NCHW. Inductor converts such graphs to channels-last
+// Converted around each convolution (x to NHWC before it, y back after it), a ResNet's fused plan spends much
+// of its time in conversions, most of them undoing the one before: a block's conv2 reads back in NHWC what conv1 had just converted to NCHW. Inductor converts such graphs to channels-last
 // once and keeps them so (its layout optimisation). Here a value a channels-last convolution writes stays NHWC
 // for every reader that can take it: another channels-last convolution, or an elementwise kernel whose values
 // all have one shape (a residual add and ReLU), which then computes on NHWC data and writes NHWC itself, or a
@@ -98,9 +97,9 @@ struct Reweighed {
 };
 
 // Weighs each of `convolutions` in plan order against the plan as it stands (the ones before it decided) and
-// makes it NHWC where nhwc_saving_ms is positive. In ResNet-18 on an H100 tuning kept layer2's 1x1 downsample
-// NCHW (0.027 ms against 0.045 with x and y converted), where the block around it is NHWC: run NCHW it cost
-// three conversions of 12-25 MB values (0.036 ms).
+// makes it NHWC where nhwc_saving_ms is positive: tuning may keep a small convolution NCHW (timed with x and y
+// converted around it) where the block around it is NHWC, and run NCHW there it costs conversions of its
+// neighbours' values.
 Reweighed reweigh_nchw_convolutions(const Graph& g, std::vector<LayoutStep> steps,
                                     std::span<const NchwConvolution> convolutions);
 

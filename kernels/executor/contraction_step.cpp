@@ -19,7 +19,7 @@ std::vector<float> download_f32(const Executor::Impl& im, ValueId v) {
   const TensorType& t = im.graph.value_type(v);
   if (t.dtype != DType::f32) throw std::logic_error("folding reads f32 parameters only");
   std::vector<float> host(static_cast<std::size_t>(t.numel()));
-  FX_CUDA_CALL(cudaMemcpy(host.data(), im.pointer(0, v), host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  FX_CUDA_CALL(cudaMemcpy(host.data(), im.pointer(PlanId::unfused, v), host.size() * sizeof(float), cudaMemcpyDeviceToHost));
   return host;
 }
 
@@ -56,7 +56,7 @@ LibraryStep::~LibraryStep() {
   }
 }
 
-std::string LibraryStep::describe(const Executor::Impl& im, int plan, CallPart part) const {
+std::string LibraryStep::describe(const Executor::Impl& im, PlanId plan, CallPart part) const {
   if (part == CallPart::to_nhwc) return "x converted NCHW -> NHWC for cuDNN's channels-last convolution";
   if (part == CallPart::to_nchw) return "y converted NHWC -> NCHW after cuDNN's channels-last convolution";
   if (call_.kind != LibraryCallKind::conv2d && im.contraction && im.contraction->matmul) {
@@ -172,7 +172,7 @@ void LibraryStep::describe_conversion(CallPart part, Step& step) const {
   step.layout_choice = k.layout + ": chosen with the convolution's layout (its line gives the times)";
 }
 
-std::pair<void*, void*> LibraryStep::nhwc_x_y(const Executor::Impl& im, int plan) const {
+std::pair<void*, void*> LibraryStep::nhwc_x_y(const Executor::Impl& im, PlanId plan) const {
   if (!plan_buffers_) return {x_nhwc_.get(), y_nhwc_.get()};
   return {im.nhwc_pointer(plan, call_.x), im.nhwc_pointer(plan, call_.outputs[0])};
 }
@@ -208,7 +208,7 @@ void LibraryStep::prepare(Executor::Impl& im) {
     const auto part_bytes = static_cast<std::size_t>(g.value_type(call_.b[0]).bytes());
     weights_ = contraction_detail::DeviceMemory(part_bytes * call_.b.size());
     for (std::size_t i = 0; i < call_.b.size(); ++i) {
-      FX_CUDA_CALL(cudaMemcpyAsync(static_cast<char*>(weights_.get()) + i * part_bytes, im.pointer(0, call_.b[i]),
+      FX_CUDA_CALL(cudaMemcpyAsync(static_cast<char*>(weights_.get()) + i * part_bytes, im.pointer(PlanId::unfused, call_.b[i]),
                                    part_bytes, cudaMemcpyDeviceToDevice, im.stream));
     }
     return;
@@ -245,7 +245,7 @@ void LibraryStep::prepare_nhwc(Executor::Impl& im) {
   const auto k = static_cast<std::size_t>(p.k), c = static_cast<std::size_t>(p.c),
              rs = static_cast<std::size_t>(p.r * p.s);
   std::vector<char> oihw(k * c * rs * element), ohwi(oihw.size());
-  const void* w = call_.folded_batchnorm ? weights_.get() : im.pointer(0, call_.w);
+  const void* w = call_.folded_batchnorm ? weights_.get() : im.pointer(PlanId::unfused, call_.w);
   FX_CUDA_CALL(cudaMemcpy(oihw.data(), w, oihw.size(), cudaMemcpyDeviceToHost));
   for (std::size_t o = 0; o < k; ++o) {
     for (std::size_t i = 0; i < c; ++i) {
@@ -262,7 +262,7 @@ void LibraryStep::prepare_nhwc(Executor::Impl& im) {
   y_nhwc_ = contraction_detail::DeviceMemory(y_bytes);
 }
 
-void LibraryStep::launch(Executor::Impl& im, int plan, CallPart part, std::size_t layout) const {
+void LibraryStep::launch(Executor::Impl& im, PlanId plan, CallPart part, std::size_t layout) const {
   ContractionRuntime& rt = runtime(im);
   if (part != CallPart::whole && !nhwc_ready()) throw std::logic_error(call_.name + ": NHWC launched before preparation");
   if (part == CallPart::to_nhwc || part == CallPart::to_nchw) {
@@ -303,7 +303,7 @@ void LibraryStep::launch(Executor::Impl& im, int plan, CallPart part, std::size_
   rt.matmul->run(gemm_problem(im, plan), o.a, o.b, o.bias, o.c, im.stream);
 }
 
-LibraryStep::GemmOperands LibraryStep::gemm_operands(const Executor::Impl& im, int plan) const {
+LibraryStep::GemmOperands LibraryStep::gemm_operands(const Executor::Impl& im, PlanId plan) const {
   if (!is_gemm()) throw std::logic_error(call_.name + " is not a GEMM");
   const void* b = call_.kind == LibraryCallKind::matmul ? im.pointer(plan, call_.b[0]) : weights_.get();
   if (!b) throw std::logic_error(call_.name + " launched before preparation");
@@ -311,11 +311,11 @@ LibraryStep::GemmOperands LibraryStep::gemm_operands(const Executor::Impl& im, i
           im.pointer(plan, call_.outputs[0])};
 }
 
-MatmulProblem LibraryStep::gemm_problem(const Executor::Impl& im, int plan) const {
+MatmulProblem LibraryStep::gemm_problem(const Executor::Impl& im, PlanId plan) const {
   return call_.kind == LibraryCallKind::matmul ? call_.matmul : horizontal_problem(im, plan);
 }
 
-std::size_t LibraryStep::gemm_finalists(const Executor::Impl& im, int plan) const {
+std::size_t LibraryStep::gemm_finalists(const Executor::Impl& im, PlanId plan) const {
   if (!is_gemm() || !im.contraction || !im.contraction->matmul) return 0;
   const GemmOperands o = gemm_operands(im, plan);
   return im.contraction->matmul->finalist_count(gemm_problem(im, plan), o.a, o.b, o.bias, o.c);
@@ -326,12 +326,12 @@ Matmul& LibraryStep::searched_matmul(const Executor::Impl& im) const {
   return *im.contraction->matmul;
 }
 
-void LibraryStep::launch_finalist(Executor::Impl& im, int plan, std::size_t i) const {
+void LibraryStep::launch_finalist(Executor::Impl& im, PlanId plan, std::size_t i) const {
   const GemmOperands o = gemm_operands(im, plan);
   searched_matmul(im).run_finalist(i, gemm_problem(im, plan), o.a, o.b, o.bias, o.c, im.stream);
 }
 
-void LibraryStep::choose_finalist(Executor::Impl& im, int plan, std::size_t i, const std::vector<double>& ms,
+void LibraryStep::choose_finalist(Executor::Impl& im, PlanId plan, std::size_t i, const std::vector<double>& ms,
                                   const std::string& timed_as) const {
   const GemmOperands o = gemm_operands(im, plan);
   searched_matmul(im).choose_finalist(i, gemm_problem(im, plan), o.a, o.b, o.bias, o.c, ms, timed_as);
@@ -339,7 +339,7 @@ void LibraryStep::choose_finalist(Executor::Impl& im, int plan, std::size_t i, c
 
 // Horizontal: the part outputs sit at equal spacing in the arena (plan_memory places one step's outputs back to
 // back), which becomes the output batch stride; consumers then read each part in place.
-MatmulProblem LibraryStep::horizontal_problem(const Executor::Impl& im, int plan) const {
+MatmulProblem LibraryStep::horizontal_problem(const Executor::Impl& im, PlanId plan) const {
   const char* c0 = static_cast<const char*>(im.pointer(plan, call_.outputs[0]));
   const std::int64_t element = dtype_size(call_.matmul.c_type);
   const std::ptrdiff_t spacing =
@@ -363,10 +363,10 @@ void name_step_after(const Graph& g, const LibraryCall& call, Step& s) {
   s.kernel.bytes_moved = bytes_of(g, call.inputs) + bytes_of(g, call.outputs);
 }
 
-void append_contraction_steps(Executor::Impl& im, int p, const Group& group, const std::vector<NodeId>& nodes,
+void append_contraction_steps(Executor::Impl& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes,
                               int group_index) {
   const Graph& g = im.graph;
-  PlanSteps& ps = im.plans[p];
+  PlanSteps& ps = im.plan(p);
   im.tolerances = tf32_output_tolerances(g);
   ContractionGroupPlan cp = plan_contraction_group(g, nodes, group.io.outputs, group_index);
   auto base_step = [&] {

@@ -44,7 +44,7 @@ class LibraryStep {
   std::string library() const { return call_.kind == LibraryCallKind::conv2d ? "cuDNN" : "cuBLASLt"; }
   // The report's library path in plan `plan`, with the algorithm it ran (cuBLASLt's timed choice, cuDNN's), once
   // it has run; for a conversion part, what the conversion does.
-  std::string describe(const Executor::Impl& im, int plan, CallPart part = CallPart::whole) const;
+  std::string describe(const Executor::Impl& im, PlanId plan, CallPart part = CallPart::whole) const;
 
   // A horizontal GEMM that can run as its parts, each a call of its own (LibraryCall::parts): layout tuning
   // times the two ways and keeps the faster (tune_layouts).
@@ -53,11 +53,11 @@ class LibraryStep {
   // first launch (Matmul::finalist_count); launching finalist i; keeping finalist i for every launch after, with
   // the times the plan's tuning measured (of `timed_as` where that is more than this call) for the report.
   bool is_gemm() const { return call_.kind != LibraryCallKind::conv2d; }
-  std::size_t gemm_finalists(const Executor::Impl& im, int plan) const;
-  void launch_finalist(Executor::Impl& im, int plan, std::size_t i) const;
-  void choose_finalist(Executor::Impl& im, int plan, std::size_t i, const std::vector<double>& ms,
+  std::size_t gemm_finalists(const Executor::Impl& im, PlanId plan) const;
+  void launch_finalist(Executor::Impl& im, PlanId plan, std::size_t i) const;
+  void choose_finalist(Executor::Impl& im, PlanId plan, std::size_t i, const std::vector<double>& ms,
                        const std::string& timed_as = "") const;
-  MatmulProblem gemm_problem(const Executor::Impl& im, int plan) const;
+  MatmulProblem gemm_problem(const Executor::Impl& im, PlanId plan) const;
   // Whether this call can run channels-last (see above), and the compiled conversions once load_nhwc ran.
   bool offers_nhwc(const Graph& g) const;
   // Generates and compiles the conversions (named after the group, as its other kernels are).
@@ -94,22 +94,22 @@ class LibraryStep {
   // the convolution's weights to NHWC and allocates its scratch when load_nhwc ran.
   void prepare(Executor::Impl& im);
   // A conversion part runs in conversion layout `layout` (0: the installed one).
-  void launch(Executor::Impl& im, int plan, CallPart part = CallPart::whole, std::size_t layout = 0) const;
+  void launch(Executor::Impl& im, PlanId plan, CallPart part = CallPart::whole, std::size_t layout = 0) const;
 
  private:
-  MatmulProblem horizontal_problem(const Executor::Impl& im, int plan) const;
+  MatmulProblem horizontal_problem(const Executor::Impl& im, PlanId plan) const;
   struct GemmOperands {
     const void* a;
     const void* b;
     const void* bias;
     void* c;
   };
-  GemmOperands gemm_operands(const Executor::Impl& im, int plan) const;
+  GemmOperands gemm_operands(const Executor::Impl& im, PlanId plan) const;
   Matmul& searched_matmul(const Executor::Impl& im) const;  // the handle whose plan cache holds the finalists
   void prepare_nhwc(Executor::Impl& im);
   void free_nhwc();  // the permuted weights and the NHWC scratch
   // Where the NHWC x and y are: the plan's buffers of those values (use_plan_nhwc_buffers), else the scratch.
-  std::pair<void*, void*> nhwc_x_y(const Executor::Impl& im, int plan) const;
+  std::pair<void*, void*> nhwc_x_y(const Executor::Impl& im, PlanId plan) const;
 
   LibraryCall call_;
   contraction_detail::DeviceMemory weights_, bias_;
@@ -129,7 +129,7 @@ void name_step_after(const Graph& g, const LibraryCall& call, Step& s);
 
 // Adds a contraction group's steps to plan p: its library calls, then generated kernels for the elementwise
 // nodes no epilogue absorbed; notes say why a group takes more than one launch.
-void append_contraction_steps(Executor::Impl& im, int p, const Group& group, const std::vector<NodeId>& nodes,
+void append_contraction_steps(Executor::Impl& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes,
                               int group_index);
 // Runs every library step's preparation (after fill_inputs, before any launch).
 void prepare_library_steps(Executor::Impl& im);

@@ -66,18 +66,6 @@ double tolerance_for(DType t) {
   }
 }
 
-TimingRounds timing_rounds(const RunOptions& options, double round_ms) {
-  TimingRounds r{std::max(0, options.warmup), std::max(1, options.repeat)};
-  if (!(round_ms > 0)) return r;
-  auto rounds = [&](double ms) {
-    const double n = std::floor(ms / round_ms);  // do_bench: max(1, int(rep / estimate_ms))
-    return static_cast<int>(std::clamp(n, 1.0, static_cast<double>(kMaxTimedRounds)));
-  };
-  if (options.warmup_ms > 0) r.warmup = rounds(options.warmup_ms);
-  if (options.repeat_ms > 0) r.repeat = rounds(options.repeat_ms);
-  return r;
-}
-
 std::size_t placement_gap(std::uint64_t placement, std::size_t index) {
   if (placement == 0) return 0;
   // splitmix64 of (placement, index): gaps that differ from buffer to buffer and from placement to placement.
@@ -171,9 +159,9 @@ std::pair<cudaLibrary_t, cudaKernel_t> Executor::Impl::load(const std::string& s
   return {lib, fn};
 }
 
-void Executor::Impl::build_plan(int p, const Plan& plan) {
-  PlanSteps& ps = plans[p];
-  ps.name = p == 0 ? "unfused" : "fused";
+void Executor::Impl::build_plan(PlanId p, const Plan& plan) {
+  PlanSteps& ps = this->plan(p);
+  ps.name = std::string(plan_name(p));
   ps.predicted_ms = plan.predicted_time_s() * 1e3;
   ps.bytes = plan.bytes_moved();
   int index = 0;
@@ -200,7 +188,7 @@ void Executor::Impl::build_plan(int p, const Plan& plan) {
       ps.steps.push_back(std::move(s));
     }
   }
-  if (p == 1) apply_test_fault_switch(ps);
+  if (p == PlanId::fused) apply_test_fault_switch(ps);
   std::size_t done = 0;
   for (Step& s : ps.steps) {
     if (s.call || s.sort) continue;  // a library call: nothing to compile
@@ -223,7 +211,7 @@ void Executor::Impl::plan_memory() {
   // outputs stay back to back (a horizontal GEMM writes its parts at equal spacing).
   std::size_t at = 0, gaps = 0, buffers = 0;
   auto gap = [&] {
-    const std::size_t g = placement_gap(options.placement, buffers++);
+    const std::size_t g = placement_gap(options.timing.placement, buffers++);
     at += g;
     gaps += g;
   };
@@ -263,11 +251,11 @@ void Executor::Impl::allocate() {
     throw std::runtime_error("the run needs " + format_bytes(static_cast<double>(needed)) + " of device memory" +
                              (library ? " (" + format_bytes(static_cast<double>(library)) +
                                             " of it cuBLASLt/cuDNN workspaces, prepared weights and scratch, NHWC copies of values" +
-                                            (options.cold_l2 ? ", and the cache-flush buffer" : "") + ")"
+                                            (options.timing.cold_l2 ? ", and the cache-flush buffer" : "") + ")"
                                       : std::string()) +
                              (placement_gaps ? " (" + format_bytes(static_cast<double>(placement_gaps)) +
                                                    " of it the gaps of --placement " +
-                                                   std::to_string(options.placement) + ")"
+                                                   std::to_string(options.timing.placement) + ")"
                                              : std::string()) +
                              " (+" +
                              format_bytes(static_cast<double>(headroom)) + " headroom) but only " +
@@ -287,16 +275,17 @@ void Executor::Impl::release() {
   }
 }
 
-void* Executor::Impl::pointer(int p, ValueId v) const {
+void* Executor::Impl::pointer(PlanId p, ValueId v) const {
   if (auto it = input_offsets.find(v); it != input_offsets.end()) return arena + it->second;
-  if (auto it = plans[p].bound.find(v); it != plans[p].bound.end()) return it->second;
-  if (auto it = plans[p].offsets.find(v); it != plans[p].offsets.end()) return arena + it->second;
-  throw std::logic_error("value " + graph.value_name(v) + " has no buffer in the " + plans[p].name + " plan");
+  const PlanSteps& ps = plan(p);
+  if (auto it = ps.bound.find(v); it != ps.bound.end()) return it->second;
+  if (auto it = ps.offsets.find(v); it != ps.offsets.end()) return arena + it->second;
+  throw std::logic_error("value " + graph.value_name(v) + " has no buffer in the " + ps.name + " plan");
 }
 
-void* Executor::Impl::nhwc_pointer(int p, ValueId v) const {
-  const auto it = plans[p].nhwc_buffers.find(v);
-  return it == plans[p].nhwc_buffers.end() ? nullptr : it->second.get();
+void* Executor::Impl::nhwc_pointer(PlanId p, ValueId v) const {
+  const auto it = plan(p).nhwc_buffers.find(v);
+  return it == plan(p).nhwc_buffers.end() ? nullptr : it->second.get();
 }
 
 void Executor::Impl::allocate_nhwc_buffers() {
@@ -311,7 +300,7 @@ void Executor::Impl::fill_inputs(const std::map<ValueId, const void*>& given) {
   for (ValueId v = 0; v < static_cast<ValueId>(graph.inputs().size()); ++v) {
     const TensorType& t = graph.value_type(v);
     if (auto it = given.find(v); it != given.end()) {
-      FX_CUDA_CALL(cudaMemcpyAsync(pointer(0, v), it->second, static_cast<std::size_t>(t.bytes()),
+      FX_CUDA_CALL(cudaMemcpyAsync(pointer(PlanId::unfused, v), it->second, static_cast<std::size_t>(t.bytes()),
                                    cudaMemcpyDeviceToDevice, stream));
       continue;
     }
@@ -321,7 +310,7 @@ void Executor::Impl::fill_inputs(const std::map<ValueId, const void*>& given) {
     const bool positive = needs_positive(graph, v);
     float lo = positive ? 0.5f : -2.0f, hi = 2.0f;
     if (!is_floating(t.dtype)) lo = 1.0f, hi = 16.0f;  // integers: never 0, so they can divide
-    void* out = pointer(0, v);
+    void* out = pointer(PlanId::unfused, v);
     long long n = t.numel();
     unsigned long long seed = options.seed * 1000003ull + static_cast<unsigned long long>(v);
     void* args[] = {&out, &n, &seed, &lo, &hi};
@@ -345,9 +334,9 @@ void Executor::Impl::poison_outputs() {
   }
 }
 
-void Executor::Impl::launch(int p, std::size_t s) {
-  const Step& step = plans[p].steps[s];
-  LaunchInfo info{p, static_cast<int>(s), step.kernel.name, step.group, static_cast<std::uint64_t>(p) * 1'000'000u + s};
+void Executor::Impl::launch(PlanId p, std::size_t s) {
+  const Step& step = plan(p).steps[s];
+  LaunchInfo info{p, static_cast<int>(s), step.kernel.name, step.group, plan_index(p) * 1'000'000u + s};
   if (options.before_launch) options.before_launch(info);
   const NvtxRange group_range(step.group), kernel_range(step.kernel.name);  // profilers: kernels by group
   if (step.sort) {
@@ -361,13 +350,13 @@ void Executor::Impl::launch(int p, std::size_t s) {
   if (options.after_launch) options.after_launch(info);
 }
 
-void Executor::Impl::launch_generated(int p, const Step& step) {
+void Executor::Impl::launch_generated(PlanId p, const Step& step) {
   launch_layout(p, step, step.function, step.kernel.block, step.kernel.grid);
 }
 
 // One launch of a generated step with the given compiled layout (the step's own, or one of its alternatives
 // while they are timed).
-void Executor::Impl::launch_layout(int p, const Step& step, cudaKernel_t function, int block, std::int64_t grid) {
+void Executor::Impl::launch_layout(PlanId p, const Step& step, cudaKernel_t function, int block, std::int64_t grid) {
   std::vector<void*> ptrs;
   if (step.conversion) {  // the source, then the destination
     void* nchw = pointer(p, step.conversion->value);
@@ -393,9 +382,9 @@ void Executor::Impl::launch_layout(int p, const Step& step, cudaKernel_t functio
 
 // Recorded only once the launch call returned: a launch call that fails with a sticky error reports an
 // earlier step's fault, which the previous record names.
-void Executor::Impl::launched(int p, std::size_t s) {
-  const Step& step = plans[p].steps[s];
-  fault_site.plan = plans[p].name;
+void Executor::Impl::launched(PlanId p, std::size_t s) {
+  const Step& step = plan(p).steps[s];
+  fault_site.plan = plan(p).name;
   fault_site.step = static_cast<int>(s);
   fault_site.kernel = step.kernel.name;
   fault_site.group = step.group;
@@ -417,19 +406,19 @@ void Executor::Impl::rest_for(double ms) {
   std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
 }
 
-void Executor::Impl::launch_all(int p) {
-  const NvtxRange plan_range(plans[p].name);
-  for (std::size_t s = 0; s < plans[p].steps.size(); ++s) launch(p, s);
+void Executor::Impl::launch_all(PlanId p) {
+  const NvtxRange plan_range(plan(p).name);
+  for (std::size_t s = 0; s < plan(p).steps.size(); ++s) launch(p, s);
 }
 
 Executor::Executor(const Graph& graph, const Plan& unfused, const Plan& fused, RunOptions options)
     : impl_(std::make_unique<Impl>(graph, std::move(options))) {
   impl_->device = query_device(0);
-  impl_->clocks = std::make_unique<ClockMonitor>(impl_->options.read_clocks ? impl_->device.ordinal : -1);
+  impl_->clocks = std::make_unique<ClockMonitor>(impl_->options.timing.read_clocks ? impl_->device.ordinal : -1);
   impl_->progress("device", 0.0, impl_->device.name + " (" + impl_->device.arch() + ")");
   FX_CUDA_CALL(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
-  impl_->build_plan(0, unfused);
-  impl_->build_plan(1, fused);
+  impl_->build_plan(PlanId::unfused, unfused);
+  impl_->build_plan(PlanId::fused, fused);
   impl_->plan_memory();
 }
 
@@ -443,7 +432,7 @@ std::int64_t Executor::Impl::required_bytes() const {
     for (const auto& [v, buffer] : ps.nhwc_buffers) nhwc += graph.value_type(v).bytes();
   }
   return static_cast<std::int64_t>(arena_bytes) + library_step_bytes(*this) + nhwc +
-         (options.cold_l2 ? static_cast<std::int64_t>(kColdL2Bytes) : 0);
+         (options.timing.cold_l2 ? static_cast<std::int64_t>(kColdL2Bytes) : 0);
 }
 
 std::int64_t Executor::required_bytes() const { return impl_->required_bytes(); }
@@ -457,7 +446,7 @@ void Executor::prepare() {
   });
 }
 
-void Executor::launch_plan_once(int plan) {
+void Executor::launch_plan_once(PlanId plan) {
   impl_->attributed([&] {
     impl_->begin_phase("single launches", false);
     impl_->launch_all(plan);
@@ -465,9 +454,9 @@ void Executor::launch_plan_once(int plan) {
   });
 }
 
-void Executor::launch_step(int plan, int step) {
-  if (plan < 0 || plan > 1 || step < 0 || static_cast<std::size_t>(step) >= impl_->plans[plan].steps.size()) {
-    throw std::out_of_range("no step " + std::to_string(step) + " in plan " + std::to_string(plan));
+void Executor::launch_step(PlanId plan, int step) {
+  if (step < 0 || static_cast<std::size_t>(step) >= impl_->plan(plan).steps.size()) {
+    throw std::out_of_range("no step " + std::to_string(step) + " in the " + std::string(plan_name(plan)) + " plan");
   }
   impl_->attributed([&] {
     // No reset of the last step: the previous one may still be running (the caller synchronises).

@@ -13,7 +13,9 @@
 
 #include "core/fusion/plan.h"
 #include "core/graph/graph.h"
+#include "core/report/timing_protocol.h"
 #include "kernels/executor/gpu_fault.h"
+#include "kernels/executor/plan_id.h"
 #include "kernels/profile/gpu_clocks.h"
 
 namespace fx::gpu {
@@ -32,9 +34,9 @@ struct DeviceInfo {
 // Throws NoDeviceError (gpu_error.h) when there is no driver or no device.
 DeviceInfo query_device(int ordinal = 0);
 
-// One launch of a plan, as the profiler sees it: `plan` 0 is the unfused plan, 1 the fused one.
+// One launch of a plan, as the profiler sees it.
 struct LaunchInfo {
-  int plan = 0;
+  PlanId plan = PlanId::unfused;
   int step = 0;              // index of the kernel in its plan
   std::string kernel;        // kernel name
   std::string group;         // the plan's group id
@@ -52,59 +54,24 @@ struct TimingPass {
 };
 
 struct RunOptions {
-  int warmup = 3;
-  int repeat = 20;              // timed runs per plan; the median is reported (at least 20 is recommended)
+  // How the plans are timed (core/report/timing_protocol.h): rounds, flush, rests, placement, clocks. Either way
+  // the event timing takes the two plans in interleaved rounds (unfused, fused, unfused, ...), so a drift of the
+  // clocks moves both alike; `cuda_graph` replays each plan's graph on its own afterwards.
+  TimingProtocol timing;
   bool cuda_graph = false;      // also time each plan replayed as a CUDA graph
-  // Before each timed run, overwrite a 256 MB buffer, as triton.testing.do_bench does: each run starts with an
-  // L2 holding nothing of the plan's (and dirty lines to write back), and the times compare with PyTorch
-  // benchmarks timed that way. Off: each timed run follows an untimed run of the same plan, so a plan smaller
-  // than the L2 finds some of its operands still there, as when it runs back to back. Either way the event timing
-  // takes the two plans in interleaved rounds (unfused, fused, unfused, ...), so a drift of the clocks moves both
-  // alike; `cuda_graph` replays each plan's graph on its own afterwards.
-  bool cold_l2 = false;
-  // The timing's length in time instead of runs, as triton.testing.do_bench(fn, warmup=25, rep=100) sets its own
-  // (timing_rounds below): when either is above 0, five rounds of both plans (each run after the flush, with
-  // cold_l2) are timed first for a round's time; then the plans run warmup_ms / round rounds to warm up and
-  // repeat_ms / round rounds timed, each at least 1 (`warmup` and `repeat` where one of the two is 0). The
-  // bf16 GEMMs run at the power limit, where the clocks depend on how long the GPU has been busy: timed for as
-  // long as do_bench times a PyTorch function, the plans run in the same regime.
-  double warmup_ms = 0, repeat_ms = 0;
-  // Leave the GPU idle this long before the timing, before each plan's CUDA-graph replays and before each
-  // GEMM tuning comparison (layout_tuning.cpp: comparison_rounds, which with repeat_ms also runs as long as the
-  // timing), so that each starts from a rested GPU however busy the work before kept it (the PyTorch harness
-  // rests as long before each of its timings).
-  double rest_ms = 0;
-  // The least rest before each GEMM tuning comparison, whatever rest_ms: the comparison then rests the longer of
-  // the two. Started right after the GEMM search, hot, the comparison runs at power-capped clocks, where the
-  // configurations do not rank as they run from a rested GPU: qkv_bf16's merged GEMM (H100, 2026-11-26,
-  // tools/microbench/gemm_rest_picks.sh) kept the 128x128 tile in 6 of 6 processes without a rest (plan
-  // 0.267-0.268 ms counted, 0.281-0.284 under the PyTorch harness's options) and the 256x128 tile in 6 of 6
-  // after 250 ms and 6 of 6 after 1 s (once as its three GEMMs alone; 0.261-0.262 counted). It costs this much
-  // per GEMM comparison (a horizontal GEMM has up to two, its ways and its two kinds).
-  double tuning_rest_ms = 250;
   // Time each generated kernel's layouts (GeneratedKernel::alternatives) on the device before the verification
   // and keep the fastest, as cuBLASLt's algorithms are chosen; likewise a convolution's NCHW call against its
   // NHWC way, a horizontal GEMM's one strided-batched call against its GEMMs run alone, and a GEMM's best
-  // cuBLASLt configurations again, inside the plan (layout_tuning.h);
-  // the report says which and the times. Off: the default layout (the NCHW call, the merged GEMM). `force_layout` k >= 0 runs layout k of every kernel that has one (0: the default), untimed:
-  // for tests and for comparing layouts by hand.
+  // cuBLASLt configurations again, inside the plan (layout_tuning.h); the report says which and the times.
+  // Off: the default layout (the NCHW call, the merged GEMM). `force_layout` k >= 0 runs layout k of every kernel
+  // that has one (0: the default), untimed: for tests and for comparing layouts by hand.
   bool autotune = true;
   int force_layout = -1;
   // Once convolutions run channels-last (tuned or forced), keep their values NHWC between steps, converting a
   // value once for a reader that needs NCHW (kernels/executor/channels_last_plan.h). Off: x and y are converted
   // around each such convolution, as tuning timed it.
   bool keep_nhwc = true;
-  // Sample the GPU's clocks through NVML while timing (gpu_clocks.h). Off: nothing is sampled and the report
-  // says so; for checking that the sampling thread leaves the timings as they are.
-  bool read_clocks = true;
   std::uint64_t seed = 20261122;
-  // Where the run's buffers lie in its one allocation. 0 (the default): packed back to back. Above 0: a gap of
-  // 0-15 MiB drawn from this seed (placement_gap) before each input and before each step's outputs, so the same
-  // kernels read and write other addresses. One 256 MiB copy timed 0.45% apart (H100; 1.3% on an H200) with its
-  // buffers at different offsets of one allocation (tools/microbench/placement.cu): a comparison of two programs
-  // at a tenth of that compares placements as much as kernels, and tests/bench/paired.py --placements draws a new
-  // placement on both sides for every pair.
-  std::uint64_t placement = 0;
   std::string dump_dir;         // when set: inputs and both plans' outputs as .npy, and manifest.json
   // Both plans' outputs against the float64 CPU reference (core/reference): `automatic` checks graphs small
   // enough for it (reference_is_affordable), `on` always, `off` never.
@@ -112,7 +79,7 @@ struct RunOptions {
   // Called with the run's timing as soon as it is done, before the CUDA-graph replays, the report and anything
   // freed; while it returns true, both plans are timed again in the same way (the rest, the rounds counted anew,
   // the clocks read) and it is called with that timing. For a harness that alternates this process's timings
-  // with another program's on the same GPU (tests/bench/paired.py against PyTorch): the two sides of each
+  // with another program's on the same GPU (bench/python/paired.py against PyTorch): the two sides of each
   // comparison then run seconds apart, in the same stretch of the GPU's heat and power. The report keeps the
   // run's own timing (index 0). Empty: the plans are timed once.
   std::function<bool(const TimingPass&)> timed;
@@ -134,10 +101,19 @@ struct KernelReport {
   double measured_ms = 0;                  // median over the timed runs
 };
 
+// A group the plan runs as more than one kernel (a library call and the epilogue it cannot take, a convolution
+// converted around, a horizontal GEMM run as its parts...): the plan says so before it runs, never silently.
+struct SplitGroup {
+  std::string group;
+  int kernels = 0;
+  std::vector<std::string> why;  // the plan's notes about the group
+};
+
 struct PlanReport {
   std::string name;  // "unfused" / "fused"
   std::vector<KernelReport> kernels;
   std::vector<std::string> notes;  // groups run as several kernels, and why
+  std::vector<SplitGroup> split_groups;
   double total_ms = 0;             // median of whole-plan times (no event between the steps)
   double min_ms = 0, max_ms = 0;
   double stepped_ms = 0;           // median of the runs timing each step (an event after every step)
@@ -164,12 +140,9 @@ struct RunReport {
   int kernels_compiled = 0, cache_hits = 0;
   double compile_seconds = 0;
   std::int64_t device_bytes = 0;  // allocated for the run: Executor::required_bytes()
-  int repeat = 0, warmup = 0;     // the timing protocol behind every median: the rounds run (timing_rounds)
-  double warmup_ms = 0, repeat_ms = 0, rest_ms = 0;  // RunOptions' (0: not asked for)
-  double tuning_rest_ms = 0;                         // RunOptions'
+  TimingProtocol protocol;         // what the run was asked to do (RunOptions::timing)
+  int repeat = 0, warmup = 0;     // the rounds it came to, behind every median (timing_rounds)
   double round_ms = 0;            // one round of both plans as estimated for warmup_ms/repeat_ms (else 0)
-  bool cold_l2 = false;
-  std::uint64_t placement = 0;      // RunOptions'
   std::int64_t placement_gaps = 0;  // the bytes its gaps add to the run's allocation
   std::string layouts;  // "timed" (autotune), "default", or "forced K"
   // Each plan's outputs against the float64 reference, named "unfused: y" / "fused: y"; their failure fails
@@ -192,7 +165,7 @@ struct TimingRounds {
   int warmup = 0, repeat = 1;
 };
 inline constexpr int kMaxTimedRounds = 20000;
-TimingRounds timing_rounds(const RunOptions& options, double round_ms);
+TimingRounds timing_rounds(const TimingProtocol& protocol, double round_ms);
 
 // The index-th gap of a run with RunOptions::placement `placement` (plan_memory leaves one before each input, then
 // one before each step's outputs, in plan order): 0 for placement 0, else a whole number of MiB from 0 to 15
@@ -231,42 +204,43 @@ class Executor {
   RunReport run();
   // For the profiler: after run() (or prepare()), launch one plan once on the executor's stream and wait.
   void prepare();
-  void launch_plan_once(int plan);
+  void launch_plan_once(PlanId plan);
   // For the counter pass (kernels/executor/profile_pass.h): one step of a plan, any kind, through the same
   // launch path and hooks as a whole-plan launch; does not wait. Steps must go in plan order (each reads its
   // predecessors' outputs). Throws std::out_of_range for a step the plan does not have.
-  void launch_step(int plan, int step);
+  void launch_step(PlanId plan, int step);
   // Where a sticky error seen now would be attributed: for errors that surface outside the executor's own
   // calls (the profiler synchronises itself after launch_step).
   FaultSite fault_site() const;
 
-  // For a harness that times the plans itself, next to other work of its process (app/harness: the
-  // fusion_harness C library that tests/bench/race.py loads): allocates; fills the inputs, with the device
+  // Running the compiled plans on the caller's own device buffers, for a program that uses or times them next to
+  // its own work on the GPU (bench/harness is one). prepare_with_inputs allocates; fills the inputs, the device
   // buffers `inputs` names (by graph input name, each the input's size, contiguous) copied over the seeded ones;
-  // prepares the library steps from them; tunes the layouts as run() does (RunOptions::autotune,
-  // force_layout, keep_nhwc); runs both plans once, each step synchronised, and returns their checks against
-  // each other. Everything stays allocated until the executor is destroyed or prepared again. Throws
-  // std::invalid_argument for a name that is not an input.
-  std::vector<OutputCheck> prepare_for_harness(const std::map<std::string, const void*>& inputs = {});
-  // Enqueues every step of a plan (0 unfused, 1 fused) on stream_handle() and returns; the caller synchronises.
-  void enqueue_plan(int plan);
-  // The executor's stream (a cudaStream_t), on which the harness orders its own work.
-  void* stream_handle() const;
-  // A value's device buffer in a plan after prepare_for_harness (an input's is the same in both).
-  void* value_pointer(int plan, const std::string& name) const;
-  // After prepare_for_harness: from now on the plan (0 unfused, 1 fused) writes the named graph outputs into the
-  // caller's device buffers (each the output's size, contiguous, 256-byte aligned as the executor's own), not
-  // its own; its later steps read them there. An empty map gives every output its own buffer back; a
-  // preparation does too. Where buffers lie moves a memory-bound kernel's time by up to 0.6%
-  // (docs/measurement.md): a harness that gives the other side new output memory can give the plan the same.
-  // Throws std::invalid_argument, binding nothing, for a value that is not a graph output written by the plan,
-  // a null or misaligned pointer, two outputs whose buffers overlap, or one of the parts a horizontal GEMM
-  // writes at equal spacing in its own buffer. run() writes the executor's own buffers, whatever was bound.
-  void bind_outputs(int plan, const std::map<std::string, void*>& outputs);
+  // prepares the library steps from them; tunes as run() does (RunOptions::autotune, force_layout, keep_nhwc);
+  // runs both plans once, each step synchronised, and returns their checks against each other. Everything stays
+  // allocated until the executor is destroyed or prepared again. Throws std::invalid_argument for a name that
+  // is not an input.
+  std::vector<OutputCheck> prepare_with_inputs(const std::map<std::string, const void*>& inputs = {});
+  // Enqueues every step of a prepared plan on stream() and returns; the caller synchronises.
+  void enqueue(PlanId plan);
+  // The executor's stream (a cudaStream_t), on which the caller orders its own work.
+  void* stream() const;
+  // A value's device buffer in a prepared plan (an input's is the same in both).
+  void* buffer(PlanId plan, const std::string& value) const;
+  // From now on the prepared plan writes the named graph outputs into the caller's device buffers (each the
+  // output's size, contiguous, 256-byte aligned as the executor's own), not its own; its later steps read them
+  // there. An empty map gives every output its own buffer back; a preparation does too. Throws
+  // std::invalid_argument, binding nothing, for a value that is not a graph output written by the plan, a null
+  // or misaligned pointer, two outputs whose buffers overlap, or one of the parts a horizontal GEMM writes at
+  // equal spacing in its own buffer. run() writes the executor's own buffers, whatever was bound.
+  void bind_outputs(PlanId plan, const std::map<std::string, void*>& outputs);
   // What each step of a plan runs (KernelReport without times): after tuning, the layouts and calls it kept.
-  std::vector<KernelReport> plan_kernels(int plan) const;
+  std::vector<KernelReport> plan_kernels(PlanId plan) const;
+  // The plan's groups that run as more than one kernel, and why; known once the plans are built (tuning may
+  // split more: ask again after prepare_with_inputs or run).
+  std::vector<SplitGroup> split_groups(PlanId plan) const;
 
-  struct Impl;  // defined in executor_internal.h (CUDA types); public so the run's helpers can take it
+  struct Impl;  // executor_internal.h (CUDA types): the run's helpers in kernels/ take it, nothing outside does
 
  private:
   std::unique_ptr<Impl> impl_;

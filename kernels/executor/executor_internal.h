@@ -86,12 +86,27 @@ struct PlanSteps {
   bool channels_last_planned = false;
 };
 
+// The executor's state. The rules that keep it consistent:
+// - The plans' steps and the memory plan (input_offsets, PlanSteps::offsets, arena_bytes, placement_gaps, the
+//   sort workspace) are fixed by the constructor (build_plan, plan_memory). Only tuning (tune_layouts,
+//   keep_channels_last) changes steps afterwards, before the verification, and it leaves every offset as it was:
+//   a step it adds writes values that already have one, or NHWC buffers of their own (PlanSteps::nhwc_buffers).
+// - `arena` is null outside a preparation: allocate() sets it, release() frees it with every library step's
+//   prepared buffers and NHWC buffer and clears PlanSteps::bound. run() releases on return; prepare_with_inputs
+//   releases first, so each preparation starts from nothing.
+// - PlanSteps::bound is only ever set on a prepared plan (bind_outputs) and is cleared by run() and release().
+// - The timing protocol (options.timing) is read, never written: the rounds a timing came to are its result
+//   (TimedPlans::rounds), not options.
+// - fault_site is written only by begin_phase and launched(); sync_each_step only by begin_phase and the
+//   single-launch entry points.
 struct Executor::Impl {
   Graph graph;
   RunOptions options;
   DeviceInfo device;
   NvrtcCompiler compiler;
-  PlanSteps plans[2];
+  PlanSteps plans[2];  // indexed by plan_index(PlanId)
+  PlanSteps& plan(PlanId p) { return plans[plan_index(p)]; }
+  const PlanSteps& plan(PlanId p) const { return plans[plan_index(p)]; }
   std::map<ValueId, std::size_t> input_offsets;
   std::size_t arena_bytes = 0;
   char* arena = nullptr;
@@ -111,17 +126,17 @@ struct Executor::Impl {
   Impl(const Graph& g, RunOptions o) : graph(g), options(std::move(o)) {}
   ~Impl();
 
-  void build_plan(int p, const Plan& plan);
+  void build_plan(PlanId p, const Plan& plan);
   void plan_memory();
   void allocate();
   void release();
   // Seeded random inputs, except those `given` (device buffers of each input's size, copied in on the stream).
   void fill_inputs(const std::map<ValueId, const void*>& given = {});
   void poison_outputs();
-  void launch(int p, std::size_t s);
-  void launch_generated(int p, const Step& step);
-  void launch_layout(int p, const Step& step, cudaKernel_t function, int block, std::int64_t grid);
-  void launched(int p, std::size_t s);  // records the step for attribution; synchronises in the checking pass
+  void launch(PlanId p, std::size_t s);
+  void launch_generated(PlanId p, const Step& step);
+  void launch_layout(PlanId p, const Step& step, cudaKernel_t function, int block, std::int64_t grid);
+  void launched(PlanId p, std::size_t s);  // records the step for attribution; synchronises in the checking pass
   void begin_phase(const std::string& phase, bool sync_each);
   // Runs f; a sticky CUDA error escaping it becomes a GpuFault naming fault_site.
   template <class F>
@@ -135,13 +150,13 @@ struct Executor::Impl {
       throw GpuFault(e, fault_site);
     }
   }
-  void launch_all(int p);
+  void launch_all(PlanId p);
   // RunOptions::rest_ms with the GPU idle: the stream drained first, so the rest is the GPU's, not the host's.
-  void rest() { rest_for(options.rest_ms); }
+  void rest() { rest_for(options.timing.rest_ms); }
   void rest_for(double ms);
-  void* pointer(int p, ValueId v) const;
+  void* pointer(PlanId p, ValueId v) const;
   // A value's NHWC buffer in plan p (channels_last.h), or null where it has none.
-  void* nhwc_pointer(int p, ValueId v) const;
+  void* nhwc_pointer(PlanId p, ValueId v) const;
   // Allocates the plans' NHWC buffers not allocated yet (after the arena, at each preparation).
   void allocate_nhwc_buffers();
   std::pair<cudaLibrary_t, cudaKernel_t> load(const std::string& source, const std::string& name);
@@ -150,9 +165,10 @@ struct Executor::Impl {
   }
 };
 
-// Host copies of one value, converted to double (f16/bf16 decoded, bool as 0/1).
-std::vector<double> to_doubles(DType t, const std::vector<char>& raw);
-// Writes a .npy file (bf16 as its 16-bit patterns, '<u2'); returns the numpy descr written.
-std::string write_npy(const std::string& path, DType t, const Shape& shape, const std::vector<char>& raw);
+// What step s of plan p runs: its name, kind, library and path (the layout or call kept), nodes and bytes;
+// not its time.
+KernelReport kernel_report(const Executor::Impl& im, PlanId p, std::size_t s);
+// The groups of a plan's steps that take more than one step, with the plan's notes about each.
+std::vector<SplitGroup> split_groups(const PlanSteps& ps);
 
 }  // namespace fx::gpu

@@ -44,22 +44,17 @@ struct TuneRounds {
 // medians. Each timed launch finds the L2 as the plan timing leaves it for that step: first what the plan timing puts before a
 // timed run (the flush when there is one, else an untimed launch of the same way: its operands in the L2),
 // then the step before it in the plan (untimed), whose outputs, just written, are in the L2 when the step runs
-// in the plan. Without that, a kernel after the first was timed as if the whole plan began with it, its
-// inputs in DRAM: in gpt2_block's fused plan under the flush, the 48 MiB elementwise kernels took
-// 0.0215-0.0237 ms in the tuning and 0.0174-0.0191 in the plan, and the layout that won with cold inputs was
-// up to 10% slower with the warm ones the plan gives it (fx_g10_merged: 8-byte accesses 0.0225 ms tuned,
-// 0.0191 in the plan; 16-byte 0.0228 tuned, 0.0174 in the plan).
+// in the plan. Without that, a kernel after the first is timed as if the whole plan began with it, its inputs
+// in DRAM, and the layout that wins with cold inputs can be slower with the warm ones the plan gives it.
 // The rounds run back to back, as the plan timing's do: every run is enqueued and the host waits once, at the
-// end. Waiting for each run left the GPU idle between runs, and on power-limited GEMMs that is another regime:
-// qkv_bf16's three GEMMs took 0.309 ms in such rounds and 0.268 in the plan timing of the same run, and the
-// ranking of its configurations, and of its merged call against its parts, followed the regime
-// (docs/benchmarks.md, run Z). The GPU must never wait for the host inside a timed window (a way whose launches
+// end. Waiting for each run leaves the GPU idle between runs, and on power-limited GEMMs that is another regime,
+// in which configurations rank otherwise. The GPU must never wait for the host inside a timed window (a way whose launches
 // cost the host more would be charged for them: stream_gate.h). With the flush, each run's 256 MB memset gives
 // the host a run's time to enqueue the next, so one gate, opened once the host is kHeadStart runs ahead, is
 // enough, and the runs follow each other with no gap; without it (a run after an untimed launch of the same way,
 // perhaps a few microseconds) each run is enqueued behind a gate of its own.
 template <class Launch>
-std::vector<double> time_rounds(Executor::Impl& im, int p, std::size_t s, std::size_t n,
+std::vector<double> time_rounds(Executor::Impl& im, PlanId p, std::size_t s, std::size_t n,
                                 const contraction_detail::DeviceMemory& flush, TuneRounds rounds, Launch&& launch) {
   const int kWarmupRounds = std::max(0, rounds.warmup);
   constexpr std::size_t kHeadStart = 8;
@@ -96,31 +91,23 @@ std::vector<double> time_rounds(Executor::Impl& im, int p, std::size_t s, std::s
 }
 
 // The rounds of a GEMM's tuning comparison (its search's finalists, a horizontal GEMM's ways). A bf16 GEMM runs
-// at the power limit, where its configurations rank differently at different clocks: swiglu_bf16's search
-// timed tile 256x128 at 0.341 ms and 128x160 at 0.372, and its finalists, timed right after the search at a
-// power-capped 1590 MHz, kept 128x160, which then took 0.39 ms in the plan timing while Inductor's GEMMs of the
-// same problem took about 0.35 (H200, 2026-11-26). So each comparison starts from a rested GPU: the longer of
-// RunOptions::rest_ms and tuning_rest_ms (250 ms by default, enough on an H100 for qkv_bf16's merged GEMM to
-// rank its tiles as they run in the plan; executor.h). Where the timing is asked for in milliseconds
-// (RunOptions::warmup_ms, repeat_ms, rest_ms: the PyTorch harness's protocol), the comparison runs as the plan
-// timing will: after a rest at least as long, warmed up as long and timed about as long (at least `rounds`),
+// at the power limit, where its configurations rank differently at different clocks, and timed right after the
+// search the clocks are power-capped. So each comparison starts from a rested GPU: the longer of the timing
+// protocol's rest_ms and tuning_rest_ms (docs/measurement.md). Where the timing is asked for in milliseconds
+// (TimingProtocol::warmup_ms, repeat_ms: the do_bench protocol), the comparison runs as the plan timing will: after a rest at least as long, warmed up as long and timed about as long (at least `rounds`),
 // its round's time taken from one round run first. Otherwise `rounds` after one warm-up round, right after the
 // rest.
 // A generated kernel's layouts are compared the same way but without the rest (Rest::no): they are memory-bound,
-// and a rest before each of a plan's steps would cost a second each. Timed in 15 rounds right after the
-// compile, relu_mul_add's fused kernel took 0.3501-0.3508 ms in its chosen layout on an H100 and 0.3511-0.3515
-// in the plan timing of the same processes; in a race (tools/microbench/plan_interleave.cu) 15 runs after a rest
-// with no warm-up took 0.3508, do_bench's protocol 0.3510, and the fastest of three layouts 0.1% apart is,
-// after 15 rounds, as much the noise's pick as the kernel's: on an H200 the tuner kept 8-byte accesses with 512
-// threads, which paired with torch.compile at 1.0031 where the layout of 256 threads gave 1.0005 (run AD).
+// and a rest before each of a plan's steps would cost a second each. Layouts 0.1% apart are, after 15 rounds,
+// as much the noise's pick as the kernel's; under the do_bench protocol they are timed as long as the plans.
 enum class Rest { yes, no };
 template <class Launch>
-TuneRounds comparison_rounds(Executor::Impl& im, int p, std::size_t s, std::size_t n,
+TuneRounds comparison_rounds(Executor::Impl& im, PlanId p, std::size_t s, std::size_t n,
                              const contraction_detail::DeviceMemory& flush, int rounds, Launch&& launch,
                              Rest rest = Rest::yes) {
   const RunOptions& o = im.options;
-  if (rest == Rest::yes) im.rest_for(std::max(o.rest_ms, o.tuning_rest_ms));
-  if (!(o.warmup_ms > 0 || o.repeat_ms > 0)) return rounds;
+  if (rest == Rest::yes) im.rest_for(std::max(o.timing.rest_ms, o.timing.tuning_rest_ms));
+  if (!(o.timing.warmup_ms > 0 || o.timing.repeat_ms > 0)) return rounds;
   auto one_round = [&] {
     for (std::size_t i = 0; i < n; ++i) {
       if (flush.get()) {
@@ -136,7 +123,7 @@ TuneRounds comparison_rounds(Executor::Impl& im, int p, std::size_t s, std::size
   // their round is timed after one untimed round: a first launch's stall would give fewer rounds than asked.
   if (rest == Rest::no) one_round();
   const double round_ms = mean_event_ms(im.stream, 1, one_round);
-  RunOptions counted = o;
+  TimingProtocol counted = o.timing;
   counted.warmup = 1;
   counted.repeat = rounds;
   const TimingRounds r = timing_rounds(counted, round_ms);
@@ -150,9 +137,9 @@ std::string first_line(const std::string& text) { return text.substr(0, text.fin
 // layouts (layouts 2, 3, ...; with layout 1 forced the channels-last way is never loaded, so `forced` here is -1
 // or >= 1). Returns the index of the step's last launch, which has run (so the steps after it read what it
 // wrote).
-std::size_t tune_conv_layout(Executor::Impl& im, int p, std::size_t s, int forced,
+std::size_t tune_conv_layout(Executor::Impl& im, PlanId p, std::size_t s, int forced,
                              const contraction_detail::DeviceMemory& flush) {
-  PlanSteps& ps = im.plans[p];
+  PlanSteps& ps = im.plan(p);
   const std::shared_ptr<LibraryStep> call = ps.steps[s].call;
   const std::size_t ways = 1 + call->conversion_layouts();
   auto launch = [&](std::size_t i) {
@@ -262,7 +249,7 @@ std::string at_clocks(const ClockSpan& span) {
 
 // A GEMM call's first launch runs cuBLASLt's algorithm search, which synchronises: never inside a timed round.
 // Its inputs were written by the steps before it, which tuning has launched in order.
-void search(Executor::Impl& im, int p, const LibraryStep& call) {
+void search(Executor::Impl& im, PlanId p, const LibraryStep& call) {
   call.launch(im, p);
   FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
 }
@@ -271,9 +258,9 @@ void search(Executor::Impl& im, int p, const LibraryStep& call) {
 // itself, as the process starts; the plan runs it after the flush and the step before it, on a GPU whose clocks
 // the plan's own rounds have set. Close configurations rank differently in the two (kFinalistsKept in
 // matmul.cpp), so the search's best few are timed again here, the plan's way, and the fastest kept. Returns s.
-std::size_t tune_gemm(Executor::Impl& im, int p, std::size_t s, const contraction_detail::DeviceMemory& flush,
+std::size_t tune_gemm(Executor::Impl& im, PlanId p, std::size_t s, const contraction_detail::DeviceMemory& flush,
                       TimedProblems& timed) {
-  const std::shared_ptr<LibraryStep> call = im.plans[p].steps[s].call;
+  const std::shared_ptr<LibraryStep> call = im.plan(p).steps[s].call;
   search(im, p, *call);
   const MatmulProblem problem = call->gemm_problem(im, p);
   const std::size_t n = call->gemm_finalists(im, p);
@@ -285,7 +272,7 @@ std::size_t tune_gemm(Executor::Impl& im, int p, std::size_t s, const contractio
     const TuneRounds rounds = comparison_rounds(im, p, s, n, flush, kConvRounds, finalist);
     ClockWatch watch(*im.clocks);
     const std::vector<double> med = time_rounds(im, p, s, n, flush, rounds, finalist);
-    im.plans[p].steps[s].layout_choice = at_clocks(watch.stop());
+    im.plan(p).steps[s].layout_choice = at_clocks(watch.stop());
     call->choose_finalist(im, p, fastest(med), med);
     timed.push_back(problem);
   }
@@ -311,15 +298,15 @@ void add_ways(std::vector<HorizontalWay>& ways, bool parts, std::size_t finalist
 }
 
 // A horizontal GEMM's one strided-batched call (layout 1) against its parts run as calls of their own (layout 2).
-// cuBLASLt's batched kernels need not be the faster: on qkv_bf16's shape the merged call ran 0.282-0.286 ms and
-// the three GEMMs alone 0.263-0.274 (docs/benchmarks-history.md, run Y), so the plan keeps whichever times faster
+// cuBLASLt's batched kernels need not be the faster (docs/benchmarks.md, qkv_bf16), so the plan keeps whichever
+// times faster
 // here, each way in the search's best configurations (tune_gemm). When the parts win, the one step becomes one
 // step per part, each an ordinary GEMM on the graph's own weight, writing its output where the merged call would
 // have (the stacked weights are freed with the merged call). Returns the index of the step's last launch, which
 // has run.
-std::size_t tune_horizontal(Executor::Impl& im, int p, std::size_t s, int forced,
+std::size_t tune_horizontal(Executor::Impl& im, PlanId p, std::size_t s, int forced,
                             const contraction_detail::DeviceMemory& flush, TimedProblems& timed) {
-  PlanSteps& ps = im.plans[p];
+  PlanSteps& ps = im.plan(p);
   const std::shared_ptr<LibraryStep> merged = ps.steps[s].call;
   const LibraryCall& lc = merged->call();
   std::vector<std::shared_ptr<LibraryStep>> parts;
@@ -432,10 +419,10 @@ std::size_t tune_horizontal(Executor::Impl& im, int p, std::size_t s, int forced
 void tune_layouts(Executor::Impl& im) {
   const int forced = im.options.force_layout;
   if (!im.options.autotune && forced < 0) return;
-  const contraction_detail::DeviceMemory flush(im.options.cold_l2 && forced < 0 ? kColdL2Bytes : 0);
+  const contraction_detail::DeviceMemory flush(im.options.timing.cold_l2 && forced < 0 ? kColdL2Bytes : 0);
   TimedProblems timed;
-  for (int p = 0; p < 2; ++p) {
-    PlanSteps& ps = im.plans[p];
+  for (PlanId p : kPlanIds) {
+    PlanSteps& ps = im.plan(p);
     const auto tunable = [&](const Step& st) {
       return !st.alternatives.empty() ||
              (st.call && (st.call->nhwc_ready() || st.call->offers_split() || (forced < 0 && st.call->is_gemm())));

@@ -16,9 +16,9 @@ namespace {
 // LaunchInfo::step_id is plan * kPlanStride + step (executor.h).
 constexpr std::uint64_t kPlanStride = 1'000'000;
 
-std::uint64_t step_id(int plan, std::size_t step) { return static_cast<std::uint64_t>(plan) * kPlanStride + step; }
+std::uint64_t step_id(std::size_t plan, std::size_t step) { return plan * kPlanStride + step; }
 
-std::vector<PlanStepLabel> step_labels(int p, const PlanReport& plan) {
+std::vector<PlanStepLabel> step_labels(std::size_t p, const PlanReport& plan) {
   std::vector<PlanStepLabel> labels;
   for (std::size_t s = 0; s < plan.kernels.size(); ++s) {
     const KernelReport& k = plan.kernels[s];
@@ -27,10 +27,10 @@ std::vector<PlanStepLabel> step_labels(int p, const PlanReport& plan) {
   return labels;
 }
 
-std::vector<KernelRecord> records_of_plan(const std::vector<KernelRecord>& all, int p) {
+std::vector<KernelRecord> records_of_plan(const std::vector<KernelRecord>& all, std::size_t p) {
   std::vector<KernelRecord> out;
   for (const KernelRecord& r : all) {
-    if (r.step_id && *r.step_id / kPlanStride == static_cast<std::uint64_t>(p)) out.push_back(r);
+    if (r.step_id && *r.step_id / kPlanStride == p) out.push_back(r);
   }
   return out;
 }
@@ -118,15 +118,13 @@ ProfileMeasurements ProfilePass::measure(Executor& executor, const RunReport& re
 
   // Pass 1, timing. The warm-up launch keeps module loading and library heuristics out of the records.
   hooks_->report(0.3, "timing pass (CUPTI activity records)");
-  executor.launch_plan_once(0);
-  executor.launch_plan_once(1);
+  for (PlanId p : kPlanIds) executor.launch_plan_once(p);
   std::vector<KernelRecord> records;
   {
     KernelTimer timer;
     if (timer.available()) {
       TimerInHooks in_hooks(hooks_->timer, timer);
-      executor.launch_plan_once(0);
-      executor.launch_plan_once(1);
+      for (PlanId p : kPlanIds) executor.launch_plan_once(p);
       records = timer.flush();
       if (const auto dropped = timer.dropped_records()) {
         m.notes.push_back("CUPTI dropped " + std::to_string(dropped) + " activity records: the timeline is incomplete");
@@ -143,17 +141,18 @@ ProfileMeasurements ProfilePass::measure(Executor& executor, const RunReport& re
   std::vector<KernelCounters> counters[2];
   if (!settings.counters) {
     m.counters_reason = "not measured: --no-profile";
-    for (int p = 0; p < 2; ++p) counters[p] = not_measured(plans[p]->kernels.size(), m.counters_reason);
+    for (std::size_t p = 0; p < kPlanIds.size(); ++p) counters[p] = not_measured(plans[p]->kernels.size(), m.counters_reason);
   } else {
     DramProfiler profiler(report.device.ordinal);
     if (!profiler.available()) m.counters_reason = profiler.reason();
-    for (int p = 0; p < 2; ++p) {
+    for (PlanId id : kPlanIds) {
+      const std::size_t p = plan_index(id);
       counters[p] =
-          profiler.measure(static_cast<int>(plans[p]->kernels.size()), [&](int i) { executor.launch_step(p, i); });
+          profiler.measure(static_cast<int>(plans[p]->kernels.size()), [&](int i) { executor.launch_step(id, i); });
     }
   }
 
-  for (int p = 0; p < 2; ++p) {
+  for (std::size_t p = 0; p < kPlanIds.size(); ++p) {
     const std::vector<KernelRecord> mine = records_of_plan(records, p);
     PlanMeasurement& pm = m.plans[p];
     for (std::size_t s = 0; s < plans[p]->kernels.size(); ++s) {

@@ -20,6 +20,13 @@ namespace {
 // A time the options asked for; null where they did not (0).
 nlohmann::ordered_json ms_or_null(double ms) { return ms > 0 ? nlohmann::ordered_json(ms) : nullptr; }
 
+// Groups run as several kernels: the plan says so, never silently.
+nlohmann::ordered_json split_groups_json(const std::vector<SplitGroup>& groups) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const SplitGroup& s : groups) out.push_back({{"group", s.group}, {"kernels", s.kernels}, {"why", s.why}});
+  return out;
+}
+
 nlohmann::ordered_json plan_to_json(const PlanReport& p) {
   nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
   for (const KernelReport& k : p.kernels) {
@@ -39,6 +46,7 @@ nlohmann::ordered_json plan_to_json(const PlanReport& p) {
           {"kernel_count", p.kernels.size()},
           {"kernels", kernels},
           {"notes", p.notes},
+          {"split_groups", split_groups_json(p.split_groups)},
           {"total_ms", p.total_ms},
           {"min_ms", p.min_ms},
           {"max_ms", p.max_ms},
@@ -90,12 +98,13 @@ nlohmann::ordered_json report_to_json(const RunReport& r) {
           {"verification", {{"passed", r.verified}, {"outputs", checks},
                             {"reference", {{"ran", !r.reference_checks.empty()}, {"note", r.reference_note},
                                            {"outputs", reference}}}}},
-          {"timing", {{"repeat", r.repeat}, {"warmup", r.warmup}, {"warmup_ms", ms_or_null(r.warmup_ms)},
-                      {"repeat_ms", ms_or_null(r.repeat_ms)}, {"round_ms", ms_or_null(r.round_ms)},
-                      {"rest_ms", ms_or_null(r.rest_ms)}, {"tuning_rest_ms", r.tuning_rest_ms},
-                      {"cold_l2", r.cold_l2}, {"layouts", r.layouts},
-                      {"placement", r.placement}, {"placement_gap_bytes", r.placement_gaps},
-                      {"protocol", r.cold_l2 ? "CUDA events around each run, a 256 MB buffer overwritten before each "
+          {"timing", {{"preset", r.protocol.preset}, {"repeat", r.repeat}, {"warmup", r.warmup},
+                      {"warmup_ms", ms_or_null(r.protocol.warmup_ms)},
+                      {"repeat_ms", ms_or_null(r.protocol.repeat_ms)}, {"round_ms", ms_or_null(r.round_ms)},
+                      {"rest_ms", ms_or_null(r.protocol.rest_ms)}, {"tuning_rest_ms", r.protocol.tuning_rest_ms},
+                      {"cold_l2", r.protocol.cold_l2}, {"layouts", r.layouts},
+                      {"placement", r.protocol.placement}, {"placement_gap_bytes", r.placement_gaps},
+                      {"protocol", r.protocol.cold_l2 ? "CUDA events around each run, a 256 MB buffer overwritten before each "
                                                "(triton.testing.do_bench's protocol); the two plans in interleaved "
                                                "rounds"
                                              : "CUDA events around each run, each after an untimed run of the same "

@@ -48,12 +48,12 @@ std::string SortStep::describe() const {
   return s;
 }
 
-void SortStep::launch(Executor::Impl& im, int plan) const {
+void SortStep::launch(Executor::Impl& im, PlanId plan) const {
   FX_CUDA_CALL(row_sort(sort_, im.pointer(plan, input_), im.pointer(plan, output_), im.arena + im.sort_workspace_offset,
                         im.sort_workspace_bytes, im.stream));
 }
 
-bool append_sort_step(Executor::Impl& im, int p, const Group& group, const std::vector<NodeId>& nodes) {
+bool append_sort_step(Executor::Impl& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes) {
   const Graph& g = im.graph;
   NodeId sort_node = -1;
   for (NodeId n : nodes) {
@@ -79,7 +79,7 @@ bool append_sort_step(Executor::Impl& im, int p, const Group& group, const std::
   std::size_t workspace = 0;
   FX_CUDA_CALL(row_sort_workspace_bytes(s.sort->sort(), workspace));
   im.sort_workspace_bytes = std::max(im.sort_workspace_bytes, workspace);
-  im.plans[p].steps.push_back(std::move(s));
+  im.plan(p).steps.push_back(std::move(s));
   return true;
 }
 

@@ -133,6 +133,19 @@ TEST(RunReport, ParsesPlansTotalsAndSpeedup) {
   EXPECT_FALSE(parse_progress_line(QStringLiteral("compiling...")));
 }
 
+// A report of another version or format is refused with a message saying so, not read by guesswork.
+TEST(RunReport, RefusesAnotherVersionOrFormat) {
+  QString error;
+  EXPECT_FALSE(parse_run_report(R"json({"format": "fusion-explorer/run", "version": 2, "plans": [{"name": "fused",
+    "total_ms": 0.28, "kernels": [{"name": "g", "measured_ms": 0.28}]}]})json", &error));
+  EXPECT_EQ(error.toStdString(), "run report version 2: this program reads version 1 "
+                                 "(schemas/run-report.schema.json); run the graph again with this fusion-cli");
+  EXPECT_FALSE(parse_run_report(R"json({"format": "fusion-explorer/graph", "version": 1, "plans": []})json", &error));
+  EXPECT_EQ(error.toStdString(), "not a run report: its format is \"fusion-explorer/graph\", not \"fusion-explorer/run\"");
+  EXPECT_TRUE(parse_run_report(R"json({"format": "fusion-explorer/run", "version": 1, "plans": [{"name": "fused",
+    "total_ms": 0.28, "kernels": [{"name": "g", "measured_ms": 0.28}]}]})json", &error)) << error.toStdString();
+}
+
 // fusion-cli run's "timing" says what the GPU's clocks were while the plans were timed (NVML).
 TEST(RunReport, CarriesTheClocksOfTheTiming) {
   QString error;

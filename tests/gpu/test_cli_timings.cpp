@@ -1,4 +1,4 @@
-// `fusion-cli run --timings-on-request`, the protocol tests/bench/paired.py speaks: one JSON line per timing on
+// `fusion-cli run --timings-on-request`, the protocol bench/python/paired.py speaks: one JSON line per timing on
 // stdout, the next timing when stdin says `time`, the run's report (kept on timing 0) after `end` or the end of
 // input, the text report on stderr. The real fusion-cli runs as a child process with stdin from a file.
 #include <gtest/gtest.h>
@@ -35,8 +35,9 @@ Served serve(const std::string& requests, const std::string& tag) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::ofstream(dir / "in.txt") << requests;
+  std::ofstream(dir / "protocol.json") << R"({"preset": "do_bench", "warmup_ms": 5, "repeat_ms": 20, "rest_ms": 50})";
   const std::string cmd = std::string(FX_CLI_PATH) + " run " + FX_SOURCE_DIR + "/sample_graphs/relu_mul_add.json" +
-                          " --auto --cold-l2 --warmup-ms 5 --repeat-ms 20 --rest-ms 50 --no-profile" +
+                          " --auto --protocol " + (dir / "protocol.json").string() + " --no-profile" +
                           " --timings-on-request --json " + (dir / "report.json").string() + " < " +
                           (dir / "in.txt").string() + " > " + (dir / "out.txt").string() + " 2> " +
                           (dir / "err.txt").string();
@@ -71,6 +72,11 @@ TEST(FusionCliTimings, EachRequestTimesBothPlansAgain) {
   ASSERT_TRUE(s.report.contains("plans")) << s.report.dump(2);
   EXPECT_EQ(s.report["plans"][1]["total_ms"], s.lines[0]["fused_ms"]);
   EXPECT_EQ(s.report["timing"]["repeat"], s.lines[0]["repeat"]);
+  // The protocol file's values, over the do_bench preset's: the report names it custom.
+  EXPECT_EQ(s.report["timing"]["preset"], "custom");
+  EXPECT_EQ(s.report["timing"]["cold_l2"], true);
+  EXPECT_EQ(s.report["timing"]["rest_ms"], 50.0);
+  EXPECT_EQ(s.report["timing"]["repeat_ms"], 20.0);
 }
 
 TEST(FusionCliTimings, AnUnknownRequestEndsTheTimingsAndTheRunStillReports) {

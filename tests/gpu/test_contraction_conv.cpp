@@ -257,7 +257,7 @@ TEST(ContractionConv2d, LegacyApiMatchesFloat64Reference) {
 
 // The executor's convolutions, resnet18's and conv_bn_relu's (f32, TF32 allowed, bias + ReLU fused, channels-last or
 // not) at batch 2, must run as graph-API plans: the legacy call costs the host 110-126 us per launch on an H100
-// host (tools/microbench/conv_host_time.cu). A pointer aligned to less than 16 bytes takes the legacy API, and the
+// host (bench/microbench/conv_host_time.cu). A pointer aligned to less than 16 bytes takes the legacy API, and the
 // numbers stay right either way.
 TEST(ContractionConv2d, TheExecutorsConvolutionsRunAsGraphPlans) {
   FX_SKIP_WITHOUT_CUDA_DEVICE();

@@ -55,8 +55,8 @@ RunReport run_both(const Graph& g, int repeat, RunOptions opt = {}) {
   FusionEngine engine(g, DeviceDescription::h100_sxm());
   const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
   engine.auto_fuse();
-  opt.repeat = repeat;
-  opt.warmup = 1;
+  opt.timing.repeat = repeat;
+  opt.timing.warmup = 1;
   Executor ex(engine.graph(), unfused, engine.plan(), opt);
   return ex.run();
 }
@@ -74,21 +74,21 @@ TEST(ExecutorGpu, ALaterStepReadsABoundOutputWhereItWasWritten) {
   const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
   engine.auto_fuse();
   Executor ex(engine.graph(), unfused, engine.plan(), RunOptions{});
-  for (const OutputCheck& c : ex.prepare_for_harness()) ASSERT_TRUE(c.passed) << c.name;
+  for (const OutputCheck& c : ex.prepare_with_inputs()) ASSERT_TRUE(c.passed) << c.name;
   constexpr std::size_t kN = 512 * 1024, kBytes = kN * 4;
-  auto stream = static_cast<cudaStream_t>(ex.stream_handle());
+  auto stream = static_cast<cudaStream_t>(ex.stream());
   // y as the plan computes it in its own buffers.
   test::DeviceArray want(kBytes), m(kBytes), y(kBytes);
-  ex.enqueue_plan(0);
-  ASSERT_EQ(cudaMemcpyAsync(want.get(), ex.value_pointer(0, "y"), kBytes, cudaMemcpyDeviceToDevice, stream), cudaSuccess);
-  void* own_m = ex.value_pointer(0, "m");
-  ex.bind_outputs(0, {{"m", m.get()}, {"y", y.get()}});
-  EXPECT_EQ(ex.value_pointer(0, "y"), y.get());
+  ex.enqueue(PlanId::unfused);
+  ASSERT_EQ(cudaMemcpyAsync(want.get(), ex.buffer(PlanId::unfused, "y"), kBytes, cudaMemcpyDeviceToDevice, stream), cudaSuccess);
+  void* own_m = ex.buffer(PlanId::unfused, "m");
+  ex.bind_outputs(PlanId::unfused, {{"m", m.get()}, {"y", y.get()}});
+  EXPECT_EQ(ex.buffer(PlanId::unfused, "y"), y.get());
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   ASSERT_EQ(cudaMemset(own_m, 0xFF, kBytes), cudaSuccess);
   ASSERT_EQ(cudaMemset(y.get(), 0xFF, kBytes), cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  ex.enqueue_plan(0);
+  ex.enqueue(PlanId::unfused);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   const std::vector<double> got = test::download(y.get(), kN, DType::f32), ref = test::download(want.get(), kN, DType::f32);
   int differ = 0;
@@ -97,7 +97,7 @@ TEST(ExecutorGpu, ALaterStepReadsABoundOutputWhereItWasWritten) {
   // Overlapping buffers are refused, and the binding stays as it was.
   auto refused = [&](std::map<std::string, void*> outputs, const std::string& says) {
     try {
-      ex.bind_outputs(0, outputs);
+      ex.bind_outputs(PlanId::unfused, outputs);
       ADD_FAILURE() << "bound: " << says;
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
@@ -105,7 +105,7 @@ TEST(ExecutorGpu, ALaterStepReadsABoundOutputWhereItWasWritten) {
   };
   refused({{"m", m.get()}, {"y", m.get()}}, "outputs 'm' and 'y' overlap in the caller's memory");
   refused({{"m", y.get()}, {"y", static_cast<char*>(y.get()) + kBytes - 256}}, "overlap in the caller's memory");
-  EXPECT_EQ(ex.value_pointer(0, "y"), y.get());
+  EXPECT_EQ(ex.buffer(PlanId::unfused, "y"), y.get());
 }
 
 TEST(ExecutorGpu, ARunReportCarriesTheClocksOfItsTiming) {
@@ -126,22 +126,22 @@ TEST(ExecutorGpu, ATimingInMillisecondsRunsTheRoundsItComesTo) {
   FX_REQUIRE_DEVICE();
   RunOptions opt;
   opt.cuda_graph = true;
-  opt.cold_l2 = true;
-  opt.warmup_ms = 5;
-  opt.repeat_ms = 30;
-  opt.rest_ms = 50;
+  opt.timing.cold_l2 = true;
+  opt.timing.warmup_ms = 5;
+  opt.timing.repeat_ms = 30;
+  opt.timing.rest_ms = 50;
   const RunReport r = run_both(mul_sigmoid(2048, 2048), 20, opt);
   ASSERT_GT(r.round_ms, 0.0);
   // Each plan moves 48 MiB unfused, 32 fused, and each run follows the 256 MB flush: a round is well above
   // 0.05 ms on any GPU, and far below the 30 ms asked for.
   EXPECT_GT(r.round_ms, 0.05);
   EXPECT_LT(r.round_ms, 15.0);
-  const TimingRounds expected = timing_rounds(opt, r.round_ms);
+  const TimingRounds expected = timing_rounds(opt.timing, r.round_ms);
   EXPECT_EQ(r.repeat, expected.repeat);
   EXPECT_EQ(r.warmup, expected.warmup);
   EXPECT_GE(r.repeat, 2);
-  EXPECT_EQ(r.repeat_ms, 30.0);
-  EXPECT_EQ(r.rest_ms, 50.0);
+  EXPECT_EQ(r.protocol.repeat_ms, 30.0);
+  EXPECT_EQ(r.protocol.rest_ms, 50.0);
   // The timed rounds lasted about repeat_ms: each plan's median times the rounds, flushes aside.
   EXPECT_LT(r.repeat * (r.unfused.total_ms + r.fused.total_ms), 2 * 30.0);
   EXPECT_GT(r.unfused.graph_ms.value_or(0), 0.0);
@@ -168,10 +168,10 @@ TEST(ExecutorGpu, ATimingInMillisecondsRunsTheRoundsItComesTo) {
 TEST(ExecutorGpu, TimesBothPlansAgainWhileAsked) {
   FX_REQUIRE_DEVICE();
   RunOptions opt;
-  opt.cold_l2 = true;
-  opt.warmup_ms = 2;
-  opt.repeat_ms = 10;
-  opt.rest_ms = 20;
+  opt.timing.cold_l2 = true;
+  opt.timing.warmup_ms = 2;
+  opt.timing.repeat_ms = 10;
+  opt.timing.rest_ms = 20;
   std::vector<TimingPass> passes;
   opt.timed = [&](const TimingPass& t) {
     passes.push_back(t);
@@ -185,7 +185,7 @@ TEST(ExecutorGpu, TimesBothPlansAgainWhileAsked) {
     EXPECT_GT(t.unfused_ms, 0.0) << i;
     EXPECT_GT(t.fused_ms, 0.0) << i;
     EXPECT_GT(t.round_ms, 0.0) << i;
-    EXPECT_EQ(t.repeat, timing_rounds(opt, t.round_ms).repeat) << i;
+    EXPECT_EQ(t.repeat, timing_rounds(opt.timing, t.round_ms).repeat) << i;
     EXPECT_EQ(t.clocks.samples > 0, t.clocks_note.empty()) << i << ": " << t.clocks_note;
     // 48 MiB against 32 MiB after the same flush: the fused plan is the faster in every timing.
     EXPECT_LT(t.fused_ms, t.unfused_ms) << i;
@@ -206,11 +206,11 @@ TEST(ExecutorGpu, APlacementMovesTheBuffersAndNotTheResults) {
   RunOptions opt;
   opt.autotune = false;  // the same layouts in both runs
   const RunReport packed = run_both(mul_sigmoid(1024, 1024), 3, opt);
-  opt.placement = 7;
+  opt.timing.placement = 7;
   const RunReport placed = run_both(mul_sigmoid(1024, 1024), 3, opt);
-  EXPECT_EQ(packed.placement, 0u);
+  EXPECT_EQ(packed.protocol.placement, 0u);
   EXPECT_EQ(packed.placement_gaps, 0);
-  EXPECT_EQ(placed.placement, 7u);
+  EXPECT_EQ(placed.protocol.placement, 7u);
   std::int64_t gaps = 0;  // one before each input (x, w), each unfused step's output (m, y) and the fused y
   for (std::size_t i = 0; i < 5; ++i) gaps += static_cast<std::int64_t>(placement_gap(7, i));
   EXPECT_EQ(placed.placement_gaps, gaps);
@@ -220,7 +220,7 @@ TEST(ExecutorGpu, APlacementMovesTheBuffersAndNotTheResults) {
   ASSERT_EQ(placed.checks.size(), packed.checks.size());
   for (std::size_t i = 0; i < packed.checks.size(); ++i) EXPECT_EQ(placed.checks[i].rel_error, packed.checks[i].rel_error);
   // qkv's three projections as one horizontal GEMM, shrunk: its parts' outputs back to back after one gap.
-  opt.placement = 3;
+  opt.timing.placement = 3;
   const RunReport qkv = run_both(shrink("qkv_bf16.json", false), 3, opt);
   EXPECT_TRUE(qkv.verified);
   EXPECT_GT(qkv.placement_gaps, 0);
@@ -290,7 +290,7 @@ TEST(ExecutorGpu, LayoutsAreTimedAndTheFastestKept) {
   const Graph g = mul_sigmoid(2048, 1024);
   for (bool cold : {false, true}) {
     RunOptions opt;
-    opt.cold_l2 = cold;
+    opt.timing.cold_l2 = cold;
     const RunReport tuned = run_both(g, 5, opt);
     expect_verified(tuned, cold ? "tuned, cold L2" : "tuned");
     // Both unfused kernels and the fused one: "N elements per thread (...): the fastest of 2 layouts timed
@@ -332,10 +332,10 @@ TEST(ExecutorGpu, LayoutTuningRunsThePreviousStepBeforeEachTimedLaunch) {
     bool tuning = false;
     std::map<std::pair<int, int>, int> launches;  // (plan, step) -> launches through the plan while tuning
     RunOptions opt;
-    opt.cold_l2 = cold;
+    opt.timing.cold_l2 = cold;
     opt.progress = [&](const std::string& step, double, const std::string&) { tuning = step == "tune"; };
     opt.before_launch = [&](const LaunchInfo& info) {
-      if (tuning) ++launches[{info.plan, info.step}];
+      if (tuning) ++launches[{static_cast<int>(info.plan), info.step}];
     };
     const RunReport r = run_both(g, 2, opt);
     expect_verified(r, cold ? "cold L2" : "warm L2");
@@ -356,7 +356,7 @@ TEST(ExecutorGpu, RowKernelLayoutsAreTimedAndTheFastestKept) {
     "outputs": ["y"]})");
   ASSERT_TRUE(g.ok());
   RunOptions opt;
-  opt.cold_l2 = true;
+  opt.timing.cold_l2 = true;
   const RunReport tuned = run_both(*g, 5, opt);
   expect_verified(tuned, "tuned");
   ASSERT_EQ(tuned.fused.kernels.size(), 1u);
@@ -377,7 +377,7 @@ TEST(ExecutorGpu, BothPlansAreTimedInInterleavedRounds) {
   RunOptions opt;
   opt.progress = [&](const std::string& step, double, const std::string&) { timing = step == "time"; };
   opt.before_launch = [&](const LaunchInfo& info) {
-    if (timing && (plans.empty() || plans.back() != info.plan)) plans.push_back(info.plan);
+    if (timing && (plans.empty() || plans.back() != static_cast<int>(info.plan))) plans.push_back(static_cast<int>(info.plan));
   };
   const RunReport r = run_both(shrink("sigmoid_chain.json"), 4, opt);  // warm-up 1, 4 timed rounds
   expect_verified(r, "sigmoid_chain");
@@ -394,10 +394,10 @@ TEST(ExecutorGpu, EachPlanIsTimedWholeThenStepByStep) {
   bool timing = false;
   std::map<std::pair<int, int>, int> launches;  // (plan, step) -> launches while timing
   RunOptions opt;
-  opt.cold_l2 = true;
+  opt.timing.cold_l2 = true;
   opt.progress = [&](const std::string& step, double, const std::string&) { timing = step == "time"; };
   opt.before_launch = [&](const LaunchInfo& info) {
-    if (timing) ++launches[{info.plan, info.step}];
+    if (timing) ++launches[{static_cast<int>(info.plan), info.step}];
   };
   const RunReport r = run_both(shrink("sigmoid_chain.json"), 4, opt);  // warm-up 1, 4 timed rounds
   expect_verified(r, "sigmoid_chain");
@@ -480,15 +480,15 @@ TEST(ExecutorGpu, ColdL2TimingStartsEachRunWithoutThePlansOperands) {
   engine.auto_fuse();
   auto run = [&](bool cold) {
     RunOptions opt;
-    opt.repeat = 30;
-    opt.cold_l2 = cold;
+    opt.timing.repeat = 30;
+    opt.timing.cold_l2 = cold;
     opt.cuda_graph = true;
     return Executor(engine.graph(), unfused, engine.plan(), opt).run();
   };
   const RunReport warm = run(false), cold = run(true);
   expect_verified(cold, "cold L2");
-  EXPECT_FALSE(warm.cold_l2);
-  EXPECT_TRUE(cold.cold_l2);
+  EXPECT_FALSE(warm.protocol.cold_l2);
+  EXPECT_TRUE(cold.protocol.cold_l2);
   EXPECT_GT(cold.fused.total_ms, 1.2 * warm.fused.total_ms)
       << "fused plan: cold " << cold.fused.total_ms << " ms, warm " << warm.fused.total_ms << " ms";
   // The CUDA-graph replay follows the flush too (so it compares with PyTorch's queued time under do_bench's

@@ -44,8 +44,8 @@ RunReport run_plans(const Graph& g, const Plan* fused, int repeat, RunOptions op
   FusionEngine engine(g, DeviceDescription::h100_sxm());
   const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
   engine.auto_fuse();
-  opt.repeat = repeat;
-  opt.warmup = 1;
+  opt.timing.repeat = repeat;
+  opt.timing.warmup = 1;
   Executor ex(engine.graph(), unfused, fused ? *fused : engine.plan(), opt);
   return ex.run();
 }
@@ -203,7 +203,7 @@ TEST(ExecutorContractionGpu, HorizontalMatmulIsOneLaunchAndConsumersReadItsOutpu
   EXPECT_TRUE(has_path(r.fused, "one strided-batched call: layout 1 of 2, set by hand")) << fused_paths(r);
 }
 
-// RunOptions::tuning_rest_ms: each GEMM tuning comparison (here the small qkv group's two ways) starts after
+// TimingProtocol::tuning_rest_ms: each GEMM tuning comparison (here the small qkv group's two ways) starts after
 // that rest even where rest_ms is 0, and the report says how long it was.
 TEST(ExecutorContractionGpu, AGemmComparisonStartsAfterTheTuningRest) {
   FX_REQUIRE_DEVICE();
@@ -211,12 +211,12 @@ TEST(ExecutorContractionGpu, AGemmComparisonStartsAfterTheTuningRest) {
   const Plan merged = plan_with_group(g, {"q", "k", "v"});
   auto seconds = [&](double rest_ms) {
     RunOptions opt;
-    opt.tuning_rest_ms = rest_ms;
+    opt.timing.tuning_rest_ms = rest_ms;
     const auto t0 = std::chrono::steady_clock::now();
     const RunReport r = run_plans(g, &merged, 3, opt);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     expect_verified(r, "small qkv");
-    EXPECT_EQ(r.tuning_rest_ms, rest_ms);
+    EXPECT_EQ(r.protocol.tuning_rest_ms, rest_ms);
     EXPECT_TRUE(has_path(r.fused, "timed here")) << fused_paths(r);  // its ways were compared
     return s;
   };
@@ -283,6 +283,34 @@ TEST(ExecutorContractionGpu, SwigluMergedIsTwoKernels) {
   EXPECT_EQ(r.fused.kernels.size(), 2u) << fused_paths(r);
   const RunReport a = run_plans(g, nullptr, 3);
   expect_verified(a, "small swiglu auto");
+}
+
+// A fused group the executor must run as several kernels says so before it runs (Executor::split_groups), and
+// the report shows it: the GEMM and silu(g) * u, which no cuBLASLt epilogue takes.
+TEST(ExecutorContractionGpu, AGroupRunAsSeveralKernelsIsSaidBeforeTheRun) {
+  FX_REQUIRE_DEVICE();
+  const Graph g = inline_graph(R"({"name": "x", "shape": [96, 64], "dtype": "f32"}, {"name": "W", "shape": [64, 80], "dtype": "f32"},
+                                  {"name": "u", "shape": [96, 80], "dtype": "f32"})",
+                               R"({"name": "mm", "op": "matmul", "inputs": ["x", "W"]}, {"name": "act", "op": "silu", "inputs": ["mm"]},
+                                  {"name": "y", "op": "mul", "inputs": ["act", "u"]})",
+                               R"("y")");
+  FusionEngine engine(g, DeviceDescription::h100_sxm());
+  const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
+  const Plan merged = plan_with_group(g, {"mm", "act", "y"});
+  RunOptions opt;
+  opt.timing.repeat = 2;
+  opt.timing.warmup = 0;
+  Executor ex(engine.graph(), unfused, merged, opt);
+  const std::vector<SplitGroup> before = ex.split_groups(PlanId::fused);
+  ASSERT_EQ(before.size(), 1u);
+  EXPECT_EQ(before[0].kernels, 2);
+  ASSERT_FALSE(before[0].why.empty());
+  EXPECT_TRUE(ex.split_groups(PlanId::unfused).empty());
+  const RunReport r = ex.run();
+  expect_verified(r, "matmul + silu * u");
+  ASSERT_EQ(r.fused.split_groups.size(), 1u);
+  EXPECT_EQ(r.fused.split_groups[0].group, before[0].group);
+  EXPECT_EQ(r.fused.split_groups[0].kernels, 2);
 }
 
 // conv (3x3, pad 1) -> batchnorm -> relu on x [2, 8, 10, 10] with 16 filters as one group, run with `opt`.

@@ -54,8 +54,8 @@ ProfiledRun run_profiled(const ProfileSettings& settings) {
   r.engine->auto_fuse();
   r.fused = r.engine->plan();
   RunOptions opt;
-  opt.repeat = 3;
-  opt.warmup = 1;
+  opt.timing.repeat = 3;
+  opt.timing.warmup = 1;
   ProfilePass pass(opt);
   Executor ex(r.engine->graph(), r.unfused, r.fused, opt);
   r.report = ex.run();

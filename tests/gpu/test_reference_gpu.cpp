@@ -36,8 +36,8 @@ RunReport run_with_reference(const Graph& g) {
   const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
   engine.auto_fuse();
   RunOptions opt;
-  opt.repeat = 2;
-  opt.warmup = 1;
+  opt.timing.repeat = 2;
+  opt.timing.warmup = 1;
   opt.reference = RunOptions::Reference::on;
   Executor ex(engine.graph(), unfused, engine.plan(), opt);
   return ex.run();
@@ -199,8 +199,8 @@ TEST(ReferenceGpu, LargeGraphsSkipTheReferenceAndSayWhy) {
   const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
   engine.auto_fuse();
   RunOptions opt;
-  opt.repeat = 1;
-  opt.warmup = 0;
+  opt.timing.repeat = 1;
+  opt.timing.warmup = 0;
   const RunReport r = Executor(engine.graph(), unfused, engine.plan(), opt).run();
   EXPECT_TRUE(r.reference_checks.empty());
   EXPECT_NE(r.reference_note.find("16M"), std::string::npos) << r.reference_note;

@@ -212,7 +212,7 @@ TEST(ContractionPlan, SwigluMergedIsTwoLaunchesAndTheAutoPlanSaysWhySiluStaysApa
   const ContractionGroupPlan gate = group_of(g, {"g", "act"});
   ASSERT_EQ(gate.calls.size(), 1u);
   EXPECT_EQ(gate.calls[0].matmul.epilogue, MatmulEpilogue::none);
-  EXPECT_TRUE(mentions(gate.notes, "`silu` has no cuBLASLt epilogue")) << ::testing::PrintToString(gate.notes);
+  EXPECT_TRUE(mentions(gate.notes, "cuBLASLt has no `silu` epilogue")) << ::testing::PrintToString(gate.notes);
 }
 
 TEST(ContractionPlan, ConvBatchnormReluFoldsAndFusesIntoOneCudnnCall) {

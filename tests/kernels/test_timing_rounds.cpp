@@ -1,4 +1,4 @@
-// The rounds a timing asked for in milliseconds comes to (RunOptions::warmup_ms/repeat_ms, timing_rounds): the
+// The rounds a timing asked for in milliseconds comes to (TimingProtocol::warmup_ms/repeat_ms, timing_rounds): the
 // arithmetic of triton.testing.do_bench, so that fusion-cli and the PyTorch harness keep the GPU busy as long.
 #include <gtest/gtest.h>
 
@@ -12,39 +12,39 @@ namespace {
 
 TEST(TimingRounds, CountsAreTheRunsWithoutAskedTimes) {
   RunOptions opt;
-  opt.warmup = 3;
-  opt.repeat = 50;
-  const TimingRounds r = timing_rounds(opt, 0.7);
+  opt.timing.warmup = 3;
+  opt.timing.repeat = 50;
+  const TimingRounds r = timing_rounds(opt.timing, 0.7);
   EXPECT_EQ(r.warmup, 3);
   EXPECT_EQ(r.repeat, 50);
-  opt.repeat = 0;  // at least one timed round, as the executor has always run
-  EXPECT_EQ(timing_rounds(opt, 0.7).repeat, 1);
+  opt.timing.repeat = 0;  // at least one timed round, as the executor has always run
+  EXPECT_EQ(timing_rounds(opt.timing, 0.7).repeat, 1);
 }
 
 TEST(TimingRounds, AskedTimesBecomeDoBenchCounts) {
   RunOptions opt;
-  opt.warmup = 3;
-  opt.repeat = 50;
-  opt.warmup_ms = 25;
-  opt.repeat_ms = 100;
+  opt.timing.warmup = 3;
+  opt.timing.repeat = 50;
+  opt.timing.warmup_ms = 25;
+  opt.timing.repeat_ms = 100;
   // do_bench: n = max(1, int(ms / estimate_ms)).
-  TimingRounds r = timing_rounds(opt, 0.66);
+  TimingRounds r = timing_rounds(opt.timing, 0.66);
   EXPECT_EQ(r.warmup, 37);
   EXPECT_EQ(r.repeat, 151);
-  r = timing_rounds(opt, 40.0);  // a round longer than the time asked for: still one of each
+  r = timing_rounds(opt.timing, 40.0);  // a round longer than the time asked for: still one of each
   EXPECT_EQ(r.warmup, 1);
   EXPECT_EQ(r.repeat, 2);
-  r = timing_rounds(opt, 1e-6);  // a round too short to measure: capped
+  r = timing_rounds(opt.timing, 1e-6);  // a round too short to measure: capped
   EXPECT_EQ(r.warmup, kMaxTimedRounds);
   EXPECT_EQ(r.repeat, kMaxTimedRounds);
   // One asked for, the other kept as a count.
-  opt.warmup_ms = 0;
-  r = timing_rounds(opt, 0.5);
+  opt.timing.warmup_ms = 0;
+  r = timing_rounds(opt.timing, 0.5);
   EXPECT_EQ(r.warmup, 3);
   EXPECT_EQ(r.repeat, 200);
   // No estimate (a round that took no time, or NaN): the counts.
-  EXPECT_EQ(timing_rounds(opt, 0.0).repeat, 50);
-  EXPECT_EQ(timing_rounds(opt, std::nan("")).repeat, 50);
+  EXPECT_EQ(timing_rounds(opt.timing, 0.0).repeat, 50);
+  EXPECT_EQ(timing_rounds(opt.timing, std::nan("")).repeat, 50);
 }
 
 TEST(TimingRounds, TheJsonSaysWhatWasAskedAndWhatItCameTo) {
@@ -58,11 +58,8 @@ TEST(TimingRounds, TheJsonSaysWhatWasAskedAndWhatItCameTo) {
   RunReport timed = counted;
   timed.repeat = 151;
   timed.warmup = 37;
-  timed.warmup_ms = 25;
-  timed.repeat_ms = 100;
+  timed.protocol = *timing_preset("do_bench");
   timed.round_ms = 0.66;
-  timed.rest_ms = 1000;
-  timed.tuning_rest_ms = 250;
   t = report_to_json(timed)["timing"];
   EXPECT_EQ(t["repeat"], 151);
   EXPECT_EQ(t["warmup"], 37);
@@ -71,6 +68,8 @@ TEST(TimingRounds, TheJsonSaysWhatWasAskedAndWhatItCameTo) {
   EXPECT_EQ(t["round_ms"], 0.66);
   EXPECT_EQ(t["rest_ms"], 1000.0);
   EXPECT_EQ(t["tuning_rest_ms"], 250.0);
+  EXPECT_EQ(t["preset"], "do_bench");
+  EXPECT_EQ(t["cold_l2"], true);
 }
 
 TEST(TimingRounds, ATimingPassIsOneJsonLine) {
