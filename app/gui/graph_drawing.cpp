@@ -26,7 +26,21 @@ QString format_flops(double flops) {
   return QStringLiteral("%1 %2FLOP").arg(flops, 0, 'g', 3).arg(units[u]);
 }
 
-QSizeF measure(const DrawnNode& n) {
+QStringList side_inputs(const Graph& g, NodeId id) {
+  QStringList lines;
+  for (ValueId v : g.tensor_inputs(id)) {
+    if (!g.is_input(v) || g.inputs()[static_cast<std::size_t>(v)].role == Role::activation) continue;
+    lines << QStringLiteral("%1 %2").arg(qs(g.value_name(v)), qs(type_to_string(g.value_type(v))));
+  }
+  return lines;
+}
+
+// The line of a box that is a kernel of its own, until a run replaces it with what was measured.
+QString predicted_line(const GroupInfo& info) { return QStringLiteral("predicted ") + info.summary; }
+
+}  // namespace
+
+QSizeF measure_node(const DrawnNode& n) {
   const QFontMetricsF title(title_font());
   const QFontMetricsF body(body_font());
   double w = title.horizontalAdvance(n.title);
@@ -39,16 +53,8 @@ QSizeF measure(const DrawnNode& n) {
   return {std::max(kMinWidth, std::ceil(w + 2 * kPadX)), std::ceil(h + 2 * kPadY)};
 }
 
-QStringList side_inputs(const Graph& g, NodeId id) {
-  QStringList lines;
-  for (ValueId v : g.tensor_inputs(id)) {
-    if (!g.is_input(v) || g.inputs()[static_cast<std::size_t>(v)].role == Role::activation) continue;
-    lines << QStringLiteral("%1 %2").arg(qs(g.value_name(v)), qs(type_to_string(g.value_type(v))));
-  }
-  return lines;
-}
 
-DrawnNode op_node(const Graph& g, NodeId id, int group, const GroupInfo* info) {
+DrawnNode drawn_op_node(const Graph& g, NodeId id, int group, const GroupInfo* info, ViewMode mode) {
   const Node& n = g.node(id);
   DrawnNode d;
   d.kind = DrawnNode::Kind::op;
@@ -62,10 +68,12 @@ DrawnNode op_node(const Graph& g, NodeId id, int group, const GroupInfo* info) {
   d.fill = QColor(op_class_color(n.op_class()));
   d.is_output = g.is_output(d.value);
   d.tooltip = node_tooltip(g, id, info);
+  // An op that is a kernel of its own (every op before fusion, a group of one after) carries its time.
+  if (info != nullptr && (mode == ViewMode::unfused || info->nodes.size() == 1)) d.kernel_line = predicted_line(*info);
   return d;
 }
 
-DrawnNode input_node(const Graph& g, ValueId v) {
+DrawnNode drawn_input_node(const Graph& g, ValueId v) {
   DrawnNode d;
   d.kind = DrawnNode::Kind::input;
   d.value = v;
@@ -78,10 +86,7 @@ DrawnNode input_node(const Graph& g, ValueId v) {
   return d;
 }
 
-// The line of a box that is a kernel of its own, until a run replaces it with what was measured.
-QString predicted_line(const GroupInfo& info) { return QStringLiteral("predicted ") + info.summary; }
-
-DrawnNode group_node(const Graph& g, const GroupInfo& info, int group) {
+DrawnNode drawn_group_node(const Graph& g, const GroupInfo& info, int group) {
   DrawnNode d;
   d.kind = DrawnNode::Kind::group;
   d.group = group;
@@ -101,12 +106,16 @@ DrawnNode group_node(const Graph& g, const GroupInfo& info, int group) {
   return d;
 }
 
+QString edge_label(const Graph& g, ValueId v) { return qs(format_bytes(static_cast<double>(g.value_type(v).bytes()))); }
+
+namespace {
+
 // One drawn box per activation input that something reads.
 void add_inputs(const Graph& g, DrawnGraph& out, std::vector<int>& drawn_of_value) {
   for (ValueId v = 0; v < static_cast<ValueId>(g.inputs().size()); ++v) {
     if (g.inputs()[static_cast<std::size_t>(v)].role != Role::activation) continue;
     drawn_of_value[static_cast<std::size_t>(v)] = static_cast<int>(out.nodes.size());
-    out.nodes.push_back(input_node(g, v));
+    out.nodes.push_back(drawn_input_node(g, v));
   }
 }
 
@@ -117,7 +126,7 @@ void add_edges(const Graph& g, DrawnGraph& out, const std::vector<int>& drawn_of
     for (ValueId v : g.tensor_inputs(c)) {
       const int from = drawn_of_value[static_cast<std::size_t>(v)];
       if (from < 0 || from == to || !seen.insert({from, to}).second) continue;
-      out.edges.push_back({from, to, v, c, qs(format_bytes(static_cast<double>(g.value_type(v).bytes())))});
+      out.edges.push_back({from, to, v, c, edge_label(g, v)});
     }
   }
 }
@@ -184,6 +193,7 @@ QString node_tooltip(const Graph& g, NodeId id, const GroupInfo* group) {
     ins << QStringLiteral("%1 (%2)").arg(qs(g.value_name(v)).toHtmlEscaped(),
                                         qs(format_bytes(static_cast<double>(g.value_type(v).bytes()))));
   if (!ins.isEmpty()) text += QStringLiteral("<br>reads: ") + ins.join(", ");
+  if (!n.source.empty()) text += QStringLiteral("<br>source: %1").arg(qs(n.source).toHtmlEscaped());
   if (group != nullptr && group->nodes.size() > 1)
     text += QStringLiteral("<br>group: %1 (%2)").arg(group->id.toHtmlEscaped(), group->kind);
   return text;
@@ -209,15 +219,11 @@ DrawnGraph build_drawing(const Graph& g, const std::vector<GroupInfo>& groups, V
     int drawn;
     if (mode == ViewMode::collapsed && info != nullptr) {
       auto [it, fresh] = drawn_of_group.try_emplace(gi, static_cast<int>(out.nodes.size()));
-      if (fresh) out.nodes.push_back(group_node(g, *info, gi));
+      if (fresh) out.nodes.push_back(drawn_group_node(g, *info, gi));
       drawn = it->second;
     } else {
       drawn = static_cast<int>(out.nodes.size());
-      out.nodes.push_back(op_node(g, id, gi, info));
-      // An op that is a kernel of its own (every op before fusion, a group of one after) carries its time.
-      if (info != nullptr && (mode == ViewMode::unfused || info->nodes.size() == 1)) {
-        out.nodes.back().kernel_line = predicted_line(*info);
-      }
+      out.nodes.push_back(drawn_op_node(g, id, gi, info, mode));
       if (mode == ViewMode::fused && info != nullptr && info->nodes.size() > 1) cluster_members[gi].push_back(drawn);
     }
     out.node_of_graph_node[static_cast<std::size_t>(id)] = drawn;
@@ -229,7 +235,7 @@ DrawnGraph build_drawing(const Graph& g, const std::vector<GroupInfo>& groups, V
     out.clusters.push_back({gi, label, fusion_kind_color(info.kind), std::move(members), cluster_line_width(label)});
   }
   add_edges(g, out, drawn_of_value);
-  for (DrawnNode& d : out.nodes) d.size = measure(d);
+  for (DrawnNode& d : out.nodes) d.size = measure_node(d);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <QSizeF>
 #include <QString>
 #include <QStringList>
+#include <memory>
 #include <vector>
 
 #include "app/gui/graph_layout.h"
@@ -25,10 +26,11 @@ struct GroupInfo {
 enum class ViewMode { unfused, fused, collapsed };
 
 struct DrawnNode {
-  enum class Kind { input, op, group } kind = Kind::op;
+  enum class Kind { input, op, group, scope } kind = Kind::op;
   ValueId value = -1;               // input: the graph input; op: the node's value
   NodeId node = -1;                 // op only
   int group = -1;                   // index into DrawnGraph::groups when drawn inside or as a group
+  int scope = -1;                   // scope only: the collapsed scope in DrawnGraph::scopes
   QString title;                    // op name, or "g3 vertical"
   QString name;                     // node name
   QString type;                     // "f32[8192, 8192]"
@@ -54,6 +56,21 @@ struct DrawnCluster {
   QColor color;
   std::vector<int> members;         // indices into DrawnGraph::nodes
   double title_width = 0;           // what the label needs, so that dot makes the box at least that wide
+  int scope = -1;                   // an expanded scope's frame (group is then -1)
+};
+
+class ScopeTree;
+
+// One expanded scope of a scoped drawing, laid out by dot on its own: its boxes, the frames of its expanded
+// child scopes (as boxes of their laid-out size) and the edges between them. See scoped_drawing.h.
+struct ScopeLevel {
+  int scope = 0;                              // in DrawnGraph::scopes
+  int frame = -1;                             // its frame in DrawnGraph::clusters; -1 for the root
+  std::vector<int> nodes;                     // drawn nodes directly inside
+  std::vector<int> children;                  // expanded child scopes: indices into DrawnGraph::levels
+  std::vector<int> edges;                     // drawn edges laid out here
+  std::vector<std::pair<int, int>> ends;      // per edge: its ends among nodes, then children (local indices)
+  std::vector<int> clusters;                  // fusion-group clusters whose members all lie here
 };
 
 struct DrawnGraph {
@@ -63,6 +80,10 @@ struct DrawnGraph {
   std::vector<DrawnEdge> edges;
   std::vector<DrawnCluster> clusters;
   std::vector<int> node_of_graph_node;  // graph NodeId -> drawn node index
+  // A scoped drawing: the hierarchy and its expanded levels, children before parents (the root last). Empty
+  // levels: one flat layout of everything.
+  std::shared_ptr<const ScopeTree> scopes;
+  std::vector<ScopeLevel> levels;
 };
 
 // Fill colour of a fusion kind (the first kind of a combination decides).
@@ -76,6 +97,13 @@ LayoutInput layout_input(const DrawnGraph& drawing);
 
 // Tool tip for a graph node: op, tensor bytes, FLOPs, group.
 QString node_tooltip(const Graph& graph, NodeId node, const GroupInfo* group);
+
+// The boxes build_drawing makes, for the scoped drawing to make the same ones. Sizes are left to measure_node.
+DrawnNode drawn_op_node(const Graph& g, NodeId id, int group, const GroupInfo* info, ViewMode mode);
+DrawnNode drawn_input_node(const Graph& g, ValueId v);
+DrawnNode drawn_group_node(const Graph& g, const GroupInfo& info, int group);
+QSizeF measure_node(const DrawnNode& n);
+QString edge_label(const Graph& g, ValueId v);
 
 }  // namespace fx::app
 

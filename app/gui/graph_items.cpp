@@ -60,7 +60,7 @@ NodeItem::NodeItem(const DrawnNode& node, int index) : node_(node), index_(index
 
 QRectF NodeItem::boundingRect() const {
   const QSizeF s = node_.size;
-  return QRectF(-s.width() / 2 - 3, -s.height() / 2 - 3, s.width() + 6, s.height() + 6);
+  return QRectF(-s.width() / 2 - 3, -s.height() / 2 - 3, s.width() + 9, s.height() + 9);  // + a scope's stack
 }
 
 void NodeItem::set_highlighted(bool on) {
@@ -80,11 +80,19 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   QPen pen(QColor("#444444"), node_.is_output ? 2.2 : 1.0);
   if (highlighted_) pen = QPen(scene_colors().highlight, 3.0);
   if (isSelected()) pen = QPen(scene_colors().selection, 3.0);
+  const bool far = detail(option, painter) < kTextDetail;
+  // Zoomed far out a scaled pen vanishes: outlines stay one pixel wide, so Fit always shows the boxes.
+  if (far) {
+    pen.setCosmetic(true);
+    pen.setWidthF(pen.widthF() > 1.5 ? 2.0 : 1.0);
+  }
   painter->setPen(pen);
   painter->setBrush(node_.fill);
   const double radius = node_.kind == DrawnNode::Kind::input ? box.height() / 2 : 5.0;
+  // A collapsed scope is a stack of boxes: it holds more than it shows.
+  if (node_.kind == DrawnNode::Kind::scope) painter->drawRoundedRect(box.translated(3, 3), radius, radius);
   painter->drawRoundedRect(box, radius, radius);
-  if (detail(option, painter) < kTextDetail) return;
+  if (far) return;
 
   painter->setPen(QColor("#111111"));
   const QFontMetricsF title(title_font());
@@ -188,6 +196,7 @@ void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   QPen pen(red ? scene_colors().rejected : scene_colors().edge, red ? 1.6 : 1.1);
   if (isSelected()) pen = QPen(scene_colors().selection, 2.5);
   if (red) pen.setStyle(Qt::DashLine);
+  if (detail(option, painter) < kTextDetail) pen.setCosmetic(true), pen.setWidthF(1.0);
   painter->setPen(pen);
   painter->setBrush(Qt::NoBrush);
   painter->drawPath(path_);
@@ -252,9 +261,12 @@ void ClusterItem::set_measured(const QString& text) {
   update();
 }
 
-void ClusterItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+void ClusterItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
   QColor fill = cluster_.color;
-  painter->setPen(QPen(fill.darker(160), 1.4));
+  QPen pen(fill.darker(cluster_.scope >= 0 ? 200 : 160), 1.4);
+  if (cluster_.scope >= 0) pen.setStyle(Qt::DashLine);  // an expanded name scope, not a fused kernel
+  if (detail(option, painter) < kTextDetail) pen.setCosmetic(true), pen.setWidthF(1.0);
+  painter->setPen(pen);
   painter->setBrush(fill);
   painter->drawRoundedRect(rect_, 8, 8);
 }

@@ -33,6 +33,7 @@ class NodeItem : public QGraphicsItem {
   int index() const { return index_; }
   const DrawnNode& node() const { return node_; }
   void set_highlighted(bool on);
+  bool is_highlighted() const { return highlighted_; }
   void set_measured(const QString& text);
 
  private:

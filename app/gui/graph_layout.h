@@ -28,6 +28,8 @@ struct LayoutResult {
   std::vector<QPointF> edge_arrow_tips;            // where the arrowhead points (the end point when absent)
   std::vector<QRectF> cluster_rects;
   double seconds = 0.0;
+  int dot_runs = 0;                                // scoped layouts: dot runs made (the rest came from the cache)
+  std::vector<int> fresh_levels;                   // scoped layouts: levels laid out anew (DrawnGraph::levels)
 };
 
 // Runs dot. Thread-safe: every Graphviz call is made under one process-wide mutex, because Graphviz keeps

@@ -93,7 +93,9 @@ void GraphScene::mark_rejected(const std::vector<RejectedEdge>& rejected) {
   for (const RejectedEdge& r : rejected) {
     const NodeItem* from = item_for(r.producer);
     const NodeItem* to = item_for(r.consumer);
-    if (from != nullptr && to != nullptr) by_drawn_pair[{from->index(), to->index()}] = r.reason;
+    // A collapsed scope's box stands for many pairs, fused and not: one refusal does not make its edge red.
+    const auto shown = [](const NodeItem* item) { return item != nullptr && item->node().kind != DrawnNode::Kind::scope; };
+    if (shown(from) && shown(to)) by_drawn_pair[{from->index(), to->index()}] = r.reason;
   }
   for (EdgeItem* item : edges_) {
     auto it = by_drawn_pair.find({item->edge().from, item->edge().to});

@@ -4,13 +4,15 @@
 
 namespace fx::app {
 
-LayoutRunner::LayoutRunner(QObject* parent) : QObject(parent) {}
+LayoutRunner::LayoutRunner(QObject* parent) : QObject(parent), cache_(std::make_shared<LayoutCache>()) {
+  pool_.setMaxThreadCount(1);  // Graphviz runs one layout at a time anyway (one mutex around it)
+  pool_.setStackSize(static_cast<uint>(kLayoutStackBytes));
+}
 
 LayoutRunner::~LayoutRunner() = default;
 
 void LayoutRunner::start(std::shared_ptr<const DrawnGraph> drawing) {
   const int generation = ++generation_;
-  LayoutInput input = layout_input(*drawing);
 
   auto* watcher = new QFutureWatcher<LayoutResult>(this);
   ++pending_;
@@ -25,7 +27,11 @@ void LayoutRunner::start(std::shared_ptr<const DrawnGraph> drawing) {
     }
     emit finished(drawing, result);
   });
-  watcher->setFuture(QtConcurrent::run([input = std::move(input)] { return layout_with_dot(input); }));
+  watcher->setFuture(QtConcurrent::run(&pool_, [drawing, cache = cache_, generation, this] {
+    // A request already superseded when its turn comes is not laid out at all.
+    if (generation != generation_.load()) return LayoutResult{};
+    return layout_drawing(*drawing, cache.get());
+  }));
 }
 
 }  // namespace fx::app

@@ -5,10 +5,13 @@
 #include <QElapsedTimer>
 #include <QFutureWatcher>
 #include <QObject>
+#include <QThreadPool>
+#include <atomic>
 #include <memory>
 
 #include "app/gui/graph_drawing.h"
 #include "app/gui/graph_layout.h"
+#include "app/gui/scoped_layout.h"
 
 namespace fx::app {
 
@@ -20,18 +23,22 @@ class LayoutRunner : public QObject {
   // Starts laying out the drawing; any result still pending for an older request will be ignored.
   void start(std::shared_ptr<const DrawnGraph> drawing);
   bool busy() const { return pending_ > 0; }
+  // Per-scope layouts kept across relayouts (an accept relays out only the scopes it changed).
+  LayoutCache& cache() { return *cache_; }
 
-  // Drawn nodes above which the full view is not laid out by default: dot's time grows faster than the
-  // graph, and beyond this it takes seconds on a small machine.
-  static constexpr int kLargeGraphNodes = 2500;
+  // The layout thread's stack: dot recurses along long chains; the hierarchy bounds what it is given, and this
+  // leaves room for whatever a flat layout of a small graph needs.
+  static constexpr std::size_t kLayoutStackBytes = std::size_t{512} << 20;
 
  signals:
   void finished(std::shared_ptr<const DrawnGraph> drawing, const fx::app::LayoutResult& result);
   void failed(const QString& message);
 
  private:
-  int generation_ = 0;
+  std::atomic<int> generation_ = 0;
   int pending_ = 0;
+  std::shared_ptr<LayoutCache> cache_;
+  QThreadPool pool_;  // last: destroyed first, it waits for a running layout before the cache goes
 };
 
 }  // namespace fx::app

@@ -2,15 +2,21 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QIcon>
+#include <QElapsedTimer>
 #include <QTimer>
 #include <QSettings>
 #include <QMessageBox>
 #include <QFile>
+#include <QDockWidget>
 #include <QFileInfo>
 
 #include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <functional>
+#include <vector>
 
+#include "app/gui/compare_panel.h"
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
 
@@ -36,6 +42,73 @@ bool asks_only_for_text(int argc, char** argv) {
   }
   return false;
 }
+
+// CPU time of the whole process so far (every thread): on a shared machine the wall time also counts waiting for
+// a core, so --timing prints both.
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// The process's peak resident memory (Linux's VmHWM), printed by --timing.
+void print_peak_memory() {
+  QFile status(QStringLiteral("/proc/self/status"));
+  if (!status.open(QIODevice::ReadOnly)) return;
+  for (const QByteArray& line : status.readAll().split('\n')) {
+    if (!line.startsWith("VmHWM:")) continue;
+    const long kib = line.mid(6).trimmed().split(' ').front().toLong();
+    std::printf("peak memory: %.0f MB\n", static_cast<double>(kib) / 1024.0);
+  }
+  std::fflush(stdout);
+}
+
+struct TimedStep {
+  QString label;
+  std::function<void()> action;
+};
+
+// Runs the steps one after another, each once the previous picture has landed, and prints how long each took to
+// its picture (wall and process CPU); a step that needs no new picture (a find whose hit is already drawn) is
+// done at once. `done` runs after the last picture.
+class TimedSteps : public QObject {
+ public:
+  TimedSteps(fx::app::MainWindow& window, std::vector<TimedStep> steps, bool print, std::function<void()> done)
+      : window_(window), steps_(std::move(steps)), print_(print), done_(std::move(done)) {
+    connect(&window, &fx::app::MainWindow::picture_ready, this, &TimedSteps::on_picture);
+  }
+
+ private:
+  void on_picture(double seconds) {
+    if (next_ == 0 && !timer_.isValid()) {
+      if (print_) std::printf("time to first picture: %.3f s (process CPU %.3f s)\n", seconds, process_cpu_seconds());
+    } else if (next_ > 0) {
+      if (print_) {
+        std::printf("%s: %.3f s (process CPU %.3f s)\n", steps_[next_ - 1].label.toUtf8().constData(),
+                    static_cast<double>(timer_.nsecsElapsed()) * 1e-9, process_cpu_seconds() - cpu_at_start_);
+      }
+    }
+    std::fflush(stdout);
+    timer_.start();
+    if (next_ >= steps_.size()) {
+      disconnect(&window_, nullptr, this, nullptr);
+      done_();
+      return;
+    }
+    cpu_at_start_ = process_cpu_seconds();
+    steps_[next_++].action();
+    // Only the newest layout is ever shown (older ones are dropped), so the next picture is this step's.
+    if (!window_.layout_busy()) QTimer::singleShot(0, this, [this] { on_picture(0.0); });
+  }
+
+  fx::app::MainWindow& window_;
+  std::vector<TimedStep> steps_;
+  bool print_;
+  std::function<void()> done_;
+  std::size_t next_ = 0;
+  QElapsedTimer timer_;
+  double cpu_at_start_ = 0.0;
+};
 
 }  // namespace
 
@@ -68,8 +141,14 @@ int main(int argc, char** argv) {
   QCommandLineOption report(QStringLiteral("report"), QStringLiteral("open a run report JSON"), QStringLiteral("FILE"));
   QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                 QStringLiteral("save the window as PNG once the graph is drawn, then quit"), QStringLiteral("PNG"));
-  QCommandLineOption timing(QStringLiteral("timing"), QStringLiteral("print the time to first picture and quit"));
-  parser.addOptions({autofuse, transformer, report, screenshot, timing});
+  QCommandLineOption timing(QStringLiteral("timing"),
+                            QStringLiteral("print the time to first picture (then to the pictures after --find and "
+                                           "--auto-fuse, in that order) and the peak memory, and quit"));
+  QCommandLineOption find(QStringLiteral("find"), QStringLiteral("with --timing: find TEXT after the first picture"),
+                          QStringLiteral("TEXT"));
+  QCommandLineOption compare(QStringLiteral("compare"),
+                             QStringLiteral("overlay another plan of the graph (e.g. Inductor's)"), QStringLiteral("PLAN"));
+  parser.addOptions({autofuse, transformer, report, screenshot, timing, find, compare});
   parser.process(app);
 
   fx::app::MainWindow window;
@@ -95,21 +174,41 @@ int main(int argc, char** argv) {
   } else if (parser.isSet(transformer)) {
     window.open_generated_transformer(parser.value(transformer).toInt());
   } else if (!parser.positionalArguments().isEmpty()) {
-    window.open_file(parser.positionalArguments().front());
+    // Scripted runs never stop at a dialog: a file that does not open is reported on stderr instead.
+    if (!window.open_file(parser.positionalArguments().front(), !interactive)) {
+      if (!interactive) {
+        std::fprintf(stderr, "fusion-explorer: %s\n", window.last_error().toLocal8Bit().constData());
+        return 2;
+      }
+    }
   }
-  if (parser.isSet(autofuse) && window.session().has_document()) window.session().auto_fuse();
+  // Under --timing, "Accept all profitable" is timed on its own, after the first picture.
+  const bool time_auto_fuse = time_only && parser.isSet(autofuse);
+  if (parser.isSet(autofuse) && !time_auto_fuse && window.session().has_document()) window.session().auto_fuse();
   if (parser.isSet(report)) window.run_panel()->open_report(parser.value(report));
+  if (parser.isSet(compare) && !window.compare_panel()->load(parser.value(compare)))
+    std::fprintf(stderr, "fusion-explorer: --compare: %s\n", qPrintable(window.compare_panel()->error()));
+  else if (parser.isSet(compare)) window.findChild<QDockWidget*>(QStringLiteral("dock.compare"))->raise();
 
   if (!shot.isEmpty() || time_only) {
     window.set_confirm_close(false);
-    QObject::connect(&window, &fx::app::MainWindow::picture_ready, &app, [&](double seconds) {
-      // Only the newest layout is ever shown (older ones are dropped), so this is the final picture.
-      if (time_only) std::printf("time to first picture: %.3f s\n", seconds);
+    // Under --timing, what is timed after the first picture, each to the picture it leads to.
+    std::vector<TimedStep> steps;
+    if (time_only && parser.isSet(find)) {
+      const QString text = parser.value(find);
+      steps.push_back({QStringLiteral("find \"%1\" to the picture showing it").arg(text), [&window, text] { window.find_next(text); }});
+    }
+    if (time_auto_fuse) {
+      steps.push_back({QStringLiteral("accept all profitable to updated picture"), [&window] { window.accept_all_profitable(); }});
+    }
+    auto* run = new TimedSteps(window, std::move(steps), time_only, [&] {
       QTimer::singleShot(300, &app, [&] {
         if (!shot.isEmpty()) window.grab().save(shot);
+        if (time_only) print_peak_memory();
         app.quit();
       });
     });
+    run->setParent(&app);
   }
   return app.exec();
 }

@@ -2,21 +2,25 @@
 
 #include <QCloseEvent>
 #include <limits>
+#include <string_view>
+#include <unordered_map>
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMessageBox>
 #include <QSettings>
 #include <QStatusBar>
 #include <QUndoView>
 
 #include "app/gui/candidates_panel.h"
+#include "app/gui/compare_panel.h"
 #include "app/gui/explain_panel.h"
 #include "app/gui/graph_scene.h"
 #include "app/gui/graph_view.h"
 #include "app/gui/layout_runner.h"
+#include "app/gui/navigation.h"
 #include "app/gui/run_panel.h"
+#include "app/gui/scope_view.h"
 #include "app/gui/whatif_panel.h"
 
 namespace fx::app {
@@ -37,6 +41,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   build_docks();
   build_menus();
   build_status_bar();
+  build_navigation();
 
   connect(layout_, &LayoutRunner::finished, this, &MainWindow::on_layout_finished);
   connect(layout_, &LayoutRunner::failed, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
@@ -45,7 +50,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(scene_, &QGraphicsScene::selectionChanged, this, &MainWindow::on_selection_changed);
   connect(view_, &GraphView::files_dropped, this, [this](const QStringList& paths) { open_file(paths.front()); });
   connect(view_, &GraphView::zoom_changed, this,
-          [this](double z) { status_zoom_->setText(tr("%1%").arg(qRound(z * 100))); });
+          [this](double z) {
+            // A 100,000-node picture fitted whole is under 1%: say how far under, not "0%".
+            status_zoom_->setText(z < 0.01 ? tr("%1%").arg(z * 100, 0, 'f', 2) : tr("%1%").arg(qRound(z * 100)));
+          });
 
   QSettings settings;
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
@@ -81,6 +89,10 @@ void MainWindow::build_docks() {
   QDockWidget* what = dock(tr("What if"), QStringLiteral("dock.whatif"), whatif_, Qt::RightDockWidgetArea);
   QDockWidget* hist = dock(tr("History"), QStringLiteral("dock.history"), history_, Qt::RightDockWidgetArea);
   tabifyDockWidget(what, hist);
+  compare_ = new ComparePanel(session_, scene_, this);
+  QDockWidget* comp = dock(tr("Compare"), QStringLiteral("dock.compare"), compare_, Qt::RightDockWidgetArea);
+  tabifyDockWidget(hist, comp);
+  connect(this, &MainWindow::picture_ready, compare_, &ComparePanel::apply_overlay);  // a relayout makes new items
   expl->raise();
   resizeDocks({expl}, {440}, Qt::Horizontal);
   resizeDocks({cand}, {230}, Qt::Vertical);
@@ -131,7 +143,8 @@ void MainWindow::build_status_bar() {
 }
 
 void MainWindow::adopt(LoadedDocument doc) {
-  large_graph_asked_ = false;
+  scopes_->reset();
+  changed_nodes_.clear();
   session_->set_document(std::move(doc));
   whatif_->set_from(session_->engine().options(), session_->device());
   run_->set_document(session_->path(), session_->graph_ptr());
@@ -143,6 +156,10 @@ void MainWindow::adopt(LoadedDocument doc) {
 
 bool MainWindow::layout_busy() const { return layout_->busy(); }
 
+void MainWindow::accept_all_profitable() {
+  if (session_->has_document()) emit candidates_->auto_fuse_requested();
+}
+
 void MainWindow::set_view_mode(ViewMode mode) {
   mode_ = mode;
   relayout();
@@ -153,17 +170,12 @@ void MainWindow::relayout() {
     scene_->clear_drawing();
     return;
   }
-  ViewMode mode = mode_;
   const Graph& g = session_->graph();
-  if (mode != ViewMode::collapsed && g.num_nodes() > LayoutRunner::kLargeGraphNodes && !large_graph_asked_) {
-    large_graph_asked_ = true;
-    const auto answer = QMessageBox::question(
-        this, tr("Large graph"),
-        tr("This graph has %1 nodes; laying out every node takes a while on this machine.\n"
-           "Show the collapsed view (one box per kernel) instead?").arg(g.num_nodes()));
-    if (answer == QMessageBox::Yes) mode_ = mode = ViewMode::collapsed;
-  }
-  auto drawing = std::make_shared<const DrawnGraph>(build_drawing(g, session_->group_infos(), mode));
+  // A large graph is drawn by scope (collapsed as far as it must be): no question to answer, and dot only ever
+  // sees a few hundred boxes at a time.
+  std::shared_ptr<const DrawnGraph> drawing =
+      ScopeView::applies(g) ? scopes_->drawing(g, session_->group_infos(), mode_)
+                            : std::make_shared<const DrawnGraph>(build_drawing(g, session_->group_infos(), mode_));
   // After an open the clock runs from the open (load + analysis + layout); otherwise from here.
   if (!fit_pending_) picture_timer_.start();
   statusBar()->showMessage(tr("Laying out %1 boxes…").arg(drawing->nodes.size()));
@@ -174,6 +186,9 @@ void MainWindow::on_layout_finished(std::shared_ptr<const DrawnGraph> drawing, c
   const QPointF centre = view_->mapToScene(view_->viewport()->rect().center());
   scene_->show_drawing(std::move(drawing), result);
   refresh_rejected_marks();
+  // What the last accept or reject changed stays marked until the next change.
+  if (!changed_nodes_.empty()) scene_->highlight(changed_nodes_);
+  minimap_->refresh();
   if (fit_pending_) {
     QPointF top = scene_->sceneRect().center();
     double best = std::numeric_limits<double>::max();
@@ -187,6 +202,8 @@ void MainWindow::on_layout_finished(std::shared_ptr<const DrawnGraph> drawing, c
   } else {
     view_->centerOn(centre);
   }
+  show_focus();
+  update_breadcrumbs();
   run_->repaint_measured();
   first_picture_s_ = static_cast<double>(picture_timer_.nsecsElapsed()) * 1e-9;
   statusBar()->showMessage(tr("Layout %1 s (dot), picture after %2 s")
@@ -199,6 +216,7 @@ void MainWindow::on_plan_changed() {
   candidates_->refresh(&session_->engine());
   update_status();
   update_title();
+  note_changed_nodes();
   relayout();
 }
 
@@ -207,12 +225,19 @@ void MainWindow::refresh_rejected_marks() {
   if (session_->has_document() && mark_rejected_ != nullptr && mark_rejected_->isChecked()) {
     const FusionEngine& e = session_->engine();
     const Graph& g = e.graph();
-    for (const Candidate& c : e.candidates()) {
+    // The candidates panel holds the current plan's candidates (refreshed before every relayout); groups are
+    // looked up by id through one index, not a search per candidate (100,000-node graphs).
+    std::unordered_map<std::string_view, const Group*> group_by_id;
+    for (const Group& group : e.plan().groups()) group_by_id.emplace(group.id, &group);
+    const CandidatesModel& candidates = *candidates_->model();
+    for (int row = 0; row < candidates.rowCount(); ++row) {
+      const Candidate& c = candidates.candidate(row);
       if (c.decision.fuse || (c.kind != FusionKind::vertical && c.kind != FusionKind::epilogue)) continue;
       // Mark the edges from the producer group into the consumer group.
-      const Group* a = e.plan().find(c.group_a);
-      const Group* b = e.plan().find(c.group_b);
-      if (a == nullptr || b == nullptr) continue;
+      const auto a_at = group_by_id.find(c.group_a), b_at = group_by_id.find(c.group_b);
+      if (a_at == group_by_id.end() || b_at == group_by_id.end()) continue;
+      const Group* a = a_at->second;
+      const Group* b = b_at->second;
       for (NodeId consumer : b->nodes)
         for (NodeId producer : g.producers(consumer))
           if (e.plan().group_of_node(producer).id == a->id)
@@ -273,21 +298,7 @@ void MainWindow::why_not_fused() {
   explain_->show_decision(*session_, nodes[0], nodes[1], d);
 }
 
-void MainWindow::search_next() {
-  const std::vector<NodeId> hits = scene_->find_nodes(search_->text());
-  if (hits.empty()) {
-    statusBar()->showMessage(tr("No node matches \"%1\"").arg(search_->text()), 4000);
-    return;
-  }
-  const NodeId n = hits[static_cast<std::size_t>(search_index_++ % static_cast<int>(hits.size()))];
-  scene_->clearSelection();
-  if (NodeItem* item = scene_->item_for(n)) {
-    item->setSelected(true);
-    view_->centre_on_item(item);
-  }
-  statusBar()->showMessage(tr("%1 of %2 matches").arg((search_index_ - 1) % static_cast<int>(hits.size()) + 1)
-                               .arg(hits.size()), 4000);
-}
+void MainWindow::search_next() { find_next(search_->text()); }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
   if (!maybe_save()) {

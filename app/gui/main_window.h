@@ -18,8 +18,12 @@ class QUndoView;
 
 namespace fx::app {
 
+class Breadcrumbs;
 class CandidatesPanel;
+class ComparePanel;
 class ExplainPanel;
+class Minimap;
+class ScopeView;
 class GraphScene;
 class GraphView;
 class LayoutRunner;
@@ -41,9 +45,18 @@ class MainWindow : public QMainWindow {
   GraphScene* scene() const { return scene_; }
   GraphView* view() const { return view_; }
   RunPanel* run_panel() const { return run_; }
+  ComparePanel* compare_panel() const { return compare_; }
   void set_view_mode(ViewMode mode);
   ViewMode view_mode() const { return mode_; }
   bool layout_busy() const;
+  LayoutRunner* layout_runner() const { return layout_; }
+  ScopeView* scopes() const { return scopes_; }
+  Minimap* minimap() const { return minimap_; }
+  Breadcrumbs* breadcrumbs() const { return breadcrumbs_; }
+  // Finds the next node, group or scope matching `text`, expanding scopes to show it (as the Find box does).
+  void find_next(const QString& text);
+  // Fusion > Accept all profitable, as the menu and the candidates panel run it.
+  void accept_all_profitable();
   QString last_error() const { return last_error_; }
   double last_first_picture_s() const { return first_picture_s_; }
   // Scripted runs (screenshots, timings) quit without asking to save.
@@ -62,6 +75,10 @@ class MainWindow : public QMainWindow {
   void build_view_menu();
   void build_fusion_menu();
   void build_status_bar();
+  void build_navigation();
+  void show_focus();
+  void update_breadcrumbs();
+  void note_changed_nodes();
   void fill_samples_menu(QMenu* menu);
   void update_recent_menu();
   void add_recent(const QString& path);
@@ -88,10 +105,15 @@ class MainWindow : public QMainWindow {
   GraphScene* scene_;
   GraphView* view_;
   LayoutRunner* layout_;
+  ScopeView* scopes_ = nullptr;
+  Minimap* minimap_ = nullptr;
+  Breadcrumbs* breadcrumbs_ = nullptr;
+  std::vector<NodeId> changed_nodes_;  // nodes whose group an accept/reject changed: marked on the next picture
   CandidatesPanel* candidates_ = nullptr;
   ExplainPanel* explain_ = nullptr;
   WhatIfPanel* whatif_ = nullptr;
   RunPanel* run_ = nullptr;
+  ComparePanel* compare_ = nullptr;
   QUndoView* history_ = nullptr;
   QLineEdit* search_ = nullptr;
   QLabel* status_nodes_ = nullptr;
@@ -102,13 +124,13 @@ class MainWindow : public QMainWindow {
   QAction* mark_rejected_ = nullptr;
   QActionGroup* mode_actions_ = nullptr;
   ViewMode mode_ = ViewMode::fused;
-  bool large_graph_asked_ = false;
   bool fit_pending_ = false;
   bool confirm_close_ = true;
   QElapsedTimer picture_timer_;
   double first_picture_s_ = 0.0;
   QString last_error_;
   int search_index_ = 0;
+  QString search_text_;
 };
 
 }  // namespace fx::app

@@ -2,10 +2,12 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QDir>
+#include <QDockWidget>
 #include <QFileDialog>
 #include <QInputDialog>
 #include <QLineEdit>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QSettings>
 #include <QStatusBar>
 #include <QToolBar>
@@ -13,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/gui/candidates_panel.h"
+#include "app/gui/compare_panel.h"
 #include "app/gui/graph_view.h"
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
@@ -155,6 +158,13 @@ void MainWindow::build_fusion_menu() {
   QAction* why = m->addAction(icon("why"), tr("&Why not fused?"), this, &MainWindow::why_not_fused);
   why->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_W));
   why->setToolTip(tr("Select two nodes (Ctrl+click) or an edge, then ask the engine"));
+  m->addAction(tr("&Compare with plan…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Compare with plan"), QSettings().value("files/dir").toString(),
+                                                      tr("Plans (*.json);;All files (*)"));
+    if (path.isEmpty()) return;
+    if (compare_->load(path)) findChild<QDockWidget*>(QStringLiteral("dock.compare"))->raise();
+    else QMessageBox::warning(this, tr("Compare with plan"), compare_->error());
+  })->setToolTip(tr("Overlay another plan of this graph (e.g. Inductor's, from python -m fusion_explorer.inductor)"));
   QToolBar* tb = addToolBar(tr("Fusion"));
   tb->setObjectName(QStringLiteral("toolbar.fusion"));
   tb->addAction(autofuse);

@@ -16,6 +16,7 @@
 #include "core/fusion/decision.h"
 #include "core/fusion/legality.h"
 #include "core/fusion/plan.h"
+#include "core/fusion/plan_file.h"
 #include "core/graph/graph.h"
 
 namespace fx {
@@ -104,6 +105,10 @@ class FusionEngine {
   const std::vector<LogEntry>& log() const { return log_; }
   std::string decision_log_json() const;  // {"graph": ..., "device": ..., "entries": [...]}
   const std::set<std::string>& rejected_ids() const { return rejected_; }
+  // Who made the plan loaded from a file ("fusion-explorer" unless the file says otherwise) and the reasons
+  // its maker gave for pairs it did not fuse; both are kept and saved again.
+  const std::string& plan_source() const { return plan_source_; }
+  const std::vector<PairReason>& pair_reasons() const { return pair_reasons_; }
 
   // A graph file with a "fusion" section (groups and decisions); loading restores the plan exactly or
   // reports why the section is invalid (node in two groups, an illegal group, a cycle between groups).
@@ -119,6 +124,8 @@ class FusionEngine {
   EngineOptions options_;
   Plan plan_;
   std::set<std::string> rejected_;
+  std::string plan_source_ = kOurPlanSource;
+  std::vector<PairReason> pair_reasons_;
   std::vector<LogEntry> log_;
   int step_ = 0;
 };

@@ -24,11 +24,11 @@ try:  # jsonschema >= 4.18
 
     def make_validator(schemas, schema):
         registry = Registry().with_resources(
-            (s["$id"], Resource.from_contents(s)) for s in schemas.values())
+            (s.get("$id", name), Resource.from_contents(s)) for name, s in schemas.items())
         return jsonschema.Draft202012Validator(schema, registry=registry)
 except ImportError:  # Debian 12's python3-jsonschema 4.10
     def make_validator(schemas, schema):
-        store = {s["$id"]: s for s in schemas.values()}
+        store = {s.get("$id", name): s for name, s in schemas.items()}
         resolver = jsonschema.RefResolver.from_schema(schema, store=store)
         return jsonschema.Draft202012Validator(schema, resolver=resolver)
 
@@ -161,8 +161,9 @@ def main():
         written.write_text(r.stdout)
         expect_valid(f"fusion-cli device {preset}", json.loads(r.stdout), "device.schema.json")
         again = subprocess.run([cli, "device", str(written)], capture_output=True, text=True, timeout=60)
-        if again.stdout != r.stdout:
-            failures.append(f"the device file of {preset} does not read back as written: {again.stderr}")
+        piped = subprocess.run([cli, "device", "-"], input=r.stdout, capture_output=True, text=True, timeout=60)
+        if again.stdout != r.stdout or piped.stdout != r.stdout:
+            failures.append(f"the device file of {preset} does not read back as written: {again.stderr}{piped.stderr}")
     for bad in ({"format": "fusion-explorer/device", "name": "no version"},
                 {"format": "fusion-explorer/device", "version": 2, "name": "x"}):
         if not list(validators["device.schema.json"].iter_errors(bad)):

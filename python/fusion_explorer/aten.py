@@ -1,28 +1,12 @@
-#!/usr/bin/env python3
-"""Exports a PyTorch module to Fusion Explorer's graph format (version 1) through torch.export.
-
-    python3 tools/export_torch.py resnet18 -o resnet18.json [--cli build/app/cli/fusion-cli]
-    python3 tools/export_torch.py gpt2-block -o gpt2_block_hf.json [--cli ...]
-    python3 tools/export_torch.py --repair graph.json --cli build/app/cli/fusion-cli
-
-torch.export captures the module as ATen ops; each op maps to the format's ops (conv2d, batchnorm, matmul,
-layernorm, softmax, elementwise math, reshapes, ...). Ops without a mapping become `custom` nodes labelled
-with the ATen name and carrying the shape PyTorch computed, so the graph still opens and shows where fusion
-stops. Every node states its shape and dtype from PyTorch's metadata, so `fusion-cli validate` checks each
-mapping against PyTorch. With --cli, nodes the tool rejects are turned into `custom` and the file is
-validated again (the same fallback the ONNX importer uses); --repair does only that on an existing file.
-
-The mapping (GraphWriter, ATEN, fx_value) is plain Python and imports without torch, so it is unit-tested
-on machines without PyTorch (tests/tools/test_export_torch.py).
+"""ATen ops -> the graph format's ops: one handler per ATen op (or family), in plain Python so the tables are
+tested without torch. An op without a handler, or a use of one the handler cannot express, becomes a `custom`
+node labelled with the ATen name and carrying the shape PyTorch computed (as the ONNX importer does), so the
+graph still opens and shows where fusion stops; export.py reports each such fallback as a warning.
 """
-import argparse
-import json
 import math
-import re
-import subprocess
-import sys
 
-FORMAT = "fusion-explorer/graph"
+from .graph_format import Ref
+
 TORCH_DTYPES = {"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16": "bf16", "torch.int32": "i32",
                 "torch.int64": "i64", "torch.bool": "bool", "torch.float64": "f32", "torch.int8": "i32",
                 "torch.uint8": "i32", "torch.int16": "i32"}
@@ -31,67 +15,6 @@ INT64_MAX = 2**63 - 1
 
 class Unsupported(Exception):
     """The op (or this use of it) has no mapping: the node becomes `custom`."""
-
-
-class Ref:
-    """A tensor in the graph being written, by name."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"Ref({self.name!r})"
-
-    def __eq__(self, other):
-        return isinstance(other, Ref) and other.name == self.name
-
-    def __hash__(self):
-        return hash(self.name)
-
-
-class GraphWriter:
-    """Collects inputs, nodes and outputs, names them uniquely, and writes the format's JSON object."""
-
-    def __init__(self, name, description=""):
-        self.name, self.description = name, description
-        self.inputs, self.nodes, self.outputs = [], [], []
-        self.types = {}  # name -> (shape, dtype)
-        self.used = set()
-
-    def fresh(self, base):
-        name, k = base, 2
-        while name in self.used:
-            name, k = f"{base}#{k}", k + 1
-        self.used.add(name)
-        return name
-
-    def add_input(self, name, shape, dtype, role="activation"):
-        name = self.fresh(name)
-        entry = {"name": name, "shape": list(shape), "dtype": dtype}
-        if role != "activation":
-            entry["role"] = role
-        self.inputs.append(entry)
-        self.types[name] = (list(shape), dtype)
-        return Ref(name)
-
-    def add_node(self, name, op, inputs, attrs=None, shape=None, dtype=None):
-        name = self.fresh(name)
-        node = {"name": name, "op": op, "inputs": [i.name if isinstance(i, Ref) else float(i) for i in inputs]}
-        if attrs:
-            node["attrs"] = attrs
-        if shape is not None:
-            node["shape"], node["dtype"] = list(shape), dtype
-            self.types[name] = (list(shape), dtype)
-        self.nodes.append(node)
-        return Ref(name)
-
-    def add_custom(self, name, label, inputs, shape, dtype):
-        tensors = [i for i in inputs if isinstance(i, Ref)]
-        return self.add_node(name, "custom", tensors, {"label": label}, shape, dtype)
-
-    def to_json(self):
-        return {"format": FORMAT, "version": 1, "name": self.name, "description": self.description,
-                "inputs": self.inputs, "nodes": self.nodes, "outputs": self.outputs}
 
 
 def flatten_refs(value):
@@ -388,6 +311,38 @@ def topk(w, name, args, kwargs, meta):
     return [values, None]
 
 
+# torch's default eps for rms_norm(eps=None): the dtype's machine epsilon (torch.finfo(dtype).eps).
+FINFO_EPS = {"f32": 1.1920928955078125e-07, "f16": 0.0009765625, "bf16": 0.0078125}
+
+
+def rms_norm(w, name, args, kwargs, meta):
+    """aten.rms_norm(x, normalized_shape, weight=None, eps=None): the format's rmsnorm is over the last axis."""
+    x, normalized = args[0], list(args[1])
+    weight = args[2] if len(args) > 2 else kwargs.get("weight")
+    eps = args[3] if len(args) > 3 else kwargs.get("eps")
+    if len(normalized) != 1:
+        raise Unsupported("rms_norm over more than the last axis")
+    if not isinstance(weight, Ref):
+        raise Unsupported("rms_norm without a weight")
+    shape, dtype = _out(meta)
+    eps = FINFO_EPS.get(meta["in"][0][1], FINFO_EPS["f32"]) if eps is None else float(eps)
+    return w.add_node(name, "rmsnorm", [x, weight], {"eps": eps}, shape, dtype)
+
+
+def sort(w, name, args, kwargs, meta):
+    """aten.sort(x, dim=-1, descending=False) -> (values, indices); the format sorts values only."""
+    dim = int(args[1] if len(args) > 1 else kwargs.get("dim", -1))
+    descending = bool(args[2] if len(args) > 2 else kwargs.get("descending", False))
+    shape, dtype = _out(meta, 0)
+    return [w.add_node(name, "sort", [args[0]], {"axis": dim, "descending": descending}, shape, dtype), None]
+
+
+def max_pool2d_with_indices(w, name, args, kwargs, meta):
+    """The decomposed form of max_pool2d: (values, indices); the indices are not used by inference graphs."""
+    single = dict(meta, out=_out(meta, 0))
+    return [max_pool2d(w, name, args, kwargs, single), None]
+
+
 ATEN = {
     **{op: unary(ours) for op, ours in {
         "relu": "relu", "relu_": "relu", "sigmoid": "sigmoid", "tanh": "tanh", "exp": "exp", "log": "log",
@@ -410,7 +365,7 @@ ATEN = {
     "contiguous": identity, "clone": identity, "alias": identity, "detach": identity, "lift_fresh_copy": identity,
     "dropout": dropout, "cat": concat, "concat": concat, "slice": slice_op, "select": select,
     "split": split, "split_with_sizes": split, "to": to_dtype, "_to_copy": to_dtype, "type_as": to_dtype,
-    "topk": topk,
+    "topk": topk, "sort": sort, "rms_norm": rms_norm, "max_pool2d_with_indices": max_pool2d_with_indices,
 }
 
 # Ops that create a tensor from nothing: graph inputs with role "constant" (their values are not needed).
@@ -447,7 +402,7 @@ def map_call(w, name, op, args, kwargs, meta):
         try:
             return handler(w, name, args, kwargs, meta), None
         except (Unsupported, TypeError, IndexError, KeyError, ValueError) as e:
-            del w.nodes[mark:]
+            w.drop_nodes_after(mark)
             reason = str(e) or type(e).__name__
     else:
         reason = None
@@ -462,214 +417,3 @@ def map_call(w, name, op, args, kwargs, meta):
                 for i, (s, d) in enumerate(meta["out"])], reason or "no mapping"
     shape, dtype = meta["out"]
     return w.add_custom(name, op, inputs, shape, dtype), reason or "no mapping"
-
-
-# ---- repair: turn nodes the C++ validator rejects into custom nodes (their shape is stated) ----
-
-NODE_POINTER = re.compile(r"/nodes/(\d+)")
-
-
-def rejected_nodes(diagnostics_text):
-    return sorted({int(m.group(1)) for m in NODE_POINTER.finditer(diagnostics_text)})
-
-
-def make_custom(node):
-    refs = [i for i in node["inputs"] if isinstance(i, str)]
-    return {"name": node["name"], "op": "custom", "inputs": refs, "attrs": {"label": f"{node['op']} (rejected)"},
-            "shape": node["shape"], "dtype": node["dtype"]}
-
-
-def _root_causes(graph, bad):
-    """The rejected nodes none of whose producers is rejected: a wrong stated shape upstream makes its
-    consumers disagree too, and those recover once the root is replaced."""
-    index = {n["name"]: i for i, n in enumerate(graph["nodes"])}
-    bad_set, memo = set(bad), {}
-
-    def upstream_bad(i, seen):
-        if i in memo:
-            return memo[i]
-        result = False
-        for name in graph["nodes"][i]["inputs"]:
-            j = index.get(name) if isinstance(name, str) else None
-            if j is not None and j not in seen:
-                seen.add(j)
-                if j in bad_set or upstream_bad(j, seen):
-                    result = True
-                    break
-        memo[i] = result
-        return result
-    return [i for i in bad if not upstream_bad(i, set())]
-
-
-def repair(graph, validate, max_rounds=200):
-    """Validates with `validate(graph) -> diagnostics text or ''`; replaces rejected nodes until it passes."""
-    replaced = []
-    for _ in range(max_rounds):
-        text = validate(graph)
-        if not text:
-            return replaced
-        bad = [i for i in rejected_nodes(text) if i < len(graph["nodes"]) and "shape" in graph["nodes"][i]
-               and graph["nodes"][i]["op"] != "custom"]
-        if not bad:
-            raise RuntimeError("the graph does not validate and no node can be replaced:\n" + text)
-        bad = _root_causes(graph, bad)
-        for i in bad:
-            replaced.append((graph["nodes"][i]["name"], graph["nodes"][i]["op"]))
-            graph["nodes"][i] = make_custom(graph["nodes"][i])
-    raise RuntimeError("gave up after %d rounds" % max_rounds)
-
-
-def cli_validator(cli):
-    import os
-    import tempfile
-
-    def validate(graph):
-        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-            json.dump(graph, f)
-        try:
-            proc = subprocess.run([cli, "validate", f.name, "--quiet"], capture_output=True, text=True)
-        finally:
-            os.unlink(f.name)
-        return "" if proc.returncode == 0 else proc.stderr or proc.stdout
-    return validate
-
-
-def summarize(graph, fallbacks):
-    ops = {}
-    for n in graph["nodes"]:
-        key = n["op"] if n["op"] != "custom" else "custom:" + n["attrs"]["label"]
-        ops[key] = ops.get(key, 0) + 1
-    lines = [f"{len(graph['nodes'])} nodes: " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items()))]
-    for op, reason in sorted(set(fallbacks)):
-        lines.append(f"  custom {op}: {reason}")
-    return "\n".join(lines)
-
-
-# ---- the torch part ----
-
-def _meta_of(value):
-    """(shape, dtype) of a FakeTensor, a list of those for tuples, None for non-tensors."""
-    if isinstance(value, (list, tuple)):
-        return [_meta_of(v) for v in value]
-    if hasattr(value, "shape") and hasattr(value, "dtype"):
-        return ([int(d) for d in value.shape], TORCH_DTYPES.get(str(value.dtype), "f32"))
-    return None
-
-
-def _input_roles(ep):
-    from torch.export.graph_signature import InputKind
-    roles = {}
-    for spec in ep.graph_signature.input_specs:
-        if spec.kind == InputKind.USER_INPUT:
-            roles[spec.arg.name] = ("activation", spec.arg.name)
-        else:
-            roles[spec.arg.name] = ("weight", spec.target or spec.arg.name)
-    return roles
-
-
-def export_program(ep, name, description):
-    """Walks an ExportedProgram's graph and writes the format. Returns (graph dict, fallbacks)."""
-    import operator
-    w = GraphWriter(name, description)
-    names, fallbacks = {}, []
-    roles = _input_roles(ep)
-    for node in ep.graph.nodes:
-        meta = _meta_of(node.meta.get("val"))
-        if node.op == "placeholder":
-            role, label = roles.get(node.name, ("activation", node.name))
-            if meta is None:
-                continue
-            names[node.name] = w.add_input(label, meta[0], meta[1], role)
-        elif node.op == "call_function" and node.target is operator.getitem:
-            base = names.get(node.args[0].name)
-            names[node.name] = base[node.args[1]] if isinstance(base, list) else None
-        elif node.op == "call_function":
-            if meta is None:
-                continue  # asserts and other ops without a tensor result
-            args = [fx_value(a, names) for a in node.args]
-            kwargs = {k: fx_value(v, names) for k, v in node.kwargs.items()}
-            ins = [w.types.get(r.name, (None, None)) for r in flatten_refs(args)]
-            op = aten_name(node.target)
-            result, reason = map_call(w, node.name, op, args, kwargs, {"in": ins, "out": meta})
-            if reason:
-                fallbacks.append((op, reason))
-            names[node.name] = result
-        elif node.op == "output":
-            for r in flatten_refs([fx_value(a, names) for a in node.args[0]]):
-                if r.name not in w.outputs:
-                    w.outputs.append(r.name)
-    return w.to_json(), fallbacks
-
-
-def resnet18(batch):
-    import torch
-    import torchvision
-    model = torchvision.models.resnet18(weights=None).eval()
-    x = torch.randn(batch, 3, 224, 224)
-    return model, (x,), "resnet18", f"torchvision ResNet-18, batch {batch}, 224x224, inference (torch.export)"
-
-
-def gpt2_block(batch, seq=1024):
-    import torch
-    from transformers import GPT2Config
-    from transformers.models.gpt2.modeling_gpt2 import GPT2Block
-    config = GPT2Config(n_embd=768, n_head=12, n_layer=1, n_positions=seq, resid_pdrop=0.0, embd_pdrop=0.0,
-                        attn_pdrop=0.0)
-    config._attn_implementation = "eager"  # explicit matmul/softmax, not one opaque SDPA call
-    block = GPT2Block(config, layer_idx=0).eval()
-
-    class Wrapped(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.block = block
-
-        def forward(self, hidden_states, attention_mask):
-            out = self.block(hidden_states, attention_mask=attention_mask)
-            return out[0] if isinstance(out, (tuple, list)) else out
-
-    x = torch.randn(batch, seq, 768)
-    causal = torch.full((seq, seq), torch.finfo(torch.float32).min).triu(1)  # additive causal mask
-    mask = causal.expand(batch, 1, seq, seq).contiguous()
-    return (Wrapped().eval(), (x, mask), "gpt2_block_hf",
-            f"one GPT-2 block from Hugging Face transformers (hidden 768, 12 heads, seq {seq}, batch {batch}, "
-            "eager attention with an additive causal mask), captured with torch.export")
-
-
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("model", nargs="?", choices=["resnet18", "gpt2-block"])
-    p.add_argument("-o", "--output")
-    p.add_argument("--batch", type=int)
-    p.add_argument("--cli", help="fusion-cli: validate, turning rejected nodes into custom")
-    p.add_argument("--repair", metavar="GRAPH", help="only validate and repair an existing graph file (needs --cli)")
-    args = p.parse_args(argv)
-    if args.repair:
-        if not args.cli:
-            p.error("--repair needs --cli")
-        graph = json.load(open(args.repair))
-        replaced = repair(graph, cli_validator(args.cli))
-        json.dump(graph, open(args.repair, "w"), indent=1)
-        print(f"{args.repair}: replaced {len(replaced)} node(s) by custom: {replaced}")
-        return 0
-    if not args.model or not args.output:
-        p.error("name a model and -o OUTPUT")
-    import torch
-    if args.model == "resnet18":
-        module, example, name, desc = resnet18(args.batch or 32)
-    else:
-        module, example, name, desc = gpt2_block(args.batch or 8)
-    with torch.no_grad():
-        ep = torch.export.export(module, example)
-    graph, fallbacks = export_program(ep, name, desc)
-    if args.cli:
-        for node_name, op in repair(graph, cli_validator(args.cli)):
-            fallbacks.append((op, f"rejected by fusion-cli validate ({node_name})"))
-    with open(args.output, "w") as f:
-        json.dump(graph, f, indent=1)
-        f.write("\n")
-    print(f"{args.output}: " + summarize(graph, fallbacks))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
