@@ -109,6 +109,7 @@ int run_child(const SharedGpuConfig& config, const std::vector<std::string>& arg
   err.flush();
   const pid_t pid = ::fork();
   if (pid == 0) {
+    ::setpgid(0, 0);  // its own group: the time limit and a cancel end whatever the run started too
     ::setenv("FX_SHARED_GPU_SLOT", std::to_string(slot).c_str(), 1);
     ::setenv("CUDA_VISIBLE_DEVICES", std::to_string(slot).c_str(), 1);
     for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::signal(sig, SIG_DFL);
@@ -116,6 +117,7 @@ int run_child(const SharedGpuConfig& config, const std::vector<std::string>& arg
     ::_exit(127);
   }
   if (pid < 0) return 1;
+  ::setpgid(pid, pid);  // as the child does: whichever runs first
   const auto start = Clock::now();
   std::optional<Clock::time_point> termed;
   bool over_time = false;
@@ -124,10 +126,10 @@ int run_child(const SharedGpuConfig& config, const std::vector<std::string>& arg
     const double ran = std::chrono::duration<double>(Clock::now() - start).count();
     if (!termed && (g_signal || (config.time_limit_s > 0 && ran > config.time_limit_s))) {
       over_time = !g_signal;
-      ::kill(pid, SIGTERM);
+      ::kill(-pid, SIGTERM);
       termed = Clock::now();
     }
-    if (termed && Clock::now() - *termed > std::chrono::seconds(5)) ::kill(pid, SIGKILL);
+    if (termed && Clock::now() - *termed > std::chrono::seconds(5)) ::kill(-pid, SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (over_time) {

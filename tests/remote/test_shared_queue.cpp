@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,8 +110,15 @@ TEST_F(SharedQueue, TwoGpusRunTwoAtOnceEachOnItsOwn) {
 TEST_F(SharedQueue, RunOverTheTimeLimitIsStopped) {
   config_.time_limit_s = 0.5;
   const auto start = Clock::now();
-  const pid_t a = client("a", "sleep 30");
+  const pid_t a = client("a", "sleep 30 & echo $! > " + (dir_ / "grandchild").string() + "; wait");
   EXPECT_EQ(exit_code(a), 1);
+  // What the run started ends with it (its process group).
+  const pid_t grandchild = std::stoi(text("grandchild"));
+  auto ended = [&] {  // gone, or a zombie nobody has reaped yet
+    const std::string stat = test::read_file("/proc/" + std::to_string(grandchild) + "/stat");
+    return stat.empty() || stat.find(") Z ") != std::string::npos;
+  };
+  EXPECT_TRUE(wait_for(ended, 10));
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 10);
   EXPECT_NE(text("a.err").find("stopped at the shared server's time limit of 0.5 s"), std::string::npos) << text("a.err");
 }
