@@ -66,6 +66,8 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "xvfb")
+# Runs on a remote GPU (fusion-cli run --target ssh://..., docs/remote.md) go through the system ssh client.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "openssh-client")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 if(FX_HAVE_CUDA)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CUDAToolkit_LIBRARY_DIR})

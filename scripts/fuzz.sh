@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Fuzzes the loaders with libFuzzer under ASan and UBSan.
-#   scripts/fuzz.sh [--target graph|fused] [SECONDS]     run for SECONDS (default 60)
-#   scripts/fuzz.sh [--target graph|fused] --runs N      run N inputs and stop (the bounded run CTest does)
+#   scripts/fuzz.sh [--target TARGET] [SECONDS]     run for SECONDS (default 60)
+#   scripts/fuzz.sh [--target TARGET] --runs N      run N inputs and stop (the bounded run CTest does)
 # graph: the graph loader and validation, save/reload, DOT. fused: fused graph files, the engine's
-# candidates, auto-fuse, undo and the plan's save/reload.
+# candidates, auto-fuse and the plan's save/reload. codegen: CUDA source generation for the unfused,
+# loaded and auto-fused plans. plan: fused-plan files against their graph. dot: DOT parsed by libcgraph.
 # Builds its own clang tree of just fx_core and the fuzz targets (FX_FUZZ_BUILD_DIR, default build-fuzz/).
 # Seeds: sample_graphs/, the bad-input corpora, the saved regressions. New inputs go to $BUILD/corpus-TARGET;
 # a crash goes to $BUILD/artifacts/ and the script fails: copy the file into tests/data/fuzz-regressions/
-# (or fuzz-regressions-fused/; tests/core/test_fuzz_regressions.cpp replays them) and fix the loader.
-# Exit status: 0 clean, 1 a finding or a build failure, 77 clang's libFuzzer runtime is missing (CTest: skipped).
+# (or fuzz-regressions-fused/, -codegen/, -plan/, -dot/; the gtests replay them) and fix the code.
+# Exit status: 0 clean, 1 a finding or a build failure, 77 clang's libFuzzer runtime (or, for dot, libcgraph)
+# is missing (CTest: skipped).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,9 +19,9 @@ which=graph
 mode=(-max_total_time=60)
 while (($#)); do
   case "$1" in
-    --target) which="${2:?--target needs graph or fused}"; shift 2 ;;
+    --target) which="${2:?--target needs graph, fused, codegen, plan or dot}"; shift 2 ;;
     --runs) mode=(-runs="${2:?--runs needs a number}"); shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) mode=(-max_total_time="$1"); shift ;;
   esac
 done
@@ -29,7 +31,15 @@ case "$which" in
   fused) target=fx_fuzz_fused_graph
          seeds=("$root/tests/fuzz/seeds-fused" "$root/tests/data/bad-fused" "$root/sample_graphs"
                 "$root/tests/data/fuzz-regressions-fused") ;;
-  *) echo "fuzz.sh: --target is graph or fused, not '$which'" >&2; exit 2 ;;
+  codegen) target=fx_fuzz_codegen
+         seeds=("$root/sample_graphs" "$root/tests/fuzz/seeds-fused" "$root/tests/data/fuzz-regressions"
+                "$root/tests/data/fuzz-regressions-codegen") ;;
+  plan)  target=fx_fuzz_plan
+         seeds=("$root/tests/fuzz/seeds-fused" "$root/tests/data/bad-fused" "$root/tests/data/fuzz-regressions-fused"
+                "$root/tests/data/fuzz-regressions-plan") ;;
+  dot)   target=fx_fuzz_dot
+         seeds=("$root/sample_graphs" "$root/tests/data/fuzz-regressions" "$root/tests/data/fuzz-regressions-dot") ;;
+  *) echo "fuzz.sh: --target is graph, fused, codegen, plan or dot, not '$which'" >&2; exit 2 ;;
 esac
 
 cxx="${FX_FUZZ_CXX:-clang++}"
@@ -40,6 +50,11 @@ fi
 runtime_dir="$("$cxx" --print-runtime-dir 2>/dev/null || true)"
 if ! ls "$runtime_dir"/libclang_rt.fuzzer*.a >/dev/null 2>&1; then
   echo "fuzz.sh: clang's libFuzzer runtime is missing in '$runtime_dir'; install libclang-rt-14-dev" >&2
+  exit 77
+fi
+
+if [[ "$which" == dot ]] && ! pkg-config --exists libcgraph 2>/dev/null; then
+  echo "fuzz.sh: Graphviz's libcgraph is missing; scripts/install-deps.sh installs libgraphviz-dev" >&2
   exit 77
 fi
 

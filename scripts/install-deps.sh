@@ -9,6 +9,7 @@ set -euo pipefail
 run_packages=(
   libqt6core6 libqt6gui6 libqt6widgets6 libqt6svg6 libqt6concurrent6 qt6-qpa-plugins
   libgvc6 libcgraph6 libonnx1 libprotobuf32 fonts-dejavu-core
+  openssh-client  # fusion-cli run --target ssh://... (docs/remote.md)
 )
 # Developing: compilers and headers, test tools and data, the sanitizer and fuzzer runtimes, man pages and
 # the Debian package tools.
@@ -22,6 +23,9 @@ dev_packages=(
   python3 python3-numpy python3-jsonschema
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler python3-onnx
   help2man dpkg-dev file
+  # Remote runs (docs/remote.md): the tests start their own sshd, munged, slurmctld and slurmd on 127.0.0.1
+  # with their own configs. On a machine with systemd, installing these also enables the system's services.
+  openssh-server munge slurmctld slurmd slurm-client
 )
 
 case "${1:-}" in

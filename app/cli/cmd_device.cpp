@@ -1,5 +1,6 @@
 // fusion-cli device: prints a device description as the JSON that `--device FILE` reads, so a user can
 // start from a preset and edit the numbers (calibrate writes the same format from measurements).
+#include "app/cli/cli_io.h"
 #include "app/cli/command.h"
 #include "core/cost/device_description.h"
 
@@ -7,11 +8,11 @@ namespace fx::cli {
 namespace {
 
 const char* kHelp =
-    "usage: fusion-cli device NAME|FILE\n\n"
+    "usage: fusion-cli device NAME|FILE|-\n\n"
     "Prints the device description NAME (a preset: H100 SXM, H200, A100 80GB, RTX 4090, L4, or a short key\n"
-    "h100, h200, a100, 4090, l4) or FILE (a device JSON file, checked and written back canonically) as JSON\n"
-    "(format fusion-explorer/device, schemas/device.schema.json). Save it, edit the numbers, and pass the\n"
-    "file to --device.\n";
+    "h100, h200, a100, 4090, l4) or FILE (a device JSON file, or - for stdin; checked and written back\n"
+    "canonically) as JSON (format fusion-explorer/device, schemas/device.schema.json). Save it, edit the\n"
+    "numbers, and pass the file to --device.\n";
 
 int device(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   Args args(argv, {}, {});
@@ -19,8 +20,9 @@ int device(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     err << "fusion-cli device: " << (args.ok() ? "name one preset or device file" : args.error()) << "\n";
     return kBadInput;
   }
-  auto d = resolve_device(args.positionals()[0]);
-  if (!d) return report_errors(err, args.positionals()[0], format_diagnostics(d.errors(), args.positionals()[0]));
+  const std::string& source = args.positionals()[0];
+  auto d = resolve_device_input(source);
+  if (!d) return report_errors(err, display_name(source), format_diagnostics(d.errors(), display_name(source)));
   out << device_to_json(*d);
   return kOk;
 }

@@ -145,7 +145,9 @@ Expected<Plan> load_plan_for(const Graph& g, const std::string& plan_file) {
   if (!text) return text.errors();
   auto engine = FusionEngine::load_fused_graph(*text, device);
   if (!engine) return engine.errors();
-  if (!(engine->graph() == g)) return Diagnostic{"", "the plan is for another graph (" + engine->graph().name() + ")"};
+  if (std::string diff = first_difference(engine->graph(), g); !diff.empty()) {
+    return Diagnostic{"", "the plan is for another graph (" + diff + ")"};
+  }
   return engine->plan();
 }
 

@@ -10,6 +10,7 @@
 #include "app/cli/cli_io.h"
 #include "app/cli/command.h"
 #include "app/cli/plan_source.h"
+#include "app/cli/remote_dispatch.h"
 #include "app/cli/run_fault.h"
 #include "app/cli/run_profile.h"
 
@@ -25,13 +26,21 @@
 namespace fx::cli {
 namespace {
 
+// run's flags and options, named once: a local run reads them, a run on a target (--target) forwards them.
+const std::set<std::string> kRunFlags{"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference",
+                                      "--no-reference", "--no-profile", "--no-autotune", "--no-keep-nhwc",
+                                      "--no-clocks", "--timings-on-request"};
+const std::set<std::string> kRunOptions{"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed",
+                                        "--device", "--csv", "--trace", "--layout", "--warmup-ms", "--repeat-ms",
+                                        "--rest-ms", "--tuning-rest-ms", "--placement"};
+
 const char* kHelp =
     "usage: fusion-cli run FILE [--plan PLAN | --auto] [--repeat N] [--warmup N] [--cold-l2] [--cuda-graph]\n"
     "                          [--json OUT] [--progress] [--dump DIR] [--seed S] [--device NAME|FILE]\n"
     "                          [--reference | --no-reference] [--no-profile] [--csv OUT] [--trace OUT]\n"
     "                          [--no-autotune | --layout K] [--no-keep-nhwc] [--no-clocks]\n"
     "                          [--warmup-ms MS] [--repeat-ms MS] [--rest-ms MS] [--tuning-rest-ms MS]\n"
-    "                          [--timings-on-request] [--placement S]\n\n"
+    "                          [--timings-on-request] [--placement S] [--target NAME|URL]\n\n"
     "Runs the unfused plan (one kernel per node) and the fused plan (one kernel per group) on the same seeded\n"
     "inputs, compares every graph output (relative error; f32 1e-5, f16/bf16 1e-2; NaN never passes) and times\n"
     "both with CUDA events (median of --repeat runs, default 20, after --warmup runs, default 3): a plan's time\n"
@@ -98,6 +107,10 @@ const char* kHelp =
     "GPU has been busy.\n"
     "  --no-clocks   do not sample them\n"
     "  --csv OUT     kernel timings as CSV; --trace OUT as a Chrome trace (Perfetto), kernels named by group\n"
+    "  --target NAME|URL  run on another machine: a target saved in the GUI's Run on menu, ssh://[user@]host[:port]\n"
+    "                or slurm://[user@]login-host[:port]?partition=P&gpus=N&time=T (docs/remote.md); the graph\n"
+    "                and plan are copied there, the progress and the --json/--csv/--trace files come back.\n"
+    "                Exit code 5: the target could not be used (ssh failed, no or another fusion-cli there)\n"
     "Exit codes: 0 verified, 1 verification failed or a GPU error, 2 bad input, 3 no CUDA device, 4 a GPU fault.\n"
     "A GPU fault (a kernel hit an illegal address, a trap, an assert...: a sticky CUDA error, after which the\n"
     "process cannot use the GPU) stops the run at once: one line on stderr names the error and the plan step,\n"
@@ -296,11 +309,7 @@ int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo
 }
 
 int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Args args(argv,
-            {"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference", "--no-reference", "--no-profile",
-             "--no-autotune", "--no-keep-nhwc", "--no-clocks", "--timings-on-request"},
-            {"--plan", "--repeat", "--warmup", "--json", "--dump", "--seed", "--device", "--csv", "--trace", "--layout",
-             "--warmup-ms", "--repeat-ms", "--rest-ms", "--tuning-rest-ms", "--placement"});
+  Args args(argv, kRunFlags, kRunOptions);
   if (!args.ok() || args.positionals().size() != 1) {
     err << "fusion-cli run: " << (args.ok() ? "name one graph file" : args.error()) << "\n";
     return kBadInput;
@@ -350,7 +359,13 @@ int run(const std::vector<std::string>& argv, std::ostream&, std::ostream& err) 
 }
 #endif
 
-const Register reg({"run", "run the unfused and fused plans on the GPU, verify and time them", kHelp, run});
+int run_here_or_on_target(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  if (auto rc = run_elsewhere(argv, kRunFlags, kRunOptions, run, out, err)) return *rc;
+  return run(argv, out, err);
+}
+
+const Register reg({"run", "run the unfused and fused plans on the GPU, verify and time them", kHelp,
+                    run_here_or_on_target});
 
 }  // namespace
 }  // namespace fx::cli

@@ -50,6 +50,7 @@ Args::Args(std::vector<std::string> argv, std::set<std::string> flags, std::set<
       return;
     } else {
       positionals_.push_back(argv[i]);
+      positional_indices_.push_back(i);
     }
   }
 }

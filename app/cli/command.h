@@ -14,7 +14,8 @@ namespace fx::cli {
 // Exit codes: 0 ok, 1 a run failed (verification mismatch, a non-sticky GPU error), 2 bad input or usage,
 // 3 no CUDA device / built without CUDA, 4 a GPU fault (a sticky CUDA error: a kernel faulted, the context is
 // dead; kernels/executor/gpu_fault.h). The GUI tells these apart.
-enum ExitCode : int { kOk = 0, kFailed = 1, kBadInput = 2, kNoDevice = 3, kGpuFault = 4 };
+// 5: run --target could not use the target (ssh failed, no or an incompatible fusion-cli there); 130: cancelled.
+enum ExitCode : int { kOk = 0, kFailed = 1, kBadInput = 2, kNoDevice = 3, kGpuFault = 4, kTargetUnusable = 5 };
 
 // A tiny argument parser: options are declared up front so that a typo is an error, not ignored.
 // An option declared as "--accept..." takes every following word up to the next option.
@@ -28,11 +29,14 @@ class Args {
   std::optional<std::string> value(const std::string& option) const;
   std::vector<std::string> values(const std::string& option) const;  // repeated option, or space-separated list
   const std::vector<std::string>& positionals() const { return positionals_; }
+  // Where each positional stands in argv (a run on a remote target rewrites them).
+  const std::vector<std::size_t>& positional_indices() const { return positional_indices_; }
 
  private:
   std::set<std::string> flags_;
   std::multimap<std::string, std::string> values_;
   std::vector<std::string> positionals_;
+  std::vector<std::size_t> positional_indices_;
   std::string error_;
 };
 

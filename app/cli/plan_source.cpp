@@ -26,6 +26,18 @@ std::optional<LoadedPlans> load_plans(const PlanSource& src, const DeviceDescrip
     err << format_diagnostics(engine.errors(), display_name(path));
     return std::nullopt;
   }
+  // A plan names nodes of one graph: refuse a plan of another graph rather than run the plan's own graph.
+  if (src.plan_file && *src.plan_file != src.file) {
+    auto graph = load_graph_file(src.file);
+    if (!graph) {
+      err << format_diagnostics(graph.errors(), src.file);
+      return std::nullopt;
+    }
+    if (std::string diff = first_difference(engine->graph(), *graph); !diff.empty()) {
+      err << path << ": error: the plan is for another graph than " << src.file << " (" << diff << ")\n";
+      return std::nullopt;
+    }
+  }
   LoadedPlans out;
   out.engine = std::make_unique<FusionEngine>(std::move(*engine));
   auto doc = parse_json_text(*text);

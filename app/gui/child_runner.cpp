@@ -1,5 +1,12 @@
 #include "app/gui/child_runner.h"
 
+#ifdef __linux__
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <csignal>
+#endif
+
 #include <QCoreApplication>
 #include <QFileInfo>
 #include <QStandardPaths>
@@ -71,6 +78,15 @@ void ChildRunner::start(const QString& program, const QStringList& args) {
   err_.clear();
   partial_.clear();
   cancelled_ = false;
+#ifdef __linux__
+  // The child ends with the GUI however the GUI ends (SIGTERM, SIGKILL, a crash), not only through this
+  // object's destructor: the kernel sends it SIGTERM when its parent dies.
+  const pid_t parent = ::getpid();
+  process_.setChildProcessModifier([parent] {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(128 + SIGTERM);  // the GUI died before the line above took effect
+  });
+#endif
   process_.start(program, args);
 }
 
@@ -79,7 +95,7 @@ void ChildRunner::cancel() {
   cancelled_ = true;
   process_.terminate();
   // A child stuck in a driver call may ignore SIGTERM: kill it if it is still there shortly after.
-  QTimer::singleShot(2000, this, [this] {
+  QTimer::singleShot(cancel_grace_ms_, this, [this] {
     if (process_.state() != QProcess::NotRunning) process_.kill();
   });
 }

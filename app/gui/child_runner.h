@@ -27,6 +27,8 @@ class ChildRunner : public QObject {
   // Starts program with args; a run already going is cancelled first.
   void start(const QString& program, const QStringList& args);
   void cancel();
+  // How long a cancelled child may take to end before it is killed (a remote run cleans up on the target).
+  void set_cancel_grace_ms(int ms) { cancel_grace_ms_ = ms; }
   bool running() const { return process_.state() != QProcess::NotRunning; }
 
  signals:
@@ -38,6 +40,7 @@ class ChildRunner : public QObject {
   QProcess process_;
   QString out_, err_, partial_;
   bool cancelled_ = false;
+  int cancel_grace_ms_ = 2000;
 };
 
 }  // namespace fx::app

@@ -32,14 +32,10 @@ QString traffic_html(const FusionEngine& engine, const std::vector<NodeId>& node
   GroupCost unfused;
   for (NodeId n : nodes) {
     const GroupCost c = engine.cost_model().single(g, n);
-    unfused.bytes_read += c.bytes_read;
-    unfused.bytes_written += c.bytes_written;
-    unfused.tensors_read += c.tensors_read;
-    unfused.tensors_written += c.tensors_written;
-    unfused.time_s += c.time_s;
+    unfused += c;
   }
-  const double before = static_cast<double>(unfused.bytes_read + unfused.bytes_written);
-  const double after = static_cast<double>(fused.bytes_read + fused.bytes_written);
+  const double before = static_cast<double>(unfused.bytes_moved());
+  const double after = static_cast<double>(fused.bytes_moved());
   QString html = QStringLiteral("<h3>Memory traffic (HBM)</h3><table cellpadding=3>");
   html += QStringLiteral("<tr><td><b>Unfused</b> (%1 kernels)</td><td>%2</td><td>%3</td></tr>")
               .arg(nodes.size()).arg(qs(describe_traffic(unfused)).toHtmlEscaped(), micros(unfused.time_s));

@@ -18,6 +18,7 @@
 #include <QVBoxLayout>
 
 #include "app/gui/charts.h"
+#include "app/gui/run_targets_menu.h"
 #include "core/graph/graph_io.h"
 
 namespace fx::app {
@@ -38,6 +39,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   runner_ = new ChildRunner(this);
   probe_ = new ChildRunner(this);
   run_button_ = new QPushButton(QIcon(QStringLiteral(":/icons/run.svg")), tr("Run on GPU"), this);
+  targets_ = new RunTargetsMenu(this);
   cancel_button_ = new QPushButton(tr("Cancel"), this);
   open_button_ = new QPushButton(tr("Open report…"), this);
   like_pytorch_ = new QCheckBox(tr("Time as PyTorch benchmarks"), this);
@@ -64,6 +66,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
 
   auto* top = new QHBoxLayout;
   top->addWidget(run_button_);
+  top->addWidget(targets_);
   top->addWidget(cancel_button_);
   top->addWidget(like_pytorch_);
   top->addWidget(progress_, 1);
@@ -93,6 +96,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
     }
   });
   connect(runner_, &ChildRunner::finished, this, &RunPanel::on_finished);
+  connect(targets_, &RunTargetsMenu::target_changed, this, &RunPanel::update_availability);
   connect(probe_, &ChildRunner::finished, this, [this](const ChildResult& r) {
     if (r.status == ChildResult::Status::finished && r.exit_code == 0) return set_available(true, tr("Run the unfused and the fused plan on the GPU"));
     if (r.status == ChildResult::Status::finished && r.exit_code == 3)
@@ -105,6 +109,17 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
 
 void RunPanel::set_available(bool ok, const QString& why) {
   available_ = ok;
+  local_why_ = why;
+  update_availability();
+}
+
+// A remote target is tried when asked: whether it has a GPU, and a matching fusion-cli, the run itself says.
+void RunPanel::update_availability() {
+  const auto& target = targets_->current();
+  const bool ok = target.remote() || available_;
+  const QString why = target.remote() ? tr("Run the unfused and the fused plan on %1 (%2)")
+                                            .arg(QString::fromStdString(target.name), QString::fromStdString(target.url))
+                                      : local_why_;
   run_button_->setEnabled(ok && !runner_->running());
   run_button_->setToolTip(why);
   if (!runner_->running() && !report_) status_->setText(why);
@@ -128,7 +143,8 @@ void RunPanel::set_document(const QString& path, std::shared_ptr<const Graph> gr
 
 void RunPanel::run() {
   const QString cli = find_fusion_cli();
-  if (!available_ || cli.isEmpty() || path_.isEmpty()) return;
+  const auto& target = targets_->current();
+  if (!(available_ || target.remote()) || cli.isEmpty() || path_.isEmpty()) return;
   QStringList args{QStringLiteral("run")};
   if (plan_provider_) {
     const QString plan = temp_.filePath(QStringLiteral("run.fused.json"));
@@ -144,11 +160,14 @@ void RunPanel::run() {
     args << QStringLiteral("--cold-l2") << QStringLiteral("--warmup-ms") << QStringLiteral("25")
          << QStringLiteral("--repeat-ms") << QStringLiteral("100") << QStringLiteral("--rest-ms") << QStringLiteral("1000");
   }
+  if (target.remote()) args << QStringLiteral("--target") << QString::fromStdString(target.name);
   log_->appendPlainText(QStringLiteral("$ %1 %2").arg(cli, args.join(' ')));
   progress_->setRange(0, 0);  // busy until the first progress line
   run_button_->setEnabled(false);
   cancel_button_->setEnabled(true);
-  status_->setText(tr("Running on the GPU…"));
+  status_->setText(target.remote() ? tr("Running on %1…").arg(QString::fromStdString(target.name))
+                                   : tr("Running on the GPU…"));
+  runner_->set_cancel_grace_ms(target.remote() ? 15000 : 2000);  // time to stop the run there and remove its folder
   runner_->start(cli, args);
 }
 
@@ -156,7 +175,7 @@ void RunPanel::cancel() { runner_->cancel(); }
 
 void RunPanel::on_finished(const ChildResult& r) {
   cancel_button_->setEnabled(false);
-  run_button_->setEnabled(available_);
+  run_button_->setEnabled(available_ || targets_->current().remote());
   progress_->setRange(0, 1);
   progress_->setValue(r.status == ChildResult::Status::finished && r.exit_code == 0 ? 1 : 0);
   if (!r.std_err.isEmpty()) log_->appendPlainText(r.std_err);

@@ -25,6 +25,7 @@ namespace fx::app {
 
 class KernelBarChart;
 class RooflineChart;
+class RunTargetsMenu;
 
 class RunPanel : public QWidget {
   Q_OBJECT
@@ -46,6 +47,7 @@ class RunPanel : public QWidget {
   void repaint_measured();
   void cancel();
   ChildRunner* runner() { return runner_; }
+  RunTargetsMenu* targets() { return targets_; }
 
  public slots:
   void run();
@@ -61,10 +63,12 @@ class RunPanel : public QWidget {
   void on_gpu_fault(const ChildResult& r);
   void fill_table();
   void set_available(bool ok, const QString& why);
+  void update_availability();
 
   ChildRunner* runner_;
   ChildRunner* probe_;
   QPushButton* run_button_;
+  RunTargetsMenu* targets_;  // this computer or a remote target (ssh, Slurm)
   QPushButton* cancel_button_;
   QPushButton* open_button_;
   QCheckBox* like_pytorch_;  // time as do_bench does (run()'s flags)
@@ -82,7 +86,8 @@ class RunPanel : public QWidget {
   QString report_path_;
   std::shared_ptr<const Graph> graph_;
   std::optional<RunReport> report_;
-  bool available_ = false;
+  bool available_ = false;        // a GPU here (the probe's answer)
+  QString local_why_;             // the probe's sentence
 };
 
 }  // namespace fx::app

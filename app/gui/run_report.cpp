@@ -1,5 +1,8 @@
 #include "app/gui/run_report.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -220,6 +223,11 @@ std::optional<Progress> parse_progress_line(const QString& line) {
   p.step = o.value(QLatin1String("step")).toInt(-1);
   p.total = o.value(QLatin1String("total")).toInt(o.value(QLatin1String("steps")).toInt(0));
   p.message = text(o, {"message", "what", "stage"});
+  // fusion-cli run --progress: {"step": "compile", "progress": 0.4, "message": ...}, a fraction of the run.
+  if (o.value(QLatin1String("step")).isString() && o.value(QLatin1String("progress")).isDouble()) {
+    p.total = 1000;
+    p.step = static_cast<int>(std::lround(std::clamp(o.value(QLatin1String("progress")).toDouble(), 0.0, 1.0) * 1000));
+  }
   if (p.step < 0) return std::nullopt;
   return p;
 }

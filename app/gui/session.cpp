@@ -52,18 +52,18 @@ std::variant<LoadedDocument, LoadFailure> load_document(const QString& path, con
     if (!engine) return LoadFailure{path, engine.errors()};
     auto shared = std::make_shared<FusionEngine>(std::move(*engine));
     auto graph = std::make_shared<const Graph>(shared->graph());
-    return LoadedDocument{path, graph, shared};
+    return LoadedDocument{path, graph, shared, {}};
   }
   auto graph = load_graph(*text, limits);
   if (!graph) return LoadFailure{path, graph.errors()};
   auto shared = std::make_shared<const Graph>(std::move(*graph));
-  return LoadedDocument{path, shared, std::make_shared<FusionEngine>(shared, device)};
+  return LoadedDocument{path, shared, std::make_shared<FusionEngine>(shared, device), {}};
 }
 
 std::variant<LoadedDocument, LoadFailure> document_from_graph(const QString& name, Graph graph,
                                                               const DeviceDescription& device) {
   auto shared = std::make_shared<const Graph>(std::move(graph));
-  return LoadedDocument{name, shared, std::make_shared<FusionEngine>(shared, device)};
+  return LoadedDocument{name, shared, std::make_shared<FusionEngine>(shared, device), {}};
 }
 
 Session::Session(QObject* parent) : QObject(parent) {
@@ -113,7 +113,7 @@ std::vector<GroupInfo> Session::group_infos() const {
     info.kind = kinds_text(g);
     info.nodes = g.nodes;
     info.summary = QStringLiteral("%1, %2 µs")
-                       .arg(qs(format_bytes(static_cast<double>(g.cost.bytes_read + g.cost.bytes_written))))
+                       .arg(qs(format_bytes(static_cast<double>(g.cost.bytes_moved()))))
                        .arg(g.cost.time_s * 1e6, 0, 'f', 1);
     out.push_back(std::move(info));
   }

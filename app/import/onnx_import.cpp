@@ -3,12 +3,14 @@
 // nodes no output needs (shape arithmetic whose results became reshape attributes).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include "app/import/onnx_internal.h"
+#include "core/graph/utf8.h"
 #include "core/graph/graph_io.h"
 
 namespace fx {
@@ -25,6 +27,13 @@ std::string node_pointer(int index) { return "/graph/node/" + std::to_string(ind
 std::string describe(const onnx::NodeProto& n) {
   return in_quotes(n.name().empty() ? (n.output_size() ? n.output(0) : std::string("?")) : n.name()) + " (" +
          (n.domain().empty() || n.domain() == "ai.onnx" ? "" : n.domain() + ".") + n.op_type() + ")";
+}
+
+// The format's rank limit holds for imported tensors too, or the import would save a file that does not load.
+std::optional<std::string> rank_problem(const std::string& what, const TensorType& t) {
+  if (t.shape.size() <= kMaxRank) return std::nullopt;
+  return what + " has rank " + std::to_string(t.shape.size()) + ", over the format's limit of " +
+         std::to_string(kMaxRank);
 }
 
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
@@ -206,6 +215,11 @@ void Importer::add_graph_inputs(Diagnostics& errors) {
       errors.push_back({"/graph/initializer/" + std::to_string(i), "initializer " + in_quotes(t.name()) + ": " + error});
       continue;
     }
+    if (auto bad = rank_problem("initializer " + in_quotes(t.name()), c->type)) {
+      failed_.insert(t.name());
+      errors.push_back({"/graph/initializer/" + std::to_string(i), *bad});
+      continue;
+    }
     c->is_initializer = true;
     add_constant(t.name(), std::move(*c));
     initializers.insert(t.name());
@@ -218,6 +232,11 @@ void Importer::add_graph_inputs(Diagnostics& errors) {
       failed_.insert(v.name());
       errors.push_back({"/graph/input/" + std::to_string(i),
                         "graph input " + in_quotes(v.name()) + " is not a tensor with a known element type and shape"});
+      continue;
+    }
+    if (auto bad = rank_problem("graph input " + in_quotes(v.name()), *t)) {
+      failed_.insert(v.name());
+      errors.push_back({"/graph/input/" + std::to_string(i), *bad});
       continue;
     }
     spec_.inputs.push_back({v.name(), *t, Role::activation});
@@ -292,6 +311,12 @@ void Importer::map_node(const onnx::NodeProto& node, int index, Diagnostics& err
   source_ = "onnx node " + describe(node);
   map_node_checked(node, index, errors);
   source_.clear();
+  for (const std::string& out : node.output()) {
+    const TensorType* t = type_of(out);
+    if (auto bad = t ? rank_problem("output " + in_quotes(out), *t) : std::nullopt; bad && errors.size() == errors_before) {
+      errors.push_back({node_pointer(index), describe(node) + ": " + *bad});
+    }
+  }
   if (errors.size() == errors_before) return;
   for (const std::string& out : node.output()) {
     if (!names_.count(out)) failed_.insert(out);
@@ -476,6 +501,42 @@ Expected<onnx::ModelProto> parse_model(std::string_view bytes, const std::string
   return model;
 }
 
+// ONNX stores names as protobuf proto2 strings, which need not be UTF-8; the graph format (JSON) must be.
+// Every text the importer copies into the graph is checked here, each failure named by its field.
+Diagnostics check_utf8(const onnx::ModelProto& model) {
+  Diagnostics errors;
+  auto check = [&](const std::string& text, const std::string& pointer) {
+    if (auto at = invalid_utf8_offset(text)) {
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(text[*at])));
+      errors.push_back({pointer, "not valid UTF-8 (byte " + std::string(byte) + " at offset " + std::to_string(*at) +
+                                     "); names and text in the graph format are UTF-8"});
+    }
+  };
+  auto values = [&](const auto& list, const std::string& pointer) {
+    for (int i = 0; i < list.size(); ++i) check(list.Get(i).name(), pointer + "/" + std::to_string(i) + "/name");
+  };
+  const onnx::GraphProto& g = model.graph();
+  check(model.producer_name(), "/producer_name");
+  check(model.producer_version(), "/producer_version");
+  check(g.name(), "/graph/name");
+  check(g.doc_string(), "/graph/doc_string");
+  values(g.input(), "/graph/input");
+  values(g.output(), "/graph/output");
+  values(g.value_info(), "/graph/value_info");
+  values(g.initializer(), "/graph/initializer");
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& n = g.node(i);
+    const std::string at = "/graph/node/" + std::to_string(i);
+    check(n.name(), at + "/name");
+    check(n.op_type(), at + "/op_type");
+    check(n.domain(), at + "/domain");
+    for (int j = 0; j < n.input_size(); ++j) check(n.input(j), at + "/input/" + std::to_string(j));
+    for (int j = 0; j < n.output_size(); ++j) check(n.output(j), at + "/output/" + std::to_string(j));
+  }
+  return errors;
+}
+
 void infer_onnx_shapes(onnx::ModelProto& model, std::vector<std::string>& warnings) {
   // Errors on single nodes are skipped (error_mode 0), so an op this libonnx does not know leaves only its
   // own outputs unshaped. Data propagation gives Reshape targets computed from Shape/Gather/Concat chains.
@@ -499,6 +560,7 @@ Expected<GraphSpec> import_onnx_bytes(std::string_view bytes, const std::string&
   }
   auto model = parse_model(bytes, source_name);
   if (!model) return model.errors();
+  if (Diagnostics bad = check_utf8(*model); !bad.empty()) return bad;
   fix_dimensions(*model->mutable_graph(), options, warnings);
   infer_onnx_shapes(*model, warnings);
   onnx_import::Importer importer(*model, options, warnings);

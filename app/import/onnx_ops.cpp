@@ -162,6 +162,12 @@ Result map_cast(Importer& imp, const Node& node) {
   bool narrowed = false;
   auto dtype = map_dtype(static_cast<int>(attr_int(node, "to", 0)), narrowed);
   if (!dtype) return "cast to " + onnx_dtype_name(static_cast<int>(attr_int(node, "to", 0)));
+  if (narrowed) {
+    // The format has no f64 (nor 8/16-bit or unsigned integers): say what the cast became.
+    imp.warn("Cast '" + node.name() + "' to " + onnx_dtype_name(static_cast<int>(attr_int(node, "to", 0))) +
+             " imported as a cast to " + std::string(dtype_name(*dtype)) + ": the format has no such type, so values "
+             "keep " + std::string(dtype_name(*dtype)) + "'s range and precision");
+  }
   return emit_output(imp, node, 0, "cast", {imp.tensor(node.input(0))},
                      attrs_of({{"dtype", std::string(dtype_name(*dtype))}}));
 }

@@ -25,8 +25,8 @@ GroupCost CostModel::cost(const Graph& g, const GroupIo& io, std::span<const Nod
                           std::span<const NodeId> recomputed) const {
   GroupCost c;
   if (io.outputs.empty()) return c;  // eliminated: every consumer recomputes it, nothing is launched
-  for (ValueId v : io.inputs) c.bytes_read += g.value_type(v).bytes();
-  for (ValueId v : io.outputs) c.bytes_written += g.value_type(v).bytes();
+  for (ValueId v : io.inputs) c.bytes_read = saturating_add(c.bytes_read, g.value_type(v).bytes());
+  for (ValueId v : io.outputs) c.bytes_written = saturating_add(c.bytes_written, g.value_type(v).bytes());
   c.tensors_read = static_cast<int>(io.inputs.size());
   c.tensors_written = static_cast<int>(io.outputs.size());
   for (NodeId n : nodes) {
@@ -37,7 +37,7 @@ GroupCost CostModel::cost(const Graph& g, const GroupIo& io, std::span<const Nod
     c.flops += g.flops(n);
     c.compute_time_s += node_compute_time(g, device_, n);
   }
-  c.memory_time_s = static_cast<double>(c.bytes_read + c.bytes_written) / device_.hbm_bandwidth;
+  c.memory_time_s = static_cast<double>(c.bytes_moved()) / device_.hbm_bandwidth;
   c.launch_s = device_.launch_overhead_s;
   c.time_s = std::max(c.memory_time_s, c.compute_time_s) + c.launch_s;
   return c;
@@ -62,7 +62,7 @@ std::string describe_traffic(const GroupCost& c) {
   std::ostringstream out;
   out << c.tensors_read << (c.tensors_read == 1 ? " read + " : " reads + ") << c.tensors_written
       << (c.tensors_written == 1 ? " write = " : " writes = ")
-      << format_bytes(static_cast<double>(c.bytes_read + c.bytes_written));
+      << format_bytes(static_cast<double>(c.bytes_moved()));
   return out.str();
 }
 

@@ -23,9 +23,10 @@ struct GroupCost {
   double launch_s = 0;
   double time_s = 0;               // 0 for an eliminated group (nothing to write: all consumers recompute it)
   bool compute_bound() const { return compute_time_s > memory_time_s; }
+  std::int64_t bytes_moved() const { return saturating_add(bytes_read, bytes_written); }
   GroupCost& operator+=(const GroupCost& o) {
-    bytes_read += o.bytes_read;
-    bytes_written += o.bytes_written;
+    bytes_read = saturating_add(bytes_read, o.bytes_read);
+    bytes_written = saturating_add(bytes_written, o.bytes_written);
     tensors_read += o.tensors_read;
     tensors_written += o.tensors_written;
     flops += o.flops;

@@ -1,11 +1,20 @@
 #include "core/export/dot.h"
 
 #include <sstream>
+#include <string_view>
+
+#include "core/graph/utf8.h"
 
 namespace fx {
 namespace {
 
-std::string escape(const std::string& s) {
+// Every quoted string stays far below Graphviz's limit (16,384 characters in its scanner) and readable in a
+// drawing: longer text is cut at a character boundary, never inside a UTF-8 sequence, and marked "...".
+constexpr std::size_t kMaxDotText = 512;
+
+std::string escape(const std::string& full) {
+  const std::string_view cut = utf8_prefix(full, kMaxDotText);
+  const std::string s = cut.size() < full.size() ? std::string(cut) + "..." : full;
   std::string out;
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';

@@ -58,7 +58,7 @@ Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const 
   GroupCost before = cost(a);
   before += cost(b);
   c.time_before_s = before.time_s;
-  c.bytes_before = before.bytes_read + before.bytes_written;
+  c.bytes_before = before.bytes_moved();
   c.time_after_s = c.time_before_s;
   c.bytes_after = c.bytes_before;
   const std::string what = std::string(to_string(c.kind)) + " " + c.group_a + " + " + c.group_b;
@@ -107,9 +107,9 @@ Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const 
   RecomputeChoice choice;
   if (c.strategy == Strategy::multi_output) choice = weigh_recompute(c, a, b, options, before, after);
   c.time_before_s = before.time_s;
-  c.bytes_before = before.bytes_read + before.bytes_written;
+  c.bytes_before = before.bytes_moved();
   c.time_after_s = after.time_s;
-  c.bytes_after = after.bytes_read + after.bytes_written;
+  c.bytes_after = after.bytes_moved();
   const double saved = c.time_before_s - c.time_after_s;
   std::string arithmetic = "unfused " + traffic(before, choice.kernels_before) + "; fused " +
                            traffic(after, choice.kernels_after) + choice.how;

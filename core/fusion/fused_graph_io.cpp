@@ -1,5 +1,8 @@
 // Fused graph files (a graph plus a "fusion" section) and the decision log as JSON.
+#include <algorithm>
 #include <map>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core/fusion/engine.h"
 #include "core/graph/graph_json.h"
@@ -51,12 +54,20 @@ std::optional<LogEntry> entry_from_json(const nlohmann::json& j, const std::stri
   };
   LogEntry e;
   auto step_it = j.find("step");
+  // Steps count the user's decisions; the engine adds one per decision, so a bound keeps that from overflowing.
+  constexpr std::int64_t kMaxStep = 1'000'000'000;
   if (step_it != j.end() && !step_it->is_number_integer()) {
     errors.push_back({pointer + "/step", std::string("decision field \"step\" must be an integer, got ") +
                                              step_it->type_name()});
     ok = false;
+  } else if (step_it != j.end() && (step_it->is_number_unsigned() ? step_it->get<std::uint64_t>() > kMaxStep
+                                                                  : step_it->get<std::int64_t>() < 0 ||
+                                                                        step_it->get<std::int64_t>() > kMaxStep)) {
+    errors.push_back({pointer + "/step", "decision field \"step\" must be between 0 and " + std::to_string(kMaxStep) +
+                                             ", got " + step_it->dump()});
+    ok = false;
   } else if (step_it != j.end()) {
-    e.step = step_it->get<int>();
+    e.step = static_cast<int>(step_it->get<std::int64_t>());
   }
   e.action = text("action", "");
   e.by = text("by", "");
@@ -107,13 +118,51 @@ std::vector<NodeId> read_names(const Graph& g, const nlohmann::json& list, const
   return out;
 }
 
+// The `recomputed` list of a group is group content like its nodes: each producer once, none of the group's
+// own nodes, only ops that can be recomputed (elementwise, not random), each feeding the group (directly or
+// through another recomputed producer), and the whole of nodes + recomputed legal as one kernel. Without
+// these a plan could "recompute" a sort away or list one name 200,000 times.
+void check_recomputed(const Graph& g, const GroupSpec& spec, const std::string& at, Diagnostics& errors) {
+  std::unordered_set<NodeId> members(spec.nodes.begin(), spec.nodes.end());
+  std::unordered_map<NodeId, std::size_t> first_index;
+  std::vector<std::pair<NodeId, std::size_t>> listed;  // (node, index in the file), each node once
+  for (std::size_t k = 0; k < spec.recomputed.size(); ++k) {
+    const NodeId n = spec.recomputed[k];
+    const std::string here = at + "/recomputed/" + std::to_string(k);
+    const std::string name = "'" + g.node(n).name + "'";
+    if (auto [it, fresh] = first_index.emplace(n, k); !fresh) {
+      errors.push_back({here, "node " + name + " is listed twice (first at " + at + "/recomputed/" +
+                                  std::to_string(it->second) + ")"});
+    } else if (members.count(n)) {
+      errors.push_back({here, "node " + name + " is one of the group's own nodes: a group cannot recompute itself"});
+    } else if (g.node(n).op_class() != OpClass::elementwise || g.node(n).def->random) {
+      errors.push_back({here, "node " + name + " (" + g.node(n).op + ") cannot be recomputed: only elementwise, "
+                              "non-random ops are recomputed in their consumers"});
+    } else {
+      listed.emplace_back(n, k);
+    }
+  }
+  // Consumers come later in topological order: walk back from the group, keeping what feeds it.
+  std::sort(listed.begin(), listed.end(),
+            [&](const auto& a, const auto& b) { return g.topo_position(a.first) > g.topo_position(b.first); });
+  std::unordered_set<NodeId> feeding = members;
+  for (const auto& [n, k] : listed) {
+    const auto& readers = g.consumers(g.value_of(n));
+    if (std::none_of(readers.begin(), readers.end(), [&](NodeId c) { return feeding.count(c) > 0; })) {
+      errors.push_back({at + "/recomputed/" + std::to_string(k), "node '" + g.node(n).name +
+                                                                     "' does not feed this group: nothing in it reads "
+                                                                     "its value"});
+    } else {
+      feeding.insert(n);
+    }
+  }
+}
+
 Expected<std::vector<GroupSpec>> read_groups(const Graph& g, const nlohmann::json& groups, const EngineOptions& options) {
   Diagnostics errors;
   if (!groups.is_array()) return Diagnostic{"/fusion/groups", "must be an array of groups"};
   std::vector<GroupSpec> specs;
   std::map<NodeId, std::size_t> owner;
-  std::vector<int> topo_pos(static_cast<std::size_t>(g.num_nodes()));  // sorting groups stays O(n log n)
-  for (std::size_t i = 0; i < g.topo_order().size(); ++i) topo_pos[static_cast<std::size_t>(g.topo_order()[i])] = static_cast<int>(i);
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const std::string at = "/fusion/groups/" + std::to_string(i);
     if (!groups[i].is_object() || !groups[i].contains("nodes")) {
@@ -132,10 +181,12 @@ Expected<std::vector<GroupSpec>> read_groups(const Graph& g, const nlohmann::jso
                               std::to_string(it->second) + " and " + at + "): a plan is a partition"});
       }
     }
+    const std::size_t errors_before = errors.size();
+    check_recomputed(g, spec, at, errors);
+    // Legal as one kernel: the nodes and what the group recomputes (only once the lists themselves are sound).
     std::vector<NodeId> sorted = spec.nodes;
-    std::sort(sorted.begin(), sorted.end(), [&](NodeId a, NodeId b) {
-      return topo_pos[static_cast<std::size_t>(a)] < topo_pos[static_cast<std::size_t>(b)];
-    });
+    if (errors.size() == errors_before) sorted.insert(sorted.end(), spec.recomputed.begin(), spec.recomputed.end());
+    std::sort(sorted.begin(), sorted.end(), [&](NodeId a, NodeId b) { return g.topo_position(a) < g.topo_position(b); });
     const FusionDecision legal = check_group(g, sorted, options);
     if (!legal.fuse) {
       errors.push_back({at, "illegal group: " + std::string(to_string(legal.reason)) + ": " + legal.message});
@@ -206,9 +257,12 @@ Expected<FusionEngine> FusionEngine::load_fused_graph(std::string_view json_text
                                                       EngineOptions options) {
   auto doc = parse_json_text(json_text);
   if (!doc) return doc.errors();
+  const std::string later = std::string("the graph's names, connections and shapes") +
+                            (doc->contains("fusion") ? ", then the fusion section, are checked" : " are checked");
   auto spec = spec_from_json(*doc, {}, {"fusion"});
-  if (!spec) return spec.errors();
+  if (!spec) return with_more_may_follow(spec.errors(), later);
   auto graph = build_graph(*spec);
+  if (!graph && doc->contains("fusion")) return with_more_may_follow(graph.errors(), "the fusion section is checked");
   if (!graph) return graph.errors();
   FusionEngine engine(std::move(*graph), std::move(device), options);
   if (!doc->contains("fusion")) return engine;  // a plain graph file: the unfused plan
@@ -216,6 +270,7 @@ Expected<FusionEngine> FusionEngine::load_fused_graph(std::string_view json_text
   if (!f.is_object()) return Diagnostic{"/fusion", "the fusion section must be an object"};
   if (!f.contains("groups")) return Diagnostic{"/fusion", "the fusion section needs \"groups\""};
   auto specs = read_groups(engine.graph(), f["groups"], options);
+  if (!specs && f.contains("decisions")) return with_more_may_follow(specs.errors(), "the decision log is checked");
   if (!specs) return specs.errors();
   engine.plan_ = Plan::from_groups(engine.graph(), engine.model_, std::move(*specs));
   if (f.contains("rejected") && f["rejected"].is_array()) {

@@ -75,8 +75,27 @@ std::vector<std::pair<int, int>> Partition::pairs(int only) const {
     for (NodeId c : g_.consumers(v)) {
       const int h = group_of(c);
       if (h == prev) continue;
-      if (prev >= 0 && (only < 0 || h == only || prev == only)) add(prev, h);
+      if (prev >= 0) add(prev, h);
       prev = h;
+    }
+  };
+  // The siblings next to `only` in v's reader order, found from n's own place in it: a value read by
+  // 200,000 nodes costs each merge a few steps, not a scan of every reader (consumers are sorted by node).
+  auto siblings_around = [&](ValueId v, NodeId n) {
+    const auto& cons = g_.consumers(v);
+    const auto at = std::lower_bound(cons.begin(), cons.end(), n);
+    if (at == cons.end() || *at != n) return;
+    for (auto it = at; it != cons.begin();) {
+      if (group_of(*--it) != only) {
+        add(group_of(*it), only);
+        break;
+      }
+    }
+    for (auto it = at + 1; it != cons.end(); ++it) {
+      if (group_of(*it) != only) {
+        add(only, group_of(*it));
+        break;
+      }
     }
   };
   if (only >= 0) {
@@ -85,7 +104,7 @@ std::vector<std::pair<int, int>> Partition::pairs(int only) const {
       for (NodeId p : g_.producers(n)) {
         if (group_of(p) != only) add(group_of(p), only);
       }
-      for (ValueId v : g_.tensor_inputs(n)) siblings_of(v);
+      for (ValueId v : g_.tensor_inputs(n)) siblings_around(v, n);
     }
   } else {
     for (int s = 0; s < slot_count(); ++s) {

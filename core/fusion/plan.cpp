@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <queue>
+#include <unordered_set>
 
 namespace fx {
 
@@ -35,8 +36,10 @@ GroupIo group_io(const Graph& g, std::span<const NodeId> nodes, std::span<const 
                  std::span<const int> group_of_node, int self,
                  const std::vector<std::vector<NodeId>>& recomputed_by_group) {
   GroupIo io;
+  // Loaded plans may recompute many producers: look them up in a set, not by a scan per operand.
+  const std::unordered_set<NodeId> recomputed_here(recomputed.begin(), recomputed.end());
   auto inside = [&](NodeId n) {
-    return group_of_node[static_cast<std::size_t>(n)] == self || contains(recomputed, n);
+    return group_of_node[static_cast<std::size_t>(n)] == self || recomputed_here.count(n) > 0;
   };
   auto read_from = [&](std::span<const NodeId> list) {
     for (NodeId n : list) {
@@ -228,7 +231,7 @@ double Plan::predicted_time_s() const {
 
 std::int64_t Plan::bytes_moved() const {
   std::int64_t b = 0;
-  for (const Group& grp : groups_) b += grp.cost.bytes_read + grp.cost.bytes_written;
+  for (const Group& grp : groups_) b = saturating_add(b, grp.cost.bytes_moved());
   return b;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/graph/utf8.h"
+
 namespace fx {
 
 const char* fusion_kind_color(const Group& group) {
@@ -28,7 +30,7 @@ std::vector<DotCluster> plan_clusters(const Graph& g, const Plan& plan) {
       if (!names.empty()) names += '+';
       names += g.node(n).name;
     }
-    if (names.size() > 60) names = names.substr(0, 57) + "...";
+    if (names.size() > 60) names = std::string(utf8_prefix(names, 57)) + "...";
     c.label = grp.id + " " + kinds + ": " + names;
     c.color = fusion_kind_color(grp);
     c.nodes = grp.nodes;

@@ -78,10 +78,10 @@ std::string type_to_string(const TensorType& type) {
 }
 
 std::string format_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   int u = 0;
   double v = bytes;
-  while (std::fabs(v) >= 1024.0 && u < 4) {
+  while (std::fabs(v) >= 1024.0 && u < 6) {
     v /= 1024.0;
     ++u;
   }

@@ -21,6 +21,13 @@ using Diagnostics = std::vector<Diagnostic>;
 
 std::string format_diagnostics(const Diagnostics& diagnostics, const std::string& file = {});
 
+// Appended when a stage stopped before later checks could run, so a list of errors never reads as complete
+// when it is not: "more problems may follow: <what was not checked> is checked once these are fixed".
+inline Diagnostics with_more_may_follow(Diagnostics errors, const std::string& not_checked) {
+  errors.push_back({"", "more problems may follow: " + not_checked + " once the errors above are fixed"});
+  return errors;
+}
+
 // An object key as one JSON pointer token: '~' becomes "~0" and '/' becomes "~1" (RFC 6901).
 std::string pointer_token(const std::string& key);
 

@@ -70,6 +70,12 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
 // Checks a tensor type's dimensions and sizes; returns false after adding diagnostics.
 bool check_tensor_type(const TensorType& t, const std::string& pointer, Diagnostics& errors) {
+  // Inferred types too: a reshape to rank 17 would otherwise be saved as a file no loader accepts.
+  if (t.shape.size() > kMaxRank) {
+    errors.push_back({pointer + "/shape", "rank " + std::to_string(t.shape.size()) + " exceeds the limit of " +
+                                              std::to_string(kMaxRank)});
+    return false;
+  }
   for (std::size_t i = 0; i < t.shape.size(); ++i) {
     if (t.shape[i] <= 0) {
       errors.push_back({pointer + "/shape/" + std::to_string(i),
@@ -407,11 +413,15 @@ Expected<Graph> build_graph(const GraphSpec& spec) {
   b.check_names();
   b.resolve_nodes();
   std::vector<NodeId> topo;
-  if (b.order_nodes(topo)) b.infer_types(topo);
+  const bool acyclic = b.order_nodes(topo);
+  if (acyclic) b.infer_types(topo);
   b.resolve_outputs(g.outputs_);
+  if (!acyclic) return with_more_may_follow(std::move(b.errors), "shapes and dtypes are inferred and checked");
   if (!b.errors.empty()) return b.errors;
 
   g.topo_ = std::move(topo);
+  g.topo_pos_.assign(g.topo_.size(), 0);
+  for (std::size_t i = 0; i < g.topo_.size(); ++i) g.topo_pos_[static_cast<std::size_t>(g.topo_[i])] = static_cast<int>(i);
   g.by_name_ = std::move(b.names);
   const auto values = static_cast<std::size_t>(g.num_values());
   g.is_output_.assign(values, false);
@@ -426,6 +436,26 @@ Expected<Graph> build_graph(const GraphSpec& spec) {
     std::sort(g.producers_[static_cast<std::size_t>(n)].begin(), g.producers_[static_cast<std::size_t>(n)].end());
   }
   return g;
+}
+
+std::string first_difference(const Graph& a, const Graph& b) {
+  if (a == b) return {};
+  if (a.name() != b.name()) return "named " + quoted(a.name()) + " vs " + quoted(b.name());
+  if (a.inputs().size() != b.inputs().size() || a.num_nodes() != b.num_nodes()) {
+    return std::to_string(a.inputs().size()) + " inputs and " + std::to_string(a.num_nodes()) + " nodes vs " +
+           std::to_string(b.inputs().size()) + " and " + std::to_string(b.num_nodes());
+  }
+  for (std::size_t i = 0; i < a.inputs().size(); ++i) {
+    const GraphInput &x = a.inputs()[i], &y = b.inputs()[i];
+    if (!(x == y)) return "input " + std::to_string(i) + ": " + quoted(x.name) + " " + type_to_string(x.type) + " vs " +
+                          quoted(y.name) + " " + type_to_string(y.type);
+  }
+  for (NodeId n = 0; n < a.num_nodes(); ++n) {
+    const Node &x = a.node(n), &y = b.node(n);
+    if (!(x == y)) return "node " + std::to_string(n) + ": " + quoted(x.name) + " = " + x.op + " " +
+                          type_to_string(x.type) + " vs " + quoted(y.name) + " = " + y.op + " " + type_to_string(y.type);
+  }
+  return "the outputs or descriptions differ";
 }
 
 }  // namespace fx

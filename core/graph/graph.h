@@ -107,6 +107,8 @@ class Graph {
   std::vector<ValueId> tensor_inputs(NodeId n) const;
   // Topological order of the nodes; ties by file order.
   const std::vector<NodeId>& topo_order() const { return topo_; }
+  // Where n stands in topo_order(): sorting a node set by it costs its own size, not the graph's.
+  int topo_position(NodeId n) const { return topo_pos_[static_cast<std::size_t>(n)]; }
   double flops(NodeId n) const { return flops_[static_cast<std::size_t>(n)]; }
 
   bool operator==(const Graph& o) const {
@@ -125,9 +127,16 @@ class Graph {
   std::vector<std::vector<NodeId>> consumers_;
   std::vector<std::vector<NodeId>> producers_;
   std::vector<NodeId> topo_;
+  std::vector<int> topo_pos_;
   std::vector<double> flops_;
   std::unordered_map<std::string, ValueId> by_name_;
 };
+
+// The first difference between two graphs for a message ("node 3 'y': op relu vs gelu"), empty when equal.
+std::string first_difference(const Graph& a, const Graph& b);
+
+// The largest rank of any tensor, stated or inferred (the format's limit; LoadLimits may be tighter).
+inline constexpr std::size_t kMaxRank = 16;
 
 // Validates a spec and builds the graph, or lists every problem with its JSON pointer.
 Expected<Graph> build_graph(const GraphSpec& spec);

@@ -2,13 +2,16 @@
 // (and line:column for syntax errors); a file is either a valid graph or a list of diagnostics.
 #include "core/graph/graph_io.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <system_error>
 #include <unistd.h>
 
 #include "core/graph/graph_json.h"
+#include "core/graph/json_dom.h"
 
 namespace fx {
 namespace {
@@ -55,6 +58,13 @@ std::optional<Diagnostic> check_depth(std::string_view text, int max_depth) {
 }
 
 std::string type_name(const json& v) { return v.type_name(); }
+
+// "300 MiB, over the limit of 64 MiB"; in exact bytes where rounding would print the same size twice.
+std::string size_over_limit(std::uintmax_t size, std::uintmax_t limit) {
+  const std::string a = format_bytes(static_cast<double>(size)), b = format_bytes(static_cast<double>(limit));
+  if (a != b) return a + ", over the limit of " + b;
+  return std::to_string(size) + " bytes, over the limit of " + std::to_string(limit) + " bytes (" + b + ")";
+}
 
 struct Reader {
   Diagnostics& errors;
@@ -232,12 +242,14 @@ struct Reader {
 
 Expected<json> parse_json_text(std::string_view text, const LoadLimits& limits) {
   if (text.size() > limits.max_file_bytes) {
-    return Diagnostic{"", "the file is " + format_bytes(static_cast<double>(text.size())) + ", over the limit of " +
-                              format_bytes(static_cast<double>(limits.max_file_bytes))};
+    return Diagnostic{"", "the file is " + size_over_limit(text.size(), limits.max_file_bytes)};
   }
   if (auto d = check_depth(text, limits.max_depth)) return *d;
   try {
-    return json::parse(text);
+    Diagnostics duplicates;
+    json doc = parse_json_dom(text, duplicates);
+    if (!duplicates.empty()) return duplicates;
+    return doc;
   } catch (const json::parse_error& e) {
     Diagnostic d{"", "not valid JSON: "};
     std::string what = e.what();
@@ -318,7 +330,7 @@ Expected<GraphSpec> parse_graph_spec(std::string_view json_text, const LoadLimit
 
 Expected<Graph> load_graph(std::string_view json_text, const LoadLimits& limits) {
   auto spec = parse_graph_spec(json_text, limits);
-  if (!spec) return spec.errors();
+  if (!spec) return with_more_may_follow(spec.errors(), "names, connections and shapes are checked");
   return build_graph(*spec);
 }
 
@@ -327,12 +339,9 @@ Expected<std::string> read_text_file(const std::filesystem::path& path, std::siz
   if (std::filesystem::is_directory(path, ec)) return Diagnostic{"", path.string() + " is a folder, not a file"};
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) return Diagnostic{"", "cannot open " + path.string() + ": " + ec.message()};
-  if (size > max_bytes) {
-    return Diagnostic{"", path.string() + " is " + format_bytes(static_cast<double>(size)) + ", over the limit of " +
-                              format_bytes(static_cast<double>(max_bytes))};
-  }
+  if (size > max_bytes) return Diagnostic{"", path.string() + " is " + size_over_limit(size, max_bytes)};
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Diagnostic{"", "cannot open " + path.string()};
+  if (!in) return Diagnostic{"", "cannot open " + path.string() + ": " + std::strerror(errno)};
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -342,29 +351,6 @@ Expected<Graph> load_graph_file(const std::filesystem::path& path, const LoadLim
   auto text = read_text_file(path, limits.max_file_bytes);
   if (!text) return text.errors();
   return load_graph(*text, limits);
-}
-
-Expected<bool> write_text_file_atomic(const std::filesystem::path& path, std::string_view text) {
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  std::filesystem::path tmp = dir / ("." + path.filename().string() + ".tmp" + std::to_string(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Diagnostic{"", "cannot write " + tmp.string() + ": the folder is missing or not writable"};
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      return Diagnostic{"", "cannot write " + path.string() + " (disk full?)"};
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return Diagnostic{"", "cannot replace " + path.string() + ": " + ec.message()};
-  }
-  return true;
 }
 
 }  // namespace fx

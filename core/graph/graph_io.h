@@ -17,7 +17,7 @@ struct LoadLimits {
   std::size_t max_file_bytes = 64u << 20;  // 64 MiB of JSON: a 10,000-node graph is ~4 MiB; parsing peaks near 20x
   int max_depth = 64;                       // JSON nesting; the format needs 5
   std::size_t max_nodes = 1'000'000;
-  std::size_t max_rank = 16;
+  std::size_t max_rank = kMaxRank;
 };
 
 Expected<GraphSpec> parse_graph_spec(std::string_view json_text, const LoadLimits& limits = {});

@@ -33,6 +33,14 @@ struct TensorType {
   bool operator==(const TensorType&) const = default;
 };
 
+// Byte and element totals over a graph: each tensor fits int64, their sums need not (ten thousand tensors
+// of 2^50 bytes). A sum saturates at INT64_MAX, which reports print as "8 EiB" ("at least").
+inline std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+  std::int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return sum;
+}
+
 std::string type_to_string(const TensorType& type);  // "f32[8192, 4096]"
 std::string format_bytes(double bytes);              // "256 MiB"
 

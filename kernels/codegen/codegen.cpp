@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <unordered_set>
 #include <utility>
 
 #include "kernels/codegen/codegen_internal.h"
@@ -31,6 +32,19 @@ std::string_view kernel_kind_name(KernelKind k) {
   return "?";
 }
 
+namespace {
+
+// A group's nodes in topological order, each once; costs the group's size, not the graph's (a plan of
+// n one-node groups generates in O(n log n)).
+std::vector<NodeId> in_topo_order(const Graph& g, std::span<const NodeId> group) {
+  std::vector<NodeId> nodes(group.begin(), group.end());
+  std::sort(nodes.begin(), nodes.end(), [&](NodeId a, NodeId b) { return g.topo_position(a) < g.topo_position(b); });
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
+}  // namespace
+
 std::vector<ValueId> group_outputs(const Graph& g, std::span<const NodeId> group) {
   const std::set<NodeId> in(group.begin(), group.end());
   std::vector<NodeId> sorted(group.begin(), group.end());
@@ -47,11 +61,11 @@ std::vector<ValueId> group_outputs(const Graph& g, std::span<const NodeId> group
 std::vector<ValueId> group_inputs(const Graph& g, std::span<const NodeId> group) {
   const std::set<NodeId> in(group.begin(), group.end());
   std::vector<ValueId> out;
-  for (NodeId n : g.topo_order()) {
-    if (!in.count(n)) continue;
+  std::unordered_set<ValueId> seen;
+  for (NodeId n : in_topo_order(g, group)) {
     for (ValueId v : g.tensor_inputs(n)) {
       auto p = g.producer(v);
-      if ((!p || !in.count(*p)) && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+      if ((!p || !in.count(*p)) && seen.insert(v).second) out.push_back(v);
     }
   }
   return out;
@@ -71,7 +85,7 @@ namespace codegen {
 
 std::int64_t bytes_of(const Graph& g, const std::vector<ValueId>& values) {
   std::int64_t b = 0;
-  for (ValueId v : values) b += g.value_type(v).bytes();
+  for (ValueId v : values) b = saturating_add(b, g.value_type(v).bytes());
   return b;
 }
 
@@ -197,11 +211,7 @@ GroupCode generate_group(const Graph& g, std::span<const NodeId> group, const st
                          int group_id, const CodegenOptions& options) {
   if (std::string why = unsupported_reason(g, group); !why.empty()) throw std::invalid_argument(why);
   if (group.empty()) throw std::invalid_argument("empty group");
-  const std::set<NodeId> in(group.begin(), group.end());
-  std::vector<NodeId> nodes;
-  for (NodeId n : g.topo_order()) {
-    if (in.count(n)) nodes.push_back(n);
-  }
+  const std::vector<NodeId> nodes = in_topo_order(g, group);
   if (outputs.empty()) return {};  // everything it computes is recomputed by its consumers: nothing to launch
   if (nodes.size() == 1) return single_node(g, nodes[0], group_id, options);
   const bool has_reduction =

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "kernels/codegen/codegen_internal.h"
@@ -81,7 +82,7 @@ class ElementwiseEmitter {
   }
 
   void note_input(ValueId u) {
-    if (std::find(inputs.begin(), inputs.end(), u) == inputs.end()) inputs.push_back(u);
+    if (input_set_.insert(u).second) inputs.push_back(u);
   }
 
   std::string compute(ValueId u, const Ctx& ctx) {
@@ -219,6 +220,7 @@ class ElementwiseEmitter {
   int vec_;
   std::string index_type_;
   std::set<NodeId> in_group_;
+  std::unordered_set<ValueId> input_set_;  // `inputs` as a set: a concat of thousands stays linear
   std::vector<std::map<std::string, std::string>> scopes_{1};
   std::map<std::pair<ValueId, std::string>, std::string> hoisted_;
   Code pre_, body_;

@@ -62,11 +62,20 @@ std::string number(std::int64_t v) { return v > INT32_MAX || v < INT32_MIN ? std
 
 std::string literal(double value, DType t) {
   if (t == DType::boolean) return value != 0.0 ? "true" : "false";
-  if (!is_floating(t)) return number(static_cast<std::int64_t>(value));
-  if (std::isnan(value)) return "__int_as_float(0x7fc00000)";
-  if (std::isinf(value)) return value > 0 ? "__int_as_float(0x7f800000)" : "(-__int_as_float(0x7f800000))";
+  if (!is_floating(t)) {
+    // Saturate: a double beyond int64 (1e308) has no integer value, and converting it would be undefined.
+    if (std::isnan(value)) return "0";
+    if (value >= 9223372036854775807.0) return "9223372036854775807LL";
+    if (value <= -9223372036854775808.0) return "(-9223372036854775807LL - 1)";
+    return number(static_cast<std::int64_t>(value));
+  }
+  // Registers hold floats: a literal is the float nearest to it, which is infinite beyond f32's range
+  // (1e308, an eps of 1e39), as the CPU reference rounds it. printf would write "inf", not a constant.
+  const float f = static_cast<float>(value);
+  if (std::isnan(f)) return "__int_as_float(0x7fc00000)";
+  if (std::isinf(f)) return f > 0 ? "__int_as_float(0x7f800000)" : "(-__int_as_float(0x7f800000))";
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(static_cast<float>(value)));
+  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(f));
   std::string s = buf;
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return value < 0 ? "(" + s + "f)" : s + "f";
@@ -196,7 +205,10 @@ std::string elementwise_expr(const Graph& g, const Node& node, const std::vector
 std::string Identifiers::fresh(const std::string& base_in) {
   std::string base;
   for (char c : base_in) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  // A digit cannot start an identifier; names beginning with "__" are the compiler's and "fx_" the
+  // preamble's. Any other base (a non-ASCII name is all underscores) keeps its characters.
   if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base = "t_" + base;
+  if (base[0] == '_' || base.rfind("fx_", 0) == 0) base = "t" + base;
   // Names that would shadow the kernel's own variables or CUDA's keep a suffix.
   static const std::set<std::string> reserved = {"i", "v", "k", "c", "n", "row", "col", "base", "int", "float",
                                                  "double", "char", "long", "short", "bool", "if", "else", "for",
@@ -216,10 +228,19 @@ std::string Identifiers::fresh(const std::string& base_in) {
                                                  "logf", "sqrtf", "rsqrtf", "tanhf", "erff", "sinf", "cosf", "powf",
                                                  "fabsf", "fmaxf", "fminf", "exp", "log", "sqrt", "tanh", "erf", "sin",
                                                  "cos", "pow", "abs", "min", "max"};
-  std::string id = base;
-  for (int k = 2; used_.count(id) || reserved.count(id) || id.rfind("fx_", 0) == 0 || id.rfind("__", 0) == 0; ++k) {
-    id = base + "_" + std::to_string(k);
+  if (!used_.count(base) && !reserved.count(base)) {
+    used_.insert(base);
+    return base;
   }
+  // Many names can share a base ("ñ", "é", "x.1" and "x:1" all map to few): each base remembers the next
+  // suffix to try, so n such names cost n look-ups, not n^2. A suffixed id can itself be taken by a name
+  // ("x_2"); the loop steps past those.
+  int& next = next_suffix_[base];
+  std::string id;
+  do {
+    id = base + "_" + std::to_string(next < 2 ? (next = 2) : next);
+    ++next;
+  } while (used_.count(id) || reserved.count(id));
   used_.insert(id);
   return id;
 }

@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/graph/graph.h"
@@ -39,8 +41,9 @@ class Identifiers {
   std::string fresh(const std::string& base);
 
  private:
-  std::map<std::string, std::string> by_name_;
-  std::set<std::string> used_;
+  std::unordered_map<std::string, std::string> by_name_;
+  std::unordered_set<std::string> used_;
+  std::unordered_map<std::string, int> next_suffix_;
 };
 
 // One line per node for comments: "y = relu(add)   f32[8192, 8192]".

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_set>
 #include <stdexcept>
 #include <utility>
 
@@ -73,6 +74,7 @@ class RowEmitter {
   std::string store(ValueId o, std::string& why);
 
   std::vector<ValueId> inputs;
+  std::unordered_set<ValueId> input_set_;  // the same values, for a constant-time "already read?"
   Identifiers ids;
   std::set<std::string> scratch_types;
   Code& body() { return body_; }
@@ -197,7 +199,7 @@ bool RowEmitter::classify(std::string& why) {
 std::string RowEmitter::load_external(ValueId u, const Shape& eff) {
   const std::string key = std::to_string(u) + shape_to_string(eff);
   if (auto f = loaded_.find(key); f != loaded_.end()) return f->second;
-  if (std::find(inputs.begin(), inputs.end(), u) == inputs.end()) inputs.push_back(u);
+  if (input_set_.insert(u).second) inputs.push_back(u);
   const TensorType& t = g_.value_type(u);
   const std::string ptr = in_ptr(ids, g_, u), name = ids.fresh(g_.value_name(u)), ct = compute_type(t.dtype);
   Shape s = eff;
@@ -263,7 +265,7 @@ std::string RowEmitter::load_external(ValueId u, const Shape& eff) {
 std::string RowEmitter::load_per_row(ValueId u) {
   const std::string key = std::to_string(u) + "/row";
   if (auto f = loaded_.find(key); f != loaded_.end()) return f->second;
-  if (std::find(inputs.begin(), inputs.end(), u) == inputs.end()) inputs.push_back(u);
+  if (input_set_.insert(u).second) inputs.push_back(u);
   const TensorType& t = g_.value_type(u);
   const std::string name = ids.fresh(g_.value_name(u));
   const std::string index = t.numel() == 1 ? "0" : "row";

@@ -28,7 +28,7 @@ TEST(OpenOnnx, LoadDocumentImportsAModelWithItsWarnings) {
   ASSERT_TRUE(std::holds_alternative<LoadedDocument>(loaded)) << std::get<LoadFailure>(loaded).text().toStdString();
   const LoadedDocument& doc = std::get<LoadedDocument>(loaded);
   ASSERT_EQ(doc.graph->num_nodes(), 1u);
-  EXPECT_EQ(doc.graph->node(0).op, "custom");
+  EXPECT_EQ(doc.graph->node(0).op_id(), OpId::custom);
   ASSERT_FALSE(doc.warnings.isEmpty());
   EXPECT_TRUE(doc.warnings.front().contains(QStringLiteral("Det"))) << doc.warnings.front().toStdString();
 }

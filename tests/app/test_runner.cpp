@@ -1,6 +1,8 @@
 // The child-process runner: a child that crashes is reported with its stderr and never takes the test (the
 // GUI) down; progress lines are parsed; a run report opens in the panel and feeds the timings exports.
+#include <QCoreApplication>
 #include <QFile>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QTest>
 #include <QTableWidget>
@@ -55,6 +57,47 @@ TEST(ChildRunner, CancelStopsALongChild) {
   runner.cancel();
   ASSERT_TRUE(done.wait(10000));
   EXPECT_EQ(done.takeFirst().at(0).value<ChildResult>().status, ChildResult::Status::cancelled);
+}
+
+// Run by the test below as its own process: holds a child that writes its pid, as the GUI holds `fusion-cli run`.
+TEST(ChildRunner, DISABLED_HelperHoldsAChildUntilKilled) {
+  const QString pid_file = qEnvironmentVariable("FX_TEST_CHILD_PID_FILE");
+  if (pid_file.isEmpty()) GTEST_SKIP() << "only run by GuiKilledWithSigtermTakesItsChildAlong";
+  ChildRunner runner;
+  runner.start(QStringLiteral("/bin/sh"),
+               {QStringLiteral("-c"), QStringLiteral("echo $$ > '%1'; exec sleep 60").arg(pid_file)});
+  QTest::qWait(60000);
+}
+
+// The state letter of /proc/PID/stat ('Z' for a zombie), or 0 when the process is gone.
+char process_state(const QString& pid) {
+  QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+  if (!stat.open(QIODevice::ReadOnly)) return 0;
+  const QByteArray text = stat.readAll();
+  const int close = text.lastIndexOf(')');
+  return close >= 0 && close + 2 < text.size() ? text.at(close + 2) : 0;
+}
+
+// SIGTERM to the GUI left its `fusion-cli run` child running: the child now dies with its parent.
+TEST(ChildRunner, GuiKilledWithSigtermTakesItsChildAlong) {
+  QTemporaryDir dir;
+  const QString pid_file = dir.filePath(QStringLiteral("child.pid"));
+  QProcess gui;
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert(QStringLiteral("FX_TEST_CHILD_PID_FILE"), pid_file);
+  gui.setProcessEnvironment(env);
+  gui.start(QCoreApplication::applicationFilePath(),
+            {QStringLiteral("--gtest_filter=ChildRunner.DISABLED_HelperHoldsAChildUntilKilled"),
+             QStringLiteral("--gtest_also_run_disabled_tests")});
+  ASSERT_TRUE(QTest::qWaitFor([&] { return QFile(pid_file).size() > 0; }, 20000)) << "the helper never started its child";
+  QFile f(pid_file);
+  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+  const QString child = QString::fromLatin1(f.readAll()).trimmed();
+  ASSERT_NE(process_state(child), 0);
+  gui.terminate();  // SIGTERM: no destructor of the helper runs
+  ASSERT_TRUE(gui.waitForFinished(10000));
+  EXPECT_TRUE(QTest::qWaitFor([&] { const char s = process_state(child); return s == 0 || s == 'Z'; }, 5000))
+      << "the child " << child.toStdString() << " outlived the process that started it";
 }
 
 constexpr const char* kReport = R"json({

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -118,6 +119,74 @@ TEST_F(AtomicWrite, SavedGraphRoundTripsThroughTheFile) {
   auto again = load_graph_file(target_);
   ASSERT_TRUE(again.ok()) << format_diagnostics(again.errors());
   EXPECT_EQ(*again, *g);
+}
+
+TEST_F(AtomicWrite, FailedRenameSaysWhyNotSuccess) {
+  const fs::path folder = dir_ / "session.json.d";
+  fs::create_directories(folder / "child");
+  auto r = write_text_file_atomic(folder, "new\n");
+  ASSERT_FALSE(r.ok());
+  // The cleanup after the failed rename used to overwrite the error: "cannot replace ...: Success".
+  EXPECT_EQ(r.errors()[0].message.find(": Success"), std::string::npos) << r.errors()[0].message;
+  EXPECT_NE(r.errors()[0].message.find("irectory"), std::string::npos) << r.errors()[0].message;
+  fs::remove_all(folder);
+}
+
+TEST_F(AtomicWrite, AFileNameTooLongIsCalledThat) {
+  auto r = write_text_file_atomic(dir_ / (std::string(300, 'n') + ".json"), "new\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.errors()[0].message.find("the file name is too long"), std::string::npos) << r.errors()[0].message;
+  EXPECT_EQ(r.errors()[0].message.find("not writable"), std::string::npos) << r.errors()[0].message;
+  expect_old_file_intact();
+}
+
+TEST_F(AtomicWrite, KeepsTheFileModeSymlinkAndHardLinks) {
+  ASSERT_EQ(::chmod(target_.c_str(), 0600), 0);
+  const fs::path link = dir_ / "link.json", hard = dir_ / "hard.json";
+  fs::create_symlink(target_.filename(), link);
+  fs::create_hard_link(target_, hard);
+  ASSERT_TRUE(write_text_file_atomic(link, "through the link\n").ok());
+  EXPECT_TRUE(fs::is_symlink(link)) << "the save replaced the symlink with a file";
+  EXPECT_EQ(read(target_), "through the link\n");
+  EXPECT_EQ(read(hard), "through the link\n") << "the save broke the hard link";
+  struct stat st {};
+  ASSERT_EQ(::stat(target_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u) << "the save widened the mode";
+  fs::remove(hard);
+  ASSERT_TRUE(write_text_file_atomic(target_, "renamed into place\n").ok());  // one link: the atomic path
+  ASSERT_EQ(::stat(target_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(read(link), "renamed into place\n");
+}
+
+// A save killed (SIGKILL) after creating its temporary leaves ".NAME.tmpPID"; the next save removes it.
+TEST_F(AtomicWrite, TheNextSaveRemovesATemporaryLeftByAKilledSave) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::ofstream(dir_ / (".session.json.tmp" + std::to_string(::getpid()))) << "half a save";
+    ::raise(SIGKILL);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  const fs::path left = dir_ / (".session.json.tmp" + std::to_string(child));
+  ASSERT_TRUE(fs::exists(left));
+  ASSERT_TRUE(write_text_file_atomic(target_, "new\n").ok());
+  EXPECT_FALSE(fs::exists(left));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
+}
+
+// 64 MiB and one byte printed as "64 MiB, over the limit of 64 MiB": the exact sizes say what is wrong.
+TEST_F(AtomicWrite, ASizeJustOverTheLimitIsGivenInBytes) {
+  std::ofstream(target_, std::ios::trunc) << std::string(2049, 'x');
+  auto r = read_text_file(target_, 2048);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.errors()[0].message.find("2049 bytes, over the limit of 2048 bytes (2 KiB)"), std::string::npos)
+      << r.errors()[0].message;
+  r = read_text_file(target_, 1024);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.errors()[0].message.find("2 KiB, over the limit of 1 KiB"), std::string::npos) << r.errors()[0].message;
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ TEST_F(CliConventions, DashReadsStdinInEveryReadingVerb) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["kernels"], 3);
   r = sh(kCli + " dot -" + in, dir_);
   EXPECT_EQ(r.status, 0);
-  EXPECT_NE(r.out.find("\"mul\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("label=\"mul\\nmul"), std::string::npos) << r.out;
   // A pipe of two verbs: the fused graph from stdin keeps its plan.
   r = sh(kCli + " fuse " + sample("relu_mul_add.json") + " --auto -o - | " + kCli + " analyze - --json", dir_);
   ASSERT_EQ(r.status, 0);

@@ -8,6 +8,7 @@
 
 #include "tests/fuzz/fused_graph_properties.h"
 #include "tests/fuzz/graph_properties.h"
+#include "tests/fuzz/plan_properties.h"
 
 namespace fx {
 namespace {
@@ -56,6 +57,14 @@ TEST(FuzzRegressions, EverySavedFusedCrashNowLoadsOrFailsCleanly) {
 TEST(FuzzRegressions, FusedSeedsSatisfyTheFusedProperties) {
   expect_properties_hold("tests/fuzz/seeds-fused", 5, fuzz::check_fused_document);
   expect_properties_hold("sample_graphs", 20, fuzz::check_fused_document);
+}
+
+// Plans checked against their graph (tests/fuzz/plan_properties.h): as loaded and after auto-fuse.
+TEST(FuzzRegressions, PlansSatisfyThePlanProperties) {
+  expect_properties_hold("tests/fuzz/seeds-fused", 5, fuzz::check_plan_document);
+  expect_properties_hold("tests/data/bad-fused", 10, fuzz::check_plan_document);
+  expect_properties_hold("tests/data/fuzz-regressions-plan", 1, fuzz::check_plan_document);
+  expect_properties_hold("sample_graphs", 20, fuzz::check_plan_document);
 }
 
 // The properties themselves must be able to fail, or the fuzzer would find nothing.

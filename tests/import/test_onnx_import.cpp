@@ -6,6 +6,7 @@
 #include <functional>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <onnx/onnx_pb.h>
 
 #include "app/import/onnx_import.h"
@@ -336,6 +337,58 @@ TEST(OnnxImport, CliExitsTwoOnAMalformedFileAndWritesAGraphForAGoodOne) {
   EXPECT_TRUE(load_graph_file(out).ok());
   fs::remove(bad);
   fs::remove(out);
+}
+
+// Invalid UTF-8 in a name ended the CLI with exit 1 and nlohmann's raw message when the graph was saved.
+TEST(OnnxImport, InvalidUtf8InANameIsRefusedNamingTheField) {
+  const std::string bytes = serialize([](onnx::GraphProto& g) {
+    add_value(g.mutable_input(), "x", {4, 8});
+    add_node(g, "Relu", {"x"}, {std::string("y\xff")});
+    add_value(g.mutable_output(), std::string("y\xff"), {4, 8});
+  });
+  std::vector<std::string> warnings;
+  auto spec = import_bytes(bytes, warnings);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.errors()[0].pointer, "/graph/output/0/name") << format_diagnostics(spec.errors());
+  bool node_output = false;
+  for (const Diagnostic& d : spec.errors()) {
+    node_output = node_output || (d.pointer == "/graph/node/0/output/0" &&
+                                  d.message.find("not valid UTF-8 (byte 0xFF at offset 1)") != std::string::npos);
+  }
+  EXPECT_TRUE(node_output) << format_diagnostics(spec.errors());
+  const fs::path file = fs::temp_directory_path() / ("fx_onnx_utf8_" + std::to_string(::getpid()) + ".onnx");
+  std::ofstream(file, std::ios::binary) << bytes;
+  const std::string cli = std::string(FX_CLI_PATH) + " import " + file.string() + " -o /dev/null 2>/dev/null";
+  EXPECT_EQ(WEXITSTATUS(std::system(cli.c_str())), 2);
+  fs::remove(file);
+}
+
+// The format has no f64: a Cast to DOUBLE imports as a cast to f32, and now says so.
+TEST(OnnxImport, CastToDoubleWarnsThatItBecomesF32) {
+  const std::string bytes = serialize([](onnx::GraphProto& g) {
+    add_value(g.mutable_input(), "x", {4, 8});
+    add_node(g, "Cast", {"x"}, {"d"})->add_attribute()->CopyFrom(int_attr("to", onnx::TensorProto::DOUBLE));
+    add_node(g, "Relu", {"d"}, {"y"});
+    add_value(g.mutable_output(), "y", {4, 8}, onnx::TensorProto::DOUBLE);
+  });
+  std::vector<std::string> warnings;
+  auto spec = import_bytes(bytes, warnings);
+  ASSERT_TRUE(spec.ok()) << format_diagnostics(spec.errors());
+  EXPECT_TRUE(any_contains(warnings, "Cast 'd' to DOUBLE imported as a cast to f32")) << testing::PrintToString(warnings);
+}
+
+// A rank-40 tensor was imported, and the graph saved from it did not load (the format's limit is rank 16).
+TEST(OnnxImport, ARankBeyondTheFormatsLimitIsRefusedAtTheInput) {
+  const std::string bytes = serialize([](onnx::GraphProto& g) {
+    add_value(g.mutable_input(), "x", std::vector<std::variant<std::int64_t, std::string>>(40, std::int64_t{1}));
+    add_node(g, "Relu", {"x"}, {"y"});
+    add_value(g.mutable_output(), "y", std::vector<std::variant<std::int64_t, std::string>>(40, std::int64_t{1}));
+  });
+  std::vector<std::string> warnings;
+  auto spec = import_bytes(bytes, warnings);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.errors()[0].pointer, "/graph/input/0") << format_diagnostics(spec.errors());
+  EXPECT_NE(spec.errors()[0].message.find("rank 40, over the format's limit of 16"), std::string::npos);
 }
 
 // ---- real files from libonnx-testdata ----

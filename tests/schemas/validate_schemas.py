@@ -161,8 +161,9 @@ def main():
         written.write_text(r.stdout)
         expect_valid(f"fusion-cli device {preset}", json.loads(r.stdout), "device.schema.json")
         again = subprocess.run([cli, "device", str(written)], capture_output=True, text=True, timeout=60)
-        if again.stdout != r.stdout:
-            failures.append(f"the device file of {preset} does not read back as written: {again.stderr}")
+        piped = subprocess.run([cli, "device", "-"], input=r.stdout, capture_output=True, text=True, timeout=60)
+        if again.stdout != r.stdout or piped.stdout != r.stdout:
+            failures.append(f"the device file of {preset} does not read back as written: {again.stderr}{piped.stderr}")
     for bad in ({"format": "fusion-explorer/device", "name": "no version"},
                 {"format": "fusion-explorer/device", "version": 2, "name": "x"}):
         if not list(validators["device.schema.json"].iter_errors(bad)):
