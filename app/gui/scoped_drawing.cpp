@@ -19,7 +19,6 @@ class ScopedBuilder {
 
   void run() {
     make_levels();
-    add_inputs();
     map_graph_nodes();
     number_locally();
     add_edges();
@@ -53,6 +52,9 @@ class ScopedBuilder {
   }
 
   DrawnNode unit_node(int unit) const {
+    if (const ValueId input = units_.input_of_unit[static_cast<std::size_t>(unit)]; input >= 0) {
+      return drawn_input_node(g_, input);
+    }
     const std::vector<NodeId>& nodes = units_.nodes_of_unit[static_cast<std::size_t>(unit)];
     const int group = group_of_[static_cast<std::size_t>(nodes.front())];
     const GroupInfo* info = group >= 0 ? &groups_[static_cast<std::size_t>(group)] : nullptr;
@@ -118,16 +120,10 @@ class ScopedBuilder {
     }
   }
 
-  void add_inputs() {
-    drawn_of_value_.assign(static_cast<std::size_t>(g_.num_values()), -1);
-    const int root = level_of_scope_[0];
-    for (ValueId v = 0; v < static_cast<ValueId>(g_.inputs().size()); ++v) {
-      if (g_.inputs()[static_cast<std::size_t>(v)].role != Role::activation) continue;
-      drawn_of_value_[static_cast<std::size_t>(v)] = add_node(drawn_input_node(g_, v), root);
-    }
-  }
-
   void map_graph_nodes() {
+    drawn_of_value_.assign(static_cast<std::size_t>(g_.num_values()), -1);
+    for (std::size_t v = 0; v < units_.unit_of_input.size(); ++v)
+      if (const int unit = units_.unit_of_input[v]; unit >= 0) drawn_of_value_[v] = item_of_unit_[static_cast<std::size_t>(unit)];
     out_.node_of_graph_node.assign(static_cast<std::size_t>(g_.num_nodes()), -1);
     for (NodeId n = 0; n < g_.num_nodes(); ++n) {
       const int drawn = item_of_unit_[static_cast<std::size_t>(units_.unit_of_node[static_cast<std::size_t>(n)])];
@@ -243,17 +239,26 @@ ScopeUnits scope_units(const Graph& g, const std::vector<GroupInfo>& groups, Vie
   ScopeUnits units;
   units.kernels = mode == ViewMode::collapsed;
   units.unit_of_node.assign(static_cast<std::size_t>(g.num_nodes()), -1);
+  units.unit_of_input.assign(g.inputs().size(), -1);
+  for (std::size_t v = 0; v < g.inputs().size(); ++v) {
+    if (g.inputs()[v].role != Role::activation) continue;  // weights are drawn inside the boxes that read them
+    units.unit_of_input[v] = static_cast<int>(units.nodes_of_unit.size());
+    units.nodes_of_unit.emplace_back();
+    units.input_of_unit.push_back(static_cast<ValueId>(v));
+  }
   if (units.kernels) {
     for (const GroupInfo& info : groups) {
       if (info.nodes.empty()) continue;
       for (NodeId n : info.nodes) units.unit_of_node[static_cast<std::size_t>(n)] = static_cast<int>(units.nodes_of_unit.size());
       units.nodes_of_unit.push_back(info.nodes);
+      units.input_of_unit.push_back(-1);
     }
   }
   for (NodeId n = 0; n < g.num_nodes(); ++n) {
     if (units.unit_of_node[static_cast<std::size_t>(n)] >= 0) continue;
     units.unit_of_node[static_cast<std::size_t>(n)] = static_cast<int>(units.nodes_of_unit.size());
     units.nodes_of_unit.push_back({n});
+    units.input_of_unit.push_back(-1);
   }
   return units;
 }
@@ -262,7 +267,14 @@ std::shared_ptr<const ScopeTree> build_scope_tree(const Graph& g, const ScopeUni
   std::vector<std::string_view> scopes, labels;
   scopes.reserve(units.nodes_of_unit.size());
   labels.reserve(units.nodes_of_unit.size());
-  for (const std::vector<NodeId>& nodes : units.nodes_of_unit) {
+  for (std::size_t u = 0; u < units.nodes_of_unit.size(); ++u) {
+    const std::vector<NodeId>& nodes = units.nodes_of_unit[u];
+    if (nodes.empty()) {  // an input: by its own name
+      const std::string& name = g.value_name(units.input_of_unit[u]);
+      scopes.push_back(scope_prefix(name));
+      labels.push_back(name);
+      continue;
+    }
     std::string_view scope = scope_prefix(g.node(nodes.front()).name);
     for (NodeId n : nodes) scope = common_scope(scope, scope_prefix(g.node(n).name));
     scopes.push_back(scope);

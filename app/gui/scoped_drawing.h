@@ -17,12 +17,15 @@ inline constexpr std::size_t kMaxItemsPerScope = 400;
 // Graphs above this many nodes are drawn by scope; smaller ones are drawn whole, as one layout.
 inline constexpr int kScopedViewNodes = 400;
 
-// What a scope tree is built over: graph nodes in the node views, kernels (the plan's groups, then any node
-// outside every group) in the collapsed view. unit_of_node maps every graph node to its unit.
+// What a scope tree is built over: the activation inputs (boxes of their own, so that they too are bounded by
+// the hierarchy), then graph nodes in the node views or kernels (the plan's groups, then any node outside every
+// group) in the collapsed view. unit_of_node maps every graph node to its unit; an input's unit has no nodes.
 struct ScopeUnits {
   bool kernels = false;
   std::vector<int> unit_of_node;
+  std::vector<int> unit_of_input;               // by ValueId of a graph input; -1 for weights and constants
   std::vector<std::vector<NodeId>> nodes_of_unit;
+  std::vector<ValueId> input_of_unit;           // the input a unit draws, or -1
 };
 ScopeUnits scope_units(const Graph& g, const std::vector<GroupInfo>& groups, ViewMode mode);
 
