@@ -74,7 +74,10 @@ Expected<TimingProtocol> timing_protocol_from_json(const nlohmann::json& j) {
     if (name == "custom") p.preset = name;  // a report's protocol read back: every field is given
   }
   Diagnostics errors;
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& item : j.items()) {
+    // Named copies, not a structured binding: clang 14 cannot capture bindings in the lambda below.
+    const std::string& key = item.key();
+    const nlohmann::json& value = item.value();
     const std::string at = "/" + pointer_token(key);
     auto wrong = [&](const char* what) { errors.push_back({at, key + " takes " + what + " (not " + value.dump() + ")"}); };
     if (key == "format" || key == "version" || key == "preset") continue;

@@ -36,6 +36,16 @@ except ImportError:  # Debian 12's python3-jsonschema 4.10
 # error too, so the list stays true.
 SEMANTIC = {
     "bad/axis_out_of_range.json": "an axis is checked against the input's rank (shape inference)",
+    "bad/duplicate_attribute_key.json": "JSON Schema sees a parsed object, where a repeated key is already gone",
+    "bad/duplicate_key_in_shape_input.json": "JSON Schema sees a parsed object, where a repeated key is already gone",
+    "bad/duplicate_key_nodes.json": "JSON Schema sees a parsed object, where a repeated key is already gone",
+    "bad/duplicate_key_op.json": "JSON Schema sees a parsed object, where a repeated key is already gone",
+    "bad/inferred_rank_too_large.json": "the rank is that of an inferred shape (shape inference)",
+    "bad-fused/decision_step_too_large.json": "a step's bound depends on the decision log as a whole",
+    "bad-fused/recompute_listed_twice.json": "names in a list are resolved against the graph",
+    "bad-fused/recompute_own_consumer.json": "what a recomputed node feeds is a property of the graph",
+    "bad-fused/recompute_own_node.json": "group membership is resolved by name across two lists",
+    "bad-fused/recompute_sort.json": "which ops can be recomputed is the registry's",
     "bad/broadcast_overflow.json": "shapes are combined by shape inference",
     "bad/byte_size_overflow.json": "the byte size depends on dims and dtype together",
     "bad/concat_overflow.json": "the concatenated size is computed by shape inference",
