@@ -4,12 +4,11 @@
 //   batched   one strided-batched GEMM, x broadcast (stride 0), the W_i stacked [P, K, N] (our executor's
 //             horizontal matmul), with its own heuristic's candidates and with one member's (the configurations
 //             cuBLASLt gives a single [M, K] x [K, N] GEMM, where it accepts them for the batch: what the
-//             executor's search adds since 2026-11-25, kernels/contraction/matmul.cpp member_candidates)
+//             executor's search adds, kernels/contraction/matmul.cpp member_candidates)
 //   packed    one GEMM on [W_0|...|W_P-1] packed [K, P*N], output [M, P*N] (column views)
 // each with cuBLASLt's first heuristic algorithm, with the fastest of its first 16 (timed here), and through
 // the cuBLAS API PyTorch calls. Interleaved rounds (one launch of every variant per round, each after a 256 MB
-// memset, as do_bench flushes), so that the power-limited clocks move every variant alike. Named swiglu_gemms.cu
-// until 2026-11-25 (the eighth session), when it took P, M, N and K; its defaults are still SwiGLU's.
+// memset, as do_bench flushes), so that the power-limited clocks move every variant alike. Its defaults are SwiGLU's.
 // nvcc -O2 -std=c++17 -arch=sm_90 bench/microbench/horizontal_gemms.cu -lcublasLt -lcublas -o horizontal_gemms
 //   ./horizontal_gemms                    # SwiGLU: P=2, x[8192, 4096] @ W1, W3 [4096, 4096]
 //   ./horizontal_gemms 3 8192 1024 4096   # qkv_bf16: P=3, x[8192, 4096] @ Wq, Wk, Wv [4096, 1024]

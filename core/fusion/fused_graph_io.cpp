@@ -99,26 +99,6 @@ nlohmann::ordered_json names_json(const Graph& g, const std::vector<NodeId>& nod
   return j;
 }
 
-// Reads a list of node names at `pointer`; unknown names are errors.
-std::vector<NodeId> read_names(const Graph& g, const nlohmann::json& list, const std::string& pointer, Diagnostics& errors) {
-  std::vector<NodeId> out;
-  if (!list.is_array()) {
-    errors.push_back({pointer, "must be an array of node names"});
-    return out;
-  }
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string at = pointer + "/" + std::to_string(i);
-    if (!list[i].is_string()) {
-      errors.push_back({at, "must be a node name"});
-    } else if (auto n = g.find_node(list[i].get<std::string>())) {
-      out.push_back(*n);
-    } else {
-      errors.push_back({at, "no node named '" + list[i].get<std::string>() + "' in the graph"});
-    }
-  }
-  return out;
-}
-
 // The `recomputed` list of a group is group content like its nodes: each producer once, none of the group's
 // own nodes, only ops that can be recomputed (elementwise, not random), each feeding the group (directly or
 // through another recomputed producer), and the whole of nodes + recomputed legal as one kernel. Without
@@ -171,8 +151,8 @@ Expected<std::vector<GroupSpec>> read_groups(const Graph& g, const nlohmann::jso
       continue;
     }
     GroupSpec spec;
-    spec.nodes = read_names(g, groups[i]["nodes"], at + "/nodes", errors);
-    if (groups[i].contains("recomputed")) spec.recomputed = read_names(g, groups[i]["recomputed"], at + "/recomputed", errors);
+    spec.nodes = read_node_names(g, groups[i]["nodes"], at + "/nodes", errors);
+    if (groups[i].contains("recomputed")) spec.recomputed = read_node_names(g, groups[i]["recomputed"], at + "/recomputed", errors);
     if (spec.nodes.empty()) errors.push_back({at + "/nodes", "a group needs at least one node"});
     for (std::size_t k = 0; k < spec.nodes.size(); ++k) {
       auto [it, fresh] = owner.emplace(spec.nodes[k], i);

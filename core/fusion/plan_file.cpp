@@ -5,10 +5,9 @@
 #include <map>
 
 namespace fx {
-namespace {
 
-std::vector<NodeId> names_at(const Graph& g, const nlohmann::json& list, const std::string& pointer,
-                             Diagnostics& errors) {
+std::vector<NodeId> read_node_names(const Graph& g, const nlohmann::json& list, const std::string& pointer,
+                                    Diagnostics& errors) {
   std::vector<NodeId> out;
   if (!list.is_array()) {
     errors.push_back({pointer, "must be an array of node names"});
@@ -26,6 +25,8 @@ std::vector<NodeId> names_at(const Graph& g, const nlohmann::json& list, const s
   }
   return out;
 }
+
+namespace {
 
 std::string text_at(const nlohmann::json& obj, const char* key, const std::string& pointer, Diagnostics& errors,
                     std::string fallback = {}) {
@@ -75,8 +76,8 @@ void read_annotations(const Graph& g, const nlohmann::json& f, PlanFile& plan, D
       continue;
     }
     PairReason pr;
-    pr.a = names_at(g, r["a"], at + "/a", errors);
-    pr.b = names_at(g, r["b"], at + "/b", errors);
+    pr.a = read_node_names(g, r["a"], at + "/a", errors);
+    pr.b = read_node_names(g, r["b"], at + "/b", errors);
     pr.source = text_at(r, "source", at, errors, plan.source);
     pr.code = text_at(r, "code", at, errors);
     pr.message = text_at(r, "message", at, errors);
@@ -122,8 +123,8 @@ Expected<PlanFile> read_plan_section(const Graph& g, const nlohmann::json& f) {
       continue;
     }
     PlanFileGroup grp;
-    grp.nodes = names_at(g, j["nodes"], at + "/nodes", errors);
-    if (j.contains("recomputed")) grp.recomputed = names_at(g, j["recomputed"], at + "/recomputed", errors);
+    grp.nodes = read_node_names(g, j["nodes"], at + "/nodes", errors);
+    if (j.contains("recomputed")) grp.recomputed = read_node_names(g, j["recomputed"], at + "/recomputed", errors);
     if (grp.nodes.empty()) errors.push_back({at + "/nodes", "a group needs at least one node"});
     grp.id = text_at(j, "id", at, errors, grp.nodes.empty() ? "" : "g:" + g.node(grp.nodes.front()).name);
     grp.kernel = text_at(j, "kernel", at, errors);

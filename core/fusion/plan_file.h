@@ -50,6 +50,10 @@ struct PlanFile {
 
 // Reads a "fusion" section for graph `g`; errors carry JSON pointers under /fusion. Groups must not share a
 // node; nodes the file leaves out become groups of their own.
+// The node names listed at `pointer`; each entry that is not a name of g is an error there.
+std::vector<NodeId> read_node_names(const Graph& g, const nlohmann::json& list, const std::string& pointer,
+                                    Diagnostics& errors);
+
 Expected<PlanFile> read_plan_section(const Graph& g, const nlohmann::json& fusion);
 
 // Reads only "source" and "pair_reasons" (what FusionEngine keeps beside its own plan).

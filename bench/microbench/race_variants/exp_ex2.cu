@@ -1,8 +1,7 @@
 // A variant of exp_two_consumers' fused kernel for bench/python/race.py --variant FILE:2: the generator's
 // 8-byte layout (fusion-cli codegen sample_graphs/exp_two_consumers.json --json, code a90a176) with one edit:
 // exp(x) as Triton computes it on f32 (ex2.approx.f32 of x * log2(e)) instead of expf.
-// In race.py's run AF (H100) this kernel's unedited layout was 0.18% behind Inductor's, while sin_cos's kernel of
-// the same traffic and structure was 0.3% ahead: the edit tests one candidate for the difference.
+// It tests one candidate cause of the gap race.py measured (docs/benchmarks.md).
 // Of the generator's device helpers only fx_vec is used here.
 template <typename T, int N>
 struct alignas(sizeof(T) * N) fx_vec { T v[N]; };  // N elements moved by one (up to 16-byte) access

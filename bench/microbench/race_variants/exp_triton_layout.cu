@@ -2,8 +2,7 @@
 // body (fusion-cli codegen sample_graphs/exp_two_consumers.json --json, code a90a176) in Triton's layout for
 // Inductor's pointwise kernel of this size (XBLOCK = 1024, 4 warps): a block of 128 threads covers 1024
 // elements, each thread two 16-byte accesses 512 elements apart, and no grid-stride loop.
-// In race.py's run AF (H100) the generator's layouts were 0.14-0.23% behind Inductor's kernel, while sin_cos's
-// kernel of the same traffic and structure was 0.3% ahead: the edit tests one candidate for the difference.
+// It tests one candidate cause of the gap race.py measured (docs/benchmarks.md).
 // Of the generator's device helpers only fx_vec is used here.
 template <typename T, int N>
 struct alignas(sizeof(T) * N) fx_vec { T v[N]; };  // N elements moved by one (up to 16-byte) access
