@@ -84,10 +84,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   update_status();
 }
 
-// The scenes are deleted with the window; clearing them emits selectionChanged, which must not reach the
-// half-destroyed window.
+// The scenes and the session are deleted with the window; clearing a scene emits selectionChanged and
+// destroying the undo stack emits cleanChanged, neither of which may reach the half-destroyed window.
 MainWindow::~MainWindow() {
   scene_->disconnect(this);
+  session_->disconnect(this);
+  session_->undo_stack()->disconnect(this);
   side_->scene(SideBySideView::after)->disconnect(this);
 }
 
