@@ -1,6 +1,7 @@
 #include "core/lesson/answer.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -158,16 +159,16 @@ std::optional<double> parse_number(const std::string& answer, Quantity q) {
   char* end = nullptr;
   const double v = std::strtod(begin, &end);
   if (end == begin || !std::isfinite(v)) return std::nullopt;
-  std::string unit(end);
-  unit.erase(std::remove_if(unit.begin(), unit.end(), [](unsigned char c) { return std::isspace(c); }), unit.end());
-  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (q != Quantity::bytes_fused && q != Quantity::bytes_unfused) return unit.empty() || unit == "x" ||
-                                                                            unit.rfind("kernel", 0) == 0
-                                                                        ? std::optional<double>(v)
-                                                                        : std::nullopt;
-  static const std::map<std::string, double> kUnits{{"", 1},       {"mib", 1},         {"mb", 1},
-                                                    {"kib", 1.0 / 1024}, {"kb", 1.0 / 1024}, {"gib", 1024},
-                                                    {"gb", 1024}};
+  std::string unit;
+  for (const char* c = end; *c; ++c)
+    if (!std::isspace(static_cast<unsigned char>(*c))) unit += static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
+  const bool bytes = q == Quantity::bytes_fused || q == Quantity::bytes_unfused;
+  if (!bytes) {
+    const bool plain = unit.empty() || unit == "x" || unit.rfind("kernel", 0) == 0;
+    return plain ? std::optional<double>(v) : std::nullopt;
+  }
+  static const std::map<std::string, double> kUnits{{"", 1},          {"mib", 1},         {"mb", 1},  {"kib", 1.0 / 1024},
+                                                    {"kb", 1.0 / 1024}, {"gib", 1024},      {"gb", 1024}};
   auto it = kUnits.find(unit);
   return it == kUnits.end() ? std::nullopt : std::optional<double>(v * it->second);
 }
@@ -242,7 +243,8 @@ Grade grade(const Reveal& r, Quantity q, const std::string& answer) {
     return {right, text};
   }
   const auto said = parse_number(answer, q);
-  if (!said) return {false, "\"" + answer + "\" is not a number in " + unit_of(q) + "."};
+  if (!said || *said <= 0) return {false, "\"" + answer + "\" is not a positive number in " + unit_of(q) + "."};
+  if (!r.model_value) return {false, "This question has no numeric answer."};
   Grade g;
   g.close = std::max(*said / *r.model_value, *r.model_value / *said) <= kCloseRatio;
   g.text = "You said " + number_text(*said, q) + ". " + how_close(*said, *r.model_value, q, "The model says");

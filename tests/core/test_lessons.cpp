@@ -1,6 +1,8 @@
 // Workshop lessons (core/lesson): every shipped lesson loads, names an existing sample and valid steps, and
 // every answer it reveals is computed (the engine's, or the bundled run report's when it measured that graph).
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -142,7 +144,7 @@ TEST(Lessons, GradingSaysHowClose) {
   EXPECT_NE(g.text.find("Measured:"), std::string::npos);
   g = grade(r, Quantity::bytes_unfused, "lots");
   EXPECT_FALSE(g.close);
-  EXPECT_NE(g.text.find("not a number"), std::string::npos);
+  EXPECT_NE(g.text.find("not a positive number"), std::string::npos);
   Reveal c;
   c.model_choice = "no";
   EXPECT_TRUE(grade(c, Quantity::same_kernel, "no").close);
