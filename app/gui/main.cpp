@@ -181,12 +181,12 @@ int main(int argc, char** argv) {
   QCommandLineOption lesson_step(QStringLiteral("lesson-step"),
                                  QStringLiteral("with --lesson: go to step N, doing the act steps on the way"),
                                  QStringLiteral("N"));
-  QCommandLineOption answer(QStringLiteral("answer"),
+  QCommandLineOption lesson_answer(QStringLiteral("answer"),
                             QStringLiteral("with --lesson-step on a predict step: enter this prediction and reveal"),
                             QStringLiteral("TEXT"));
   QCommandLineOption instructor(QStringLiteral("instructor"), QStringLiteral("instructor mode: large text, high contrast"));
   parser.addOptions({autofuse, transformer, report, screenshot, timing, find, compare, view, why, lesson, lesson_step,
-                     answer, instructor});
+                     lesson_answer, instructor});
   parser.process(app);
 
   fx::app::MainWindow window;
@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
   }
   if (parser.isSet(lesson) &&
       !open_lesson_from_command_line(window, parser.value(lesson), parser.value(lesson_step).toInt(),
-                                     parser.value(answer)) &&
+                                     parser.value(lesson_answer)) &&
       !interactive) {
     std::fprintf(stderr, "fusion-explorer: --lesson: %s\n", window.last_error().toLocal8Bit().constData());
     return 2;
