@@ -166,7 +166,7 @@ QString MainWindow::export_report(const QString& path) {
                                                   static_cast<int>(engine.log().size())).toStdString(),
                            {}, {}, {}, run ? &*run : nullptr};
   render_plan_pictures(input);
-  return write_atomic(path, QByteArray::fromStdString(session_report_html(input)));
+  return write_file_atomic(path, QByteArray::fromStdString(session_report_html(input)));
 }
 
 void MainWindow::export_timings(const QString& format) {
