@@ -55,9 +55,13 @@ def check_report(root, repo, cli, graph, run_report, failures):
             failures.append(f"figure {fig_id} holds no SVG")
     names = {n["name"] for n in json.loads((repo / "sample_graphs" / graph).read_text())["nodes"]}
     for fig_id in ("before", "after"):
-        titles = {t.text for t in figures[fig_id].iter(SVG + "title")} if fig_id in figures else set()
-        if not names <= titles:
-            failures.append(f"the {fig_id} picture lacks nodes {sorted(names - titles)}")
+        # Graphviz draws each node's name as the first line of its label.
+        labels = {t.text for t in figures[fig_id].iter(SVG + "text")} if fig_id in figures else set()
+        if not names <= labels:
+            failures.append(f"the {fig_id} picture lacks nodes {sorted(names - labels)}")
+    clusters = [g for g in figures["after"].iter(SVG + "g") if g.get("class") == "cluster"] if "after" in figures else []
+    if not clusters:
+        failures.append("the after picture draws no fusion group")
     engine = json.loads(run(cli, "fuse", repo / "sample_graphs" / graph, "--auto", "--device", "h100", "--json").stdout)
     fused = [r for r in rows(root, "summary") if r.get("data-plan") == "fused"]
     if not fused or int(fused[0].get("data-kernels")) != engine["kernels"] or \
