@@ -61,7 +61,9 @@ TEST(Lessons, EveryShippedLessonLoadsWithItsSampleAndAnswers) {
     ASSERT_TRUE(l.device.empty() || DeviceDescription::preset(l.device)) << f << ": device " << l.device;
     const Graph g = testing::sample(l.graph + ".json");
     const std::optional<LessonRun> run = run_of(l);
-    if (run) EXPECT_EQ(lesson_run_mismatch(run->report, g, device_of(l)), "") << f;
+    if (run) {
+      EXPECT_EQ(lesson_run_mismatch(run->report, g, device_of(l)), "") << f;
+    }
     int predicts = 0;
     for (const LessonStep& s : l.steps) {
       if (s.kind != StepKind::predict) continue;
