@@ -165,7 +165,7 @@ TEST(Lessons, BadLessonsAreRefusedWithAPointer) {
   EXPECT_EQ(pointer(R"("steps": [{"kind": "predict", "title": "a", "text": "b", "quantity": "bound"}]})"),
             "/steps/0/nodes");
   EXPECT_EQ(pointer(R"("steps": [{"kind": "act", "title": "a", "text": "b", "action": "fly"}]})"), "/steps/0/action");
-  EXPECT_EQ(pointer(R"("run_report": {"file": "r.json", "measured_on": "yesterday"}, "steps": [])"),
+  EXPECT_EQ(pointer(R"("run_report": {"file": "r.json", "measured_on": "yesterday"}, "steps": []})"),
             "/run_report/measured_on");
   EXPECT_FALSE(read_lesson(R"({"format": "fusion-explorer/graph", "version": 1})", "x").ok());
   // A step naming a node the graph lacks is refused when answered, not guessed.

@@ -66,8 +66,8 @@ class XmlCheck {
   }
   bool text_until_tag() {
     while (i_ < s_.size() && s_[i_] != '<') {
-      if (s_[i_] == '&' && !reference()) return false;
       if (s_[i_] != '&') ++i_;
+      else if (!reference()) return false;
     }
     return true;
   }
@@ -101,8 +101,8 @@ class XmlCheck {
       const char quote = s_[i_++];
       while (i_ < s_.size() && s_[i_] != quote) {
         if (s_[i_] == '<') return bad("'<' inside the value of " + attr);
-        if (s_[i_] == '&' && !reference()) return false;
         if (s_[i_] != '&') ++i_;
+        else if (!reference()) return false;
       }
       if (i_ >= s_.size()) return bad("an unterminated value of " + attr);
       ++i_;
