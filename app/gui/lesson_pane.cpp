@@ -65,7 +65,9 @@ LessonPane::LessonPane(QWidget* parent) : QWidget(parent) {
   nav->addWidget(progress_);
   nav->addStretch(1);
   nav->addWidget(next_);
-  auto* layout = new QVBoxLayout(this);
+  // The step scrolls, the navigation stays: long texts at projector sizes are never clipped.
+  auto* content = new QWidget(this);
+  auto* layout = new QVBoxLayout(content);
   layout->addWidget(lesson_title_);
   layout->addWidget(title_);
   layout->addWidget(text_);
@@ -73,7 +75,14 @@ LessonPane::LessonPane(QWidget* parent) : QWidget(parent) {
   layout->addWidget(act_, 0, Qt::AlignLeft);
   layout->addWidget(answer_);
   layout->addStretch(1);
-  layout->addLayout(nav);
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(content);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  auto* outer = new QVBoxLayout(this);
+  outer->addWidget(scroll, 1);
+  outer->addLayout(nav);
 
   connect(reveal_, &QPushButton::clicked, this, &LessonPane::reveal_answer);
   connect(number_, &QLineEdit::returnPressed, this, &LessonPane::reveal_answer);

@@ -17,6 +17,9 @@ void MainWindow::build_lessons_menu() {
   lesson_dock_ = new QDockWidget(tr("Lesson"), this);
   lesson_dock_->setObjectName(QStringLiteral("dock.lesson"));
   lesson_dock_->setWidget(lesson_);
+  // The lesson runs the full height on the left, beside the graph.
+  setCorner(Qt::TopLeftCorner, Qt::LeftDockWidgetArea);
+  setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
   addDockWidget(Qt::LeftDockWidgetArea, lesson_dock_);
   docks_.push_back(lesson_dock_);
   lesson_dock_->hide();  // until a lesson is opened
@@ -66,6 +69,7 @@ bool MainWindow::open_lesson(const QString& path) {
   lesson_->start(std::move(*lesson), session_->graph_ptr(), device);
   lesson_dock_->show();
   lesson_dock_->raise();
+  resizeDocks({lesson_dock_}, {instructor_mode_ ? 620 : 440}, Qt::Horizontal);
   return true;
 }
 
@@ -80,7 +84,7 @@ void MainWindow::set_instructor_mode(bool on) {
   set_ui_scale(on ? 1.5 : 1.0);
   lesson_->set_high_contrast(on);
   if (on) lesson_dock_->show();
-  resizeDocks({lesson_dock_}, {on ? 560 : 400}, Qt::Horizontal);
+  resizeDocks({lesson_dock_}, {on ? 620 : 440}, Qt::Horizontal);
 }
 
 }  // namespace fx::app
