@@ -199,8 +199,10 @@ void LessonPane::reveal_answer() {
     return;
   }
   const Grade g = grade(*r, *s.quantity, said.toStdString());
-  QStringList lines{qs(g.text), qs(r->model_text)};
-  if (!r->measured_text.empty()) lines << qs(r->measured_text);
+  // The grade already names both answers: say once where they come from.
+  QString sources = tr("Model: the cost model for %1.").arg(qs(device_->name));
+  if (!r->measured_text.empty()) sources += QLatin1Char(' ') + tr("Measured: %1.").arg(qs(lesson_->run->label()));
+  QStringList lines{qs(g.text), sources};
   if (!r->why.empty()) lines << qs(r->why);
   set_reveal(lines.join(QStringLiteral("\n\n")));
   revealed_ = true;

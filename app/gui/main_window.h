@@ -111,6 +111,7 @@ class MainWindow : public QMainWindow {
   void build_help_menu();
   void build_lessons_menu();
   void on_lesson_action(int action);
+  void fit_lesson_dock();
   void build_panels_menu(QMenu* view_menu);
   void build_status_bar();
   void build_navigation();

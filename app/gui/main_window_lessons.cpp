@@ -3,6 +3,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QStatusBar>
+#include <QTimer>
 #include <QUndoStack>
 
 #include "app/gui/lesson_pane.h"
@@ -69,7 +70,7 @@ bool MainWindow::open_lesson(const QString& path) {
   lesson_->start(std::move(*lesson), session_->graph_ptr(), device);
   lesson_dock_->show();
   lesson_dock_->raise();
-  resizeDocks({lesson_dock_}, {instructor_mode_ ? 620 : 440}, Qt::Horizontal);
+  fit_lesson_dock();
   return true;
 }
 
@@ -84,7 +85,13 @@ void MainWindow::set_instructor_mode(bool on) {
   set_ui_scale(on ? 1.5 : 1.0);
   lesson_->set_high_contrast(on);
   if (on) lesson_dock_->show();
-  resizeDocks({lesson_dock_}, {on ? 620 : 440}, Qt::Horizontal);
+  fit_lesson_dock();
+}
+
+// After the pending layout pass: a dock resized before the window has laid out keeps its old width.
+void MainWindow::fit_lesson_dock() {
+  lesson_->setMinimumWidth(instructor_mode_ ? 560 : 360);  // projector text needs the room; the dock can grow
+  QTimer::singleShot(0, this, [this] { resizeDocks({lesson_dock_}, {instructor_mode_ ? 620 : 440}, Qt::Horizontal); });
 }
 
 }  // namespace fx::app

@@ -62,7 +62,8 @@ TEST(Lessons, TheVerticalFusionLessonEndToEnd) {
   const QString reveal = pane.reveal_text();
   EXPECT_TRUE(reveal.contains("You said 1024 MiB")) << reveal.toStdString();
   EXPECT_TRUE(reveal.contains("The model says 2048 MiB: you were low by a factor of 2")) << reveal.toStdString();
-  EXPECT_TRUE(reveal.contains("Measured on NVIDIA H100 80GB HBM3, measured 2026-11-22")) << reveal.toStdString();
+  EXPECT_TRUE(reveal.contains("Measured: 2062 MiB")) << reveal.toStdString();
+  EXPECT_TRUE(reveal.contains("Measured: NVIDIA H100 80GB HBM3, measured 2026-11-22.")) << reveal.toStdString();
 
   // The next step forgets the reveal and asks for a kernel count.
   QSignalSpy changed(&pane, &LessonPane::step_changed);
