@@ -2,7 +2,8 @@
 // of kinds (a std::variant): a generated kernel, a library call (cuBLASLt, cuDNN), a CUB sort, a layout
 // conversion. Each kind owns how it launches, given the plan's buffers (memory_plan.h) and a stream.
 // A new kind of step: a struct with `launch(const Step&, const PlanBuffers&, cudaStream_t)`, added to
-// StepAction; the compiler then names every std::visit that must say what the new kind does.
+// StepAction (Step::launch visits it), and a look at the places that ask a step its kind: kernel_report
+// (executor_run.cpp) and the tuning passes, which change only the kinds they know.
 #pragma once
 
 #include <cuda_runtime_api.h>
