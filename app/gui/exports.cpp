@@ -3,25 +3,26 @@
 #include <QBuffer>
 #include <QImage>
 #include <QPainter>
-#include <QSaveFile>
 #include <QSvgGenerator>
 
 #include "app/gui/graph_scene.h"
 #include "app/gui/graph_drawing.h"
 #include "core/export/dot.h"
 #include "core/fusion/plan_dot.h"
+#include "core/graph/graph_io.h"
 
 namespace fx::app {
 namespace {
 
 constexpr double kMaxPngSide = 8000.0;
 
-QString commit(QSaveFile& file, const QString& path) {
-  if (!file.commit()) return QObject::tr("Could not write %1: %2").arg(path, file.errorString());
+}  // namespace
+
+QString write_file_atomic(const QString& path, const QByteArray& bytes) {
+  auto written = write_text_file_atomic(path.toStdString(), std::string_view(bytes.constData(), bytes.size()));
+  if (!written) return QString::fromStdString(format_diagnostics(written.errors(), path.toStdString()));
   return {};
 }
-
-}  // namespace
 
 std::string plan_to_dot(const FusionEngine& engine) {
   // The same clusters as `fusion-cli dot --plan`, so both exports of one plan read alike.
@@ -31,11 +32,11 @@ std::string plan_to_dot(const FusionEngine& engine) {
 }
 
 QString export_scene_svg(GraphScene& scene, const QString& path) {
-  QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly)) return QObject::tr("Could not write %1: %2").arg(path, file.errorString());
+  QBuffer buffer;
+  buffer.open(QIODevice::WriteOnly);
   const QRectF source = scene.sceneRect();
   QSvgGenerator svg;
-  svg.setOutputDevice(&file);
+  svg.setOutputDevice(&buffer);
   svg.setSize(source.size().toSize());
   svg.setViewBox(QRectF(QPointF(0, 0), source.size()));
   svg.setTitle(QStringLiteral("Fusion Explorer graph"));
@@ -44,7 +45,7 @@ QString export_scene_svg(GraphScene& scene, const QString& path) {
     painter.fillRect(QRectF(QPointF(0, 0), source.size()), scene.backgroundBrush().color());
     scene.render(&painter, QRectF(QPointF(0, 0), source.size()), source);
   }
-  return commit(file, path);
+  return write_file_atomic(path, buffer.data());
 }
 
 QString export_scene_png(GraphScene& scene, const QString& path) {
@@ -57,10 +58,10 @@ QString export_scene_png(GraphScene& scene, const QString& path) {
     painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
     scene.render(&painter, QRectF(QPointF(0, 0), image.size()), source);
   }
-  QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly) || !image.save(&file, "PNG"))
-    return QObject::tr("Could not write %1: %2").arg(path, file.errorString());
-  return commit(file, path);
+  QBuffer buffer;
+  buffer.open(QIODevice::WriteOnly);
+  if (!image.save(&buffer, "PNG")) return QObject::tr("Could not encode %1 as PNG").arg(path);
+  return write_file_atomic(path, buffer.data());
 }
 
 }  // namespace fx::app

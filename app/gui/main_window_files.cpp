@@ -4,7 +4,6 @@
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QPainter>
-#include <QSaveFile>
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
@@ -24,16 +23,6 @@
 #include "core/graph/graph_io.h"
 
 namespace fx::app {
-namespace {
-
-QString write_atomic(const QString& path, const QByteArray& bytes) {
-  QSaveFile file(path);  // temp file + rename: the old file survives any failure
-  if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit())
-    return QObject::tr("Could not write %1: %2").arg(path, file.errorString());
-  return {};
-}
-
-}  // namespace
 
 QString MainWindow::open_filter() {
   return tr("Graphs and ONNX models (*.json *.onnx);;Graphs (*.json);;ONNX models (*.onnx);;All files (*)");
@@ -153,7 +142,7 @@ void MainWindow::export_dot() {
   if (!session_->has_document()) return;
   const QString path = QFileDialog::getSaveFileName(this, tr("Export DOT"), {}, tr("DOT (*.dot *.gv)"));
   if (path.isEmpty()) return;
-  const QString error = write_atomic(path, QByteArray::fromStdString(plan_to_dot(session_->engine())));
+  const QString error = write_file_atomic(path, QByteArray::fromStdString(plan_to_dot(session_->engine())));
   if (!error.isEmpty()) QMessageBox::critical(this, tr("Export failed"), error);
 }
 
@@ -168,7 +157,7 @@ void MainWindow::export_timings(const QString& format) {
                                                     csv ? tr("CSV (*.csv)") : tr("Chrome trace (*.json)"));
   if (path.isEmpty()) return;
   const std::string text = csv ? timings_to_csv(rows) : timings_to_chrome_trace(rows);
-  const QString error = write_atomic(path, QByteArray::fromStdString(text));
+  const QString error = write_file_atomic(path, QByteArray::fromStdString(text));
   if (!error.isEmpty()) QMessageBox::critical(this, tr("Export failed"), error);
 }
 

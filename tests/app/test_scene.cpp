@@ -1,9 +1,11 @@
 // Every sample loads and draws: one scene item per drawn box and edge, matching the graph; collapsed view
 // has one box per kernel; a bad file reports located errors; the session round-trips through a save.
 #include <QDir>
+#include <QFileInfo>
 #include <QImage>
 #include <QTemporaryDir>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "app/gui/exports.h"
 #include "app/gui/graph_scene.h"
@@ -185,6 +187,16 @@ TEST(Files, DotAndSvgExports) {
   const QString png = dir.filePath(QStringLiteral("v.png"));
   ASSERT_EQ(export_scene_png(scene, png), QString());
   EXPECT_FALSE(QImage(png).isNull());
+
+  // An export over a file with another hard link rewrites it: both names see the new picture.
+  const QString linked = dir.filePath(QStringLiteral("linked.svg"));
+  ASSERT_EQ(::link(svg.toLocal8Bit().constData(), linked.toLocal8Bit().constData()), 0);
+  ASSERT_EQ(write_file_atomic(svg, QByteArrayLiteral("old")), QString());
+  ASSERT_EQ(export_scene_svg(scene, svg), QString());
+  auto via_link = read_text_file(linked.toStdString(), 1 << 24);
+  ASSERT_TRUE(via_link.ok());
+  EXPECT_NE(via_link->find("<svg"), std::string::npos);
+  EXPECT_EQ(QFileInfo(svg).size(), QFileInfo(linked).size());
 }
 
 }  // namespace
