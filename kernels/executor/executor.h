@@ -240,7 +240,6 @@ class Executor {
   // split more: ask again after prepare_with_inputs or run).
   std::vector<SplitGroup> split_groups(PlanId plan) const;
 
-
  private:
   struct Impl;  // executor.cpp: the compiled program (executor_internal.h, CUDA types) it coordinates
   std::unique_ptr<Impl> impl_;
