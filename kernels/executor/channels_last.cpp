@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cmath>
 #include <stdexcept>
-#include <tuple>
 #include <utility>
 
 #include "kernels/codegen/codegen.h"
@@ -15,11 +14,9 @@
 namespace fx::gpu {
 namespace {
 
-bool is_tuning_conversion(const Step& st) {
-  return st.call && (st.call_part == CallPart::to_nhwc || st.call_part == CallPart::to_nchw);
-}
+bool is_tuning_conversion(const Step& st) { return st.library() && st.library()->is_conversion(); }
 
-bool is_nhwc_conv(const Step& st) { return st.call && st.call_part == CallPart::conv_nhwc; }
+bool is_nhwc_conv(const Step& st) { return st.library() && st.library()->part == CallPart::conv_nhwc; }
 
 LayoutStep view_of(const Graph& g, const Step& st) {
   LayoutStep v;
@@ -27,11 +24,11 @@ LayoutStep view_of(const Graph& g, const Step& st) {
   v.outputs = st.kernel.outputs;
   if (is_nhwc_conv(st)) {
     v.role = LayoutStep::Role::nhwc_conv;
-    v.conv_x = st.call->call().x;
-  } else if (!st.call && !st.sort && !st.conversion &&
+    v.conv_x = st.call()->call().x;
+  } else if (st.generated() &&
              is_layout_free(g, st.kernel.kind, st.kernel.nodes, st.kernel.inputs, st.kernel.outputs)) {
     v.role = LayoutStep::Role::layout_free;
-  } else if (!st.call && !st.sort && !st.conversion && has_channels_last_variant(g, st.kernel.kind, st.kernel.nodes)) {
+  } else if (st.generated() && has_channels_last_variant(g, st.kernel.kind, st.kernel.nodes)) {
     v.role = LayoutStep::Role::nhwc_variant;
   }
   return v;
@@ -40,8 +37,7 @@ LayoutStep view_of(const Graph& g, const Step& st) {
 // A step's channels-last variant, compiled and loaded; installed in the step once nothing can throw.
 struct Variant {
   GeneratedKernel kernel;
-  cudaLibrary_t library = nullptr;
-  cudaKernel_t function = nullptr;
+  LoadedKernel loaded;
 };
 
 // "fx_g12_relu" -> 12: a generated conversion is named after the group of the step it serves.
@@ -74,16 +70,16 @@ struct Planned {
 // conversion back; the first reader, for one to NHWC). A channels-last convolution's own conversion (its x's to
 // NHWC, its y's back) is launched in the layout tuning chose for it; a value an elementwise step wrote NHWC
 // gets a tiled transpose generated for it, in its default layout.
-Step conversion_step(Executor::Impl& im, PlanId p, const Planned& pl, const LayoutConversion& c, const Step& neighbour) {
+Step conversion_step(CompiledProgram& im, PlanId p, const Planned& pl, const LayoutConversion& c, const Step& neighbour) {
   const Graph& g = im.graph;
-  const PlanSteps& ps = im.plan(p);
+  const CompiledPlan& ps = im.plan(p);
   const ValueId v = c.value;
   const CallPart part = c.to_nhwc ? CallPart::to_nhwc : CallPart::to_nchw;
   Step s;
   s.group = neighbour.group;
   s.group_predicted_ms = neighbour.group_predicted_ms;
   s.group_predicted_bytes = neighbour.group_predicted_bytes;
-  s.conversion = c;
+  ConversionLaunch conversion{c, {}, nullptr, nullptr};
   // The convolution whose own conversion this is, in the plan as planned (a convolution tuning kept NCHW may
   // run NHWC in it; its step changes only when the plan is applied).
   const Step* owner = nullptr;
@@ -94,17 +90,17 @@ Step conversion_step(Executor::Impl& im, PlanId p, const Planned& pl, const Layo
     }
   }
   if (owner) {
-    owner->call->describe_conversion(part, s);
-    s.function = owner->call->conversion_function(part);
+    owner->call()->describe_conversion(part, s);
+    conversion.owner = owner->library()->call;
+    conversion.function = conversion.owner->conversion_function(part);
   } else {
     if (c.to_nhwc) throw std::logic_error(g.value_name(v) + " is read NHWC by no convolution");
     const Shape& shape = g.value_type(v).shape;
     if (shape.size() != 4) throw std::logic_error(g.value_name(v) + " is kept NHWC but is not [N, C, H, W]");
     GeneratedKernel k = generate_layout_transpose(g.value_type(v).dtype, shape[0], shape[2] * shape[3], shape[1],
                                                   group_index_of(neighbour.kernel.name), g.value_name(v) + "_to_nchw");
-    auto [lib, fn] = im.load(k.source, k.name);
-    s.library = lib;
-    s.function = fn;
+    conversion.loaded = im.load(k.source, k.name);
+    conversion.function = conversion.loaded.function();
     k.alternatives.clear();
     s.layout_choice = k.layout + ": the default layout (not timed)";
     s.kernel = std::move(k);
@@ -123,28 +119,16 @@ Step conversion_step(Executor::Impl& im, PlanId p, const Planned& pl, const Layo
   if (!c.to_nhwc && g.is_output(v)) readers.push_back("the graph output");
   s.layout_choice = g.value_name(v) + (c.to_nhwc ? " converted NCHW -> NHWC" : " converted NHWC -> NCHW") + " for " +
                     name_list(readers) + "; " + s.layout_choice;
+  s.action = std::move(conversion);
   return s;
 }
 
-template <class T>
-void unload_libraries(std::vector<T>& loaded) {
-  for (T& s : loaded) {
-    if (s.library) cudaLibraryUnload(s.library);
-    s.library = nullptr;
-  }
-}
-
 // The conversion steps in launch order, generated ones compiled and loaded; nothing stays loaded if one fails.
-std::vector<Step> make_conversions(Executor::Impl& im, PlanId p, const Planned& pl) {
+std::vector<Step> make_conversions(CompiledProgram& im, PlanId p, const Planned& pl) {
   std::vector<Step> out;
-  try {
-    for (const LayoutConversion& c : pl.layout.conversions) {
-      const std::size_t neighbour = c.to_nhwc ? c.position : c.position - 1;
-      out.push_back(conversion_step(im, p, pl, c, im.plan(p).steps[pl.kept[neighbour]]));
-    }
-  } catch (...) {
-    unload_libraries(out);
-    throw;
+  for (const LayoutConversion& c : pl.layout.conversions) {
+    const std::size_t neighbour = c.to_nhwc ? c.position : c.position - 1;
+    out.push_back(conversion_step(im, p, pl, c, im.plan(p).steps[pl.kept[neighbour]]));
   }
   return out;
 }
@@ -153,22 +137,46 @@ std::string plural(std::size_t n, const std::string& word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-// Convolutions tuning kept NCHW (Step::nchw_choice) that are not made NHWC here drop their NHWC way when the
+// Convolutions tuning kept NCHW (LibraryLaunch::nchw_choice) that are not made NHWC here drop their NHWC way when the
 // pass ends, whichever way it ends.
 struct DropNchwChoices {
-  PlanSteps& ps;
+  CompiledPlan& ps;
   ~DropNchwChoices() {
     for (Step& st : ps.steps) {
-      if (!st.nchw_choice) continue;
-      st.call->drop_nhwc();
-      st.nchw_choice.reset();
+      LibraryLaunch* lib = st.library();
+      if (!lib || !lib->nchw_choice) continue;
+      lib->call->drop_nhwc();
+      lib->nchw_choice.reset();
     }
   }
 };
 
-void keep_plan_channels_last(Executor::Impl& im, PlanId p) {
+// What keeping values channels-last did to a plan, for its notes: the convolutions run NHWC, the kernels run
+// on NHWC data, and the conversions left against those of converting around each convolution.
+std::string kept_nhwc_note(std::size_t convs, const std::vector<std::string>& stepped,
+                           const std::vector<std::string>& pooled, const std::vector<std::string>& reweighed,
+                           const ChannelsLastPlan& layout) {
+  std::string note = plural(convs, "convolution") + " run NHWC and their values stay NHWC between them";
+  if (!stepped.empty()) {
+    note += std::string(pooled.empty() ? " and" : ",") + " through " + plural(stepped.size(), "elementwise kernel") +
+            " run on NHWC data (" + name_list(stepped) + ")";
+  }
+  if (!pooled.empty()) {
+    note += " and through " + plural(pooled.size(), "pooling kernel") + " run channels-last (" + name_list(pooled) + ")";
+  }
+  if (!reweighed.empty()) {
+    note += " (" + std::to_string(reweighed.size()) + " of the convolutions, " + name_list(reweighed) +
+            ", tuning kept NCHW with x and y converted around it; with its values kept NHWC it runs NHWC)";
+  }
+  note += ", so the plan converts " + plural(layout.conversions.size(), "value") + " (" +
+          format_bytes(static_cast<double>(layout.bytes)) + " moved) where converting x and y around each convolution took " +
+          std::to_string(2 * convs) + " (" + format_bytes(static_cast<double>(layout.bytes_around)) + "); --no-keep-nhwc does that";
+  return note;
+}
+
+void keep_plan_channels_last(CompiledProgram& im, PlanId p) {
   const Graph& g = im.graph;
-  PlanSteps& ps = im.plan(p);
+  CompiledPlan& ps = im.plan(p);
   if (ps.channels_last_planned) return;
   const DropNchwChoices drop{ps};
   Planned pl;
@@ -177,10 +185,10 @@ void keep_plan_channels_last(Executor::Impl& im, PlanId p) {
   for (std::size_t s = 0; s < ps.steps.size(); ++s) {
     const Step& st = ps.steps[s];
     if (is_tuning_conversion(st)) continue;
-    if (st.nchw_choice) {
-      const LibraryCall& lc = st.call->call();
-      nchw.push_back({pl.view.size(), lc.x, st.nchw_choice->nchw_ms, st.nchw_choice->nhwc_alone_ms,
-                      st.nchw_choice->nhwc_converted_ms,
+    if (const LibraryLaunch* lib = st.library(); lib && lib->nchw_choice) {
+      const LibraryCall& lc = lib->call->call();
+      nchw.push_back({pl.view.size(), lc.x, lib->nchw_choice->nchw_ms, lib->nchw_choice->nhwc_alone_ms,
+                      lib->nchw_choice->nhwc_converted_ms,
                       2 * (g.value_type(lc.x).bytes() + g.value_type(lc.outputs.front()).bytes())});
     }
     pl.kept.push_back(s);
@@ -216,65 +224,45 @@ void keep_plan_channels_last(Executor::Impl& im, PlanId p) {
   // Everything that can throw (generating, loading, allocating, the texts) before the plan changes.
   // A convolution made NHWC here launches its own conversions (where the plan has any) in their fastest layout.
   for (const auto& [i, saved] : rw.nhwc) {
-    const Step& st = ps.steps[pl.kept[i]];
-    st.call->install_conversion_layout(st.nchw_choice->conversion_layout);
+    const LibraryLaunch& lib = *ps.steps[pl.kept[i]].library();
+    lib.call->install_conversion_layout(lib.nchw_choice->conversion_layout);
   }
   std::vector<Step> conversions = make_conversions(im, p, pl);
   std::map<ValueId, contraction_detail::DeviceMemory> buffers;
   std::vector<std::string> choices(pl.kept.size()), stepped, pooled, reweighed;
   std::vector<Variant> variants;  // for the nhwc_variant steps run channels-last, in step order
   std::vector<Step> steps;
-  try {
-    for (ValueId v : pl.layout.nhwc_values) {
-      buffers.emplace(v, contraction_detail::DeviceMemory(static_cast<std::size_t>(g.value_type(v).bytes())));
+  for (ValueId v : pl.layout.nhwc_values) {
+    buffers.emplace(v, contraction_detail::DeviceMemory(static_cast<std::size_t>(g.value_type(v).bytes())));
+  }
+  for (std::size_t i = 0; i < pl.kept.size(); ++i) {
+    if (!pl.layout.channels_last[i]) continue;
+    const Step& st = ps.steps[pl.kept[i]];
+    if (pl.view[i].role == LayoutStep::Role::nhwc_variant) {
+      Variant& v = variants.emplace_back();
+      v.kernel = generate_channels_last_variant(g, st.kernel);
+      v.loaded = im.load(v.kernel.source, v.kernel.name);
+      choices[i] = v.kernel.layout + ": its channels-last variant, on the values kept NHWC";
+      pooled.push_back(st.kernel.name);
+    } else {
+      choices[i] = (st.layout_choice.empty() ? st.kernel.layout : st.layout_choice) +
+                   "; on channels-last (NHWC) data: its values all have one shape, so the layout changes nothing";
+      stepped.push_back(st.kernel.name);
     }
-    for (std::size_t i = 0; i < pl.kept.size(); ++i) {
-      if (!pl.layout.channels_last[i]) continue;
-      const Step& st = ps.steps[pl.kept[i]];
-      if (pl.view[i].role == LayoutStep::Role::nhwc_variant) {
-        Variant& v = variants.emplace_back();
-        v.kernel = generate_channels_last_variant(g, st.kernel);
-        std::tie(v.library, v.function) = im.load(v.kernel.source, v.kernel.name);
-        choices[i] = v.kernel.layout + ": its channels-last variant, on the values kept NHWC";
-        pooled.push_back(st.kernel.name);
-      } else {
-        choices[i] = (st.layout_choice.empty() ? st.kernel.layout : st.layout_choice) +
-                     "; on channels-last (NHWC) data: its values all have one shape, so the layout changes nothing";
-        stepped.push_back(st.kernel.name);
-      }
-    }
-    for (const auto& [i, saved] : rw.nhwc) {
-      const Step& st = ps.steps[pl.kept[i]];
-      const Step::NchwChoice& t = *st.nchw_choice;
-      const double conversions_ms = saved - (t.nchw_ms - t.nhwc_alone_ms);  // > 0: the plan converts less
-      choices[i] = "NHWC, its values kept NHWC around it: the NHWC call alone " + ms_text(t.nhwc_alone_ms) +
-                   " against NCHW " + ms_text(t.nchw_ms) + ", the plan's conversions with it NHWC about " +
-                   ms_text(std::abs(conversions_ms)) + (conversions_ms >= 0 ? " less" : " more") + ", " +
-                   ms_text(saved) + " saved in all (tuning, x and y converted around it: " + st.layout_choice + ")";
-      reweighed.push_back(st.kernel.name);
-    }
-    steps.reserve(pl.kept.size() + conversions.size());
-    ps.notes.reserve(ps.notes.size() + 1);
-  } catch (...) {
-    unload_libraries(conversions);
-    unload_libraries(variants);
-    throw;
   }
-  std::string note = head + plural(convs, "convolution") + " run NHWC and their values stay NHWC between them";
-  if (!stepped.empty()) {
-    note += std::string(pooled.empty() ? " and" : ",") + " through " + plural(stepped.size(), "elementwise kernel") +
-            " run on NHWC data (" + name_list(stepped) + ")";
+  for (const auto& [i, saved] : rw.nhwc) {
+    const Step& st = ps.steps[pl.kept[i]];
+    const LibraryLaunch::NchwChoice& t = *st.library()->nchw_choice;
+    const double conversions_ms = saved - (t.nchw_ms - t.nhwc_alone_ms);  // > 0: the plan converts less
+    choices[i] = "NHWC, its values kept NHWC around it: the NHWC call alone " + ms_text(t.nhwc_alone_ms) +
+                 " against NCHW " + ms_text(t.nchw_ms) + ", the plan's conversions with it NHWC about " +
+                 ms_text(std::abs(conversions_ms)) + (conversions_ms >= 0 ? " less" : " more") + ", " +
+                 ms_text(saved) + " saved in all (tuning, x and y converted around it: " + st.layout_choice + ")";
+    reweighed.push_back(st.kernel.name);
   }
-  if (!pooled.empty()) {
-    note += " and through " + plural(pooled.size(), "pooling kernel") + " run channels-last (" + name_list(pooled) + ")";
-  }
-  if (!reweighed.empty()) {
-    note += " (" + std::to_string(reweighed.size()) + " of the convolutions, " + name_list(reweighed) +
-            ", tuning kept NCHW with x and y converted around it; with its values kept NHWC it runs NHWC)";
-  }
-  note += ", so the plan converts " + plural(pl.layout.conversions.size(), "value") + " (" +
-          format_bytes(static_cast<double>(planned)) + " moved) where converting x and y around each convolution took " +
-          std::to_string(2 * convs) + " (" + format_bytes(static_cast<double>(around)) + "); --no-keep-nhwc does that";
+  steps.reserve(pl.kept.size() + conversions.size());
+  ps.notes.reserve(ps.notes.size() + 1);
+  const std::string note = head + kept_nhwc_note(convs, stepped, pooled, reweighed, pl.layout);
 
   // From here on nothing throws: moves, and the release of the convolutions' own scratch.
   std::size_t next = 0;
@@ -288,29 +276,28 @@ void keep_plan_channels_last(Executor::Impl& im, PlanId p) {
     emit_conversions_before(i);
     Step& st = ps.steps[pl.kept[i]];
     if (pl.view[i].role == LayoutStep::Role::nhwc_conv && !is_nhwc_conv(st)) {  // made NHWC by reweighing
-      st.call_part = CallPart::conv_nhwc;
+      st.library()->part = CallPart::conv_nhwc;
       st.layout_choice = std::move(choices[i]);
-      st.nchw_choice.reset();
+      st.library()->nchw_choice.reset();
     }
     if (pl.layout.channels_last[i]) {
-      st.channels_last = true;
+      GeneratedLaunch& generated = *st.generated();  // layout_free and nhwc_variant steps are generated
+      generated.channels_last = true;
       st.layout_choice = std::move(choices[i]);
       if (pl.view[i].role == LayoutStep::Role::nhwc_variant) {
         Variant& v = variants[next_variant++];
-        if (st.library) cudaLibraryUnload(st.library);  // the NCHW kernel is not launched again
         st.kernel = std::move(v.kernel);
-        st.library = v.library;
-        st.function = v.function;
+        generated.loaded = std::move(v.loaded);  // the NCHW kernel, not launched again, is unloaded
       }
     }
     steps.push_back(std::move(st));
   }
   emit_conversions_before(pl.kept.size());
   ps.steps = std::move(steps);
-  ps.nhwc_buffers = std::move(buffers);
+  im.memory.set_nhwc_buffers(p, std::move(buffers));
   ps.channels_last_planned = true;
   for (Step& st : ps.steps) {
-    if (is_nhwc_conv(st)) st.call->use_plan_nhwc_buffers();
+    if (is_nhwc_conv(st)) st.call()->use_plan_nhwc_buffers();
   }
   // The per-convolution notes of tuning ("runs channels-last, as 3 launches") no longer hold.
   std::erase_if(ps.notes, [](const std::string& n) { return n.find(" runs channels-last, as 3 launches: ") != std::string::npos; });
@@ -319,7 +306,7 @@ void keep_plan_channels_last(Executor::Impl& im, PlanId p) {
 
 }  // namespace
 
-void keep_channels_last(Executor::Impl& im) {
+void keep_channels_last(CompiledProgram& im) {
   for (PlanId p : kPlanIds) keep_plan_channels_last(im, p);
 }
 

@@ -131,7 +131,7 @@ MatmulTail matmul_tail(const GroupView& gv, NodeId mm, std::int64_t n) {
     if (const auto s = scalar_multiplier(gv.g, *next)) {
       op = "mul_scalar";  // the GEMM's alpha
       scale = *s;
-    } else if (node.op == "add") {
+    } else if (node.op_id() == OpId::add) {
       auto other = other_operand(gv, node, v);
       const TensorType* ot = other ? &gv.g.value_type(*other) : nullptr;
       if (ot && ot->numel() == n && !ot->shape.empty() && ot->shape.back() == n && ot->dtype == node.type.dtype) {
@@ -233,7 +233,8 @@ LibraryCall conv_call(const GroupView& gv, NodeId cv, int group_index, std::vect
   std::string stop;
   while (auto next = p.type == DType::f32 ? chain_successor(gv, v) : std::optional<NodeId>{}) {
     const Node& n = g.node(*next);
-    if (n.op == "add" && !call.folded_batchnorm && call.bias_terms.size() < 2) {
+    const OpId op = n.op_id();
+    if (op == OpId::add && !call.folded_batchnorm && call.bias_terms.size() < 2) {
       auto other = other_operand(gv, n, v);
       const Shape* os = other ? &g.value_type(*other).shape : nullptr;
       if (!os || !(*os == Shape{p.k, 1, 1} || *os == Shape{1, p.k, 1, 1})) {
@@ -241,11 +242,11 @@ LibraryCall conv_call(const GroupView& gv, NodeId cv, int group_index, std::vect
         break;
       }
       call.bias_terms.push_back(*other);
-    } else if (n.op == "batchnorm" && !call.folded_batchnorm && n.inputs[0].value == v &&
+    } else if (op == OpId::batchnorm && !call.folded_batchnorm && n.inputs[0].value == v &&
                (n.attrs.get_int("axis") == 1 || n.attrs.get_int("axis") == -3) &&
                std::all_of(n.inputs.begin() + 1, n.inputs.end(), [&](const Operand& o) { return g.is_input(o.value); })) {
       call.folded_batchnorm = *next;
-    } else if (n.op == "relu") {
+    } else if (op == OpId::relu) {
       relu = true;
     } else {
       stop = "`" + n.op + "` has no place in cuDNN's fused conv + bias + activation";
@@ -372,12 +373,12 @@ ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const Node
   for (NodeId n : g.topo_order()) {
     if (!gv.in.count(n) || g.node(n).op_class() != OpClass::contraction) continue;
     contractions.push_back(n);
-    if (g.node(n).op == "matmul") matmuls.push_back(n);
+    if (g.node(n).op_id() == OpId::matmul) matmuls.push_back(n);
   }
   std::map<NodeId, LibraryCall> single;
   std::map<NodeId, std::vector<std::string>> single_notes;
   for (NodeId n : contractions) {
-    single[n] = g.node(n).op == "matmul" ? matmul_call(gv, n, group_index, single_notes[n])
+    single[n] = g.node(n).op_id() == OpId::matmul ? matmul_call(gv, n, group_index, single_notes[n])
                                          : conv_call(gv, n, group_index, single_notes[n]);
   }
   std::map<NodeId, const std::vector<NodeId>*> merged;  // first part -> its set; other parts -> nullptr

@@ -16,7 +16,8 @@
 
 namespace fx::gpu {
 
-// One cuBLASLt handle and one cuDNN handle per executor (both bound to its one stream), made on first use.
+// One cuBLASLt handle and one cuDNN handle per executor (both bound to its one stream), made at the first
+// preparation (prepare_library_steps) and shared by every library step.
 struct ContractionRuntime {
   std::unique_ptr<Matmul> matmul;
   std::unique_ptr<Conv2d> conv;
@@ -30,13 +31,14 @@ struct ContractionRuntime {
 // Once tuning is done, a plan keeps values channels-last between such steps (channels_last.h), converting a
 // value only for a reader that needs NCHW; the call then works on the plan's NHWC buffers.
 // Layout tuning times the two ways (tune_layouts) and, when NHWC wins, the plan's step becomes three steps
-// sharing this object (Step::call_part). Offered for ungrouped convolutions whose weight is a graph input,
+// sharing this object (LibraryLaunch::part). Offered for ungrouped convolutions whose weight is a graph input,
 // permuted to [K, R, S, C] once at preparation as the batchnorm is folded; the scratch NHWC copies of x and y
 // belong to the step.
 class LibraryStep {
  public:
-  explicit LibraryStep(LibraryCall call) : call_(std::move(call)) {}
-  ~LibraryStep();
+  LibraryStep(LibraryCall call, std::shared_ptr<ContractionRuntime> runtime)
+      : call_(std::move(call)), runtime_(std::move(runtime)) {}
+  ~LibraryStep() = default;
   LibraryStep(const LibraryStep&) = delete;
   LibraryStep& operator=(const LibraryStep&) = delete;
 
@@ -44,7 +46,7 @@ class LibraryStep {
   std::string library() const { return call_.kind == LibraryCallKind::conv2d ? "cuDNN" : "cuBLASLt"; }
   // The report's library path in plan `plan`, with the algorithm it ran (cuBLASLt's timed choice, cuDNN's), once
   // it has run; for a conversion part, what the conversion does.
-  std::string describe(const Executor::Impl& im, PlanId plan, CallPart part = CallPart::whole) const;
+  std::string describe(const PlanBuffers& b, CallPart part = CallPart::whole) const;
 
   // A horizontal GEMM that can run as its parts, each a call of its own (LibraryCall::parts): layout tuning
   // times the two ways and keeps the faster (tune_layouts).
@@ -53,16 +55,16 @@ class LibraryStep {
   // first launch (Matmul::finalist_count); launching finalist i; keeping finalist i for every launch after, with
   // the times the plan's tuning measured (of `timed_as` where that is more than this call) for the report.
   bool is_gemm() const { return call_.kind != LibraryCallKind::conv2d; }
-  std::size_t gemm_finalists(const Executor::Impl& im, PlanId plan) const;
-  void launch_finalist(Executor::Impl& im, PlanId plan, std::size_t i) const;
-  void choose_finalist(Executor::Impl& im, PlanId plan, std::size_t i, const std::vector<double>& ms,
+  std::size_t gemm_finalists(const PlanBuffers& b) const;
+  void launch_finalist(const PlanBuffers& b, cudaStream_t stream, std::size_t i) const;
+  void choose_finalist(const PlanBuffers& b, std::size_t i, const std::vector<double>& ms,
                        const std::string& timed_as = "") const;
-  MatmulProblem gemm_problem(const Executor::Impl& im, PlanId plan) const;
+  MatmulProblem gemm_problem(const PlanBuffers& b) const;
   // Whether this call can run channels-last (see above), and the compiled conversions once load_nhwc ran.
   bool offers_nhwc(const Graph& g) const;
   // Generates and compiles the conversions (named after the group, as its other kernels are).
-  void load_nhwc(Executor::Impl& im, int group_index);
-  bool nhwc_ready() const { return !nhwc_fn_[0].empty() && weights_nhwc_.get() != nullptr; }
+  void load_nhwc(CompiledProgram& im, int group_index);
+  bool nhwc_ready() const { return !nhwc_[0].empty() && weights_nhwc_.get() != nullptr; }
   // Once tuning kept the NCHW call: frees the NHWC scratch and weights, and preparation makes them no more.
   void drop_nhwc();
   // Once the plan keeps values channels-last across steps (channels_last.h): the NHWC call reads x from and
@@ -78,7 +80,7 @@ class LibraryStep {
   cudaKernel_t conversion_function(CallPart part) const;
   // Names a plan step after a part's conversion: its kernel's name, kind, layout and launch shape, and why that
   // layout (chosen with the convolution's).
-  void describe_conversion(CallPart part, Step& step) const;
+  void describe_conversion(CallPart part, StepInfo& step) const;
   std::size_t conversion_layouts() const;
   std::string conversion_layout_name(std::size_t j) const;
   void install_conversion_layout(std::size_t j);
@@ -92,51 +94,52 @@ class LibraryStep {
 
   // Once the graph inputs are on the device: stacks horizontal weights, folds batchnorm, sums biases; permutes
   // the convolution's weights to NHWC and allocates its scratch when load_nhwc ran.
-  void prepare(Executor::Impl& im);
+  // `b`: the unfused plan's buffers, where the graph's inputs are (both plans share them).
+  void prepare(const PlanBuffers& b, cudaStream_t stream);
   // A conversion part runs in conversion layout `layout` (0: the installed one).
-  void launch(Executor::Impl& im, PlanId plan, CallPart part = CallPart::whole, std::size_t layout = 0) const;
+  void launch(const PlanBuffers& b, cudaStream_t stream, CallPart part = CallPart::whole, std::size_t layout = 0) const;
 
  private:
-  MatmulProblem horizontal_problem(const Executor::Impl& im, PlanId plan) const;
+  MatmulProblem horizontal_problem(const PlanBuffers& b) const;
   struct GemmOperands {
     const void* a;
     const void* b;
     const void* bias;
     void* c;
   };
-  GemmOperands gemm_operands(const Executor::Impl& im, PlanId plan) const;
-  Matmul& searched_matmul(const Executor::Impl& im) const;  // the handle whose plan cache holds the finalists
-  void prepare_nhwc(Executor::Impl& im);
+  GemmOperands gemm_operands(const PlanBuffers& b) const;
+  Matmul& searched_matmul() const;  // the handle whose plan cache holds the finalists
+  void prepare_nhwc(const PlanBuffers& b);
   void free_nhwc();  // the permuted weights and the NHWC scratch
   // Where the NHWC x and y are: the plan's buffers of those values (use_plan_nhwc_buffers), else the scratch.
-  std::pair<void*, void*> nhwc_x_y(const Executor::Impl& im, PlanId plan) const;
+  std::pair<void*, void*> nhwc_x_y(const PlanBuffers& b) const;
 
   LibraryCall call_;
+  std::shared_ptr<ContractionRuntime> runtime_;
   contraction_detail::DeviceMemory weights_, bias_;
   // Channels-last: the problem, [0] x -> NHWC and [1] y -> NCHW (each compiled in every layout, the
   // installed one first), the permuted weights, the scratch x and y.
   Conv2dProblem nhwc_problem_;
   GeneratedKernel nhwc_kernels_[2];
-  std::vector<cudaLibrary_t> nhwc_lib_[2];
-  std::vector<cudaKernel_t> nhwc_fn_[2];
+  std::vector<LoadedKernel> nhwc_[2];
   contraction_detail::DeviceMemory weights_nhwc_, x_nhwc_, y_nhwc_;
   bool nhwc_dropped_ = false;
   bool plan_buffers_ = false;  // use_plan_nhwc_buffers
 };
 
 // Names a plan step after a library call: its name, nodes, the values it reads and writes, and their bytes.
-void name_step_after(const Graph& g, const LibraryCall& call, Step& s);
+void name_step_after(const Graph& g, const LibraryCall& call, StepInfo& s);
 
 // Adds a contraction group's steps to plan p: its library calls, then generated kernels for the elementwise
 // nodes no epilogue absorbed; notes say why a group takes more than one launch.
-void append_contraction_steps(Executor::Impl& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes,
+void append_contraction_steps(CompiledProgram& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes,
                               int group_index);
 // Runs every library step's preparation (after fill_inputs, before any launch).
-void prepare_library_steps(Executor::Impl& im);
+void prepare_library_steps(CompiledProgram& im);
 // What the plans' library calls allocate outside the arena: each call's prepared_bytes (a call shared by
 // several steps counted once) and the workspaces of the cuBLASLt and cuDNN handles they use.
-std::int64_t library_step_bytes(const Executor::Impl& im);
+std::int64_t library_step_bytes(const CompiledProgram& im);
 // Frees every library step's prepared buffers.
-void release_library_steps(Executor::Impl& im);
+void release_library_steps(CompiledProgram& im);
 
 }  // namespace fx::gpu

@@ -240,9 +240,8 @@ class Executor {
   // split more: ask again after prepare_with_inputs or run).
   std::vector<SplitGroup> split_groups(PlanId plan) const;
 
-  struct Impl;  // executor_internal.h (CUDA types): the run's helpers in kernels/ take it, nothing outside does
-
  private:
+  struct Impl;  // executor.cpp: the compiled program (executor_internal.h, CUDA types) it coordinates
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,5 +1,5 @@
-// Executor::run(): the run's phases in order (allocate, inputs, tuning, verification, reference, dump, timing,
-// CUDA-graph replays) and the calls that run a prepared plan on the caller's buffers.
+// A run's phases in order (allocate, inputs, tuning, verification, reference, dump, timing, CUDA-graph replays),
+// and what the reports say each step ran.
 #include <algorithm>
 
 #include "kernels/common/cuda_call.h"
@@ -16,7 +16,7 @@ namespace fx::gpu {
 
 // What step s of plan p runs: its name, kind, library and path (the layout or call kept), nodes and bytes;
 // not its time.
-KernelReport kernel_report(const Executor::Impl& im, PlanId p, std::size_t s) {
+KernelReport kernel_report(const CompiledProgram& im, PlanId p, std::size_t s) {
   const Step& st = im.plan(p).steps[s];
   KernelReport kr;
   kr.name = st.kernel.name;
@@ -24,18 +24,18 @@ KernelReport kernel_report(const Executor::Impl& im, PlanId p, std::size_t s) {
   kr.kind = std::string(kernel_kind_name(st.kernel.kind));
   kr.library = "generated (NVRTC)";
   kr.path = st.layout_choice.empty() ? st.kernel.layout : st.layout_choice;
-  if (st.sort) {  // a CUB segmented sort
+  if (const SortLaunch* sort = st.sort()) {  // a CUB segmented sort
     kr.library = "CUB";
-    kr.path = st.sort->describe();
+    kr.path = sort->sort->describe();
   }
-  if (st.call && (st.call_part == CallPart::to_nhwc || st.call_part == CallPart::to_nchw)) {
-    kr.path = st.call->describe(im, p, st.call_part);  // a generated conversion
+  if (const LibraryLaunch* lib = st.library(); lib && lib->is_conversion()) {
+    kr.path = lib->call->describe(im.buffers(p), lib->part);  // a generated conversion
     const std::string& layout = st.layout_choice.empty() ? st.kernel.layout : st.layout_choice;
     if (!layout.empty()) kr.path += "; " + layout;
-  } else if (st.call) {  // a cuBLASLt/cuDNN call
-    kr.kind = std::string(library_call_kind_name(st.call->call().kind));
-    kr.library = st.call->library();
-    kr.path = st.call->describe(im, p, st.call_part);
+  } else if (lib) {  // a cuBLASLt/cuDNN call
+    kr.kind = std::string(library_call_kind_name(lib->call->call().kind));
+    kr.library = lib->call->library();
+    kr.path = lib->call->describe(im.buffers(p), lib->part);
     if (!st.layout_choice.empty()) kr.path += "; " + st.layout_choice;
   }
   for (NodeId n : st.kernel.nodes) kr.nodes.push_back(im.graph.node(n).name);
@@ -45,7 +45,7 @@ KernelReport kernel_report(const Executor::Impl& im, PlanId p, std::size_t s) {
   return kr;
 }
 
-std::vector<SplitGroup> split_groups(const PlanSteps& ps) {
+std::vector<SplitGroup> split_groups(const CompiledPlan& ps) {
   std::vector<SplitGroup> out;
   for (std::size_t s = 0; s < ps.steps.size();) {
     const std::string& group = ps.steps[s].group;
@@ -63,12 +63,8 @@ std::vector<SplitGroup> split_groups(const PlanSteps& ps) {
   return out;
 }
 
-namespace {
-
-// The run's phases; each starts on an idle stream (gpu_fault.h: how a fault is attributed).
-// Allocation, inputs (seeded, or `given`'s copied in), layout tuning; then both plans once, each step
-// synchronised, checked against each other. Returns the bytes allocated.
-std::int64_t prepare_and_verify(Executor::Impl& im, const std::map<ValueId, const void*>& given,
+// Each phase starts on an idle stream (gpu_fault.h: how a fault is attributed).
+std::int64_t prepare_and_verify(CompiledProgram& im, const std::map<ValueId, const void*>& given,
                                 std::vector<OutputCheck>& checks) {
   im.begin_phase("inputs", false);
   std::int64_t device_bytes = im.required_bytes();
@@ -88,7 +84,7 @@ std::int64_t prepare_and_verify(Executor::Impl& im, const std::map<ValueId, cons
     }
     im.begin_phase("inputs", false);
   }
-  im.poison_outputs();
+  im.memory.poison(im.graph, im.stream);
   FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
   im.progress("verify", 0.2, "running both plans once");
   im.begin_phase("verification", true);  // every step's first run, synchronised: exact attribution
@@ -99,7 +95,58 @@ std::int64_t prepare_and_verify(Executor::Impl& im, const std::map<ValueId, cons
   return device_bytes;
 }
 
-RunReport run_phases(Executor::Impl& im) {
+namespace {
+
+// RunOptions::timed: both plans timed again, as often as it asks (the report keeps the run's own timing).
+void time_again_on_request(CompiledProgram& im, const RunReport& rep) {
+  if (!im.options.timed) return;
+  TimingPass pass{0, rep.unfused.total_ms, rep.fused.total_ms, rep.warmup, rep.repeat, rep.round_ms, rep.clocks,
+                  clocks_note(im, rep.clocks)};
+  while (im.options.timed(pass)) {
+    im.progress("time", 0.4, "timing both plans again (timing " + std::to_string(pass.index + 1) + ")");
+    TimedPlans again = time_plans(im);
+    pass = {pass.index + 1, again.plan(PlanId::unfused).total_ms, again.plan(PlanId::fused).total_ms,
+            again.rounds.warmup, again.rounds.repeat, again.round_ms, again.clocks, clocks_note(im, again.clocks)};
+  }
+}
+
+// RunOptions::cuda_graph: each plan replayed as a CUDA graph, after a rest, with the clocks it ran at.
+void time_graphs(CompiledProgram& im, RunReport& rep) {
+  im.progress("graph", 0.9, "CUDA-graph replay");
+  im.begin_phase("CUDA graph", false);
+  im.rest();
+  ClockWatch watch(*im.clocks);
+  rep.unfused.graph_ms = time_graph(im, PlanId::unfused);
+  const ClockSpan unfused_clocks = watch.stop();
+  im.rest();
+  ClockWatch fused_watch(*im.clocks);
+  rep.fused.graph_ms = time_graph(im, PlanId::fused);
+  rep.graph_clocks = unfused_clocks;
+  rep.graph_clocks.merge(fused_watch.stop());
+  for (PlanReport* plan : {&rep.unfused, &rep.fused}) {
+    if (std::string note = host_bound_note(*plan); !note.empty()) plan->notes.push_back(std::move(note));
+  }
+}
+
+// What the report says of the run beside the plans' times: the device, the protocol, the layouts, the compiles.
+void describe_run(const CompiledProgram& im, RunReport& rep) {
+  rep.device = im.device;
+  rep.clocks_note = clocks_note(im, rep.clocks);
+  rep.protocol = im.options.timing;
+  rep.placement_gaps = static_cast<std::int64_t>(im.memory.placement_gaps());
+  rep.layouts = im.options.force_layout >= 0 ? "forced " + std::to_string(im.options.force_layout + 1)
+                : im.options.autotune                 ? "timed"
+                                                      : "default";
+  rep.speedup = rep.fused.total_ms > 0 ? rep.unfused.total_ms / rep.fused.total_ms : 0;
+  const CompileStats cs = im.compiler.stats();
+  rep.kernels_compiled = cs.compiled;
+  rep.cache_hits = cs.memory_hits + cs.disk_hits;
+  rep.compile_seconds = cs.compile_seconds;
+}
+
+}  // namespace
+
+RunReport run_phases(CompiledProgram& im) {
   RunReport rep;
   rep.device_bytes = prepare_and_verify(im, {}, rep.checks);
   rep.verified = std::all_of(rep.checks.begin(), rep.checks.end(), [](const OutputCheck& c) { return c.passed; });
@@ -112,159 +159,17 @@ RunReport run_phases(Executor::Impl& im) {
   im.progress("time", 0.4, "timing both plans in interleaved rounds");
   im.begin_phase("timing", false);
   TimedPlans timed = time_plans(im);
-  rep.unfused = std::move(timed.plans[0]);
-  rep.fused = std::move(timed.plans[1]);
+  rep.unfused = std::move(timed.plan(PlanId::unfused));
+  rep.fused = std::move(timed.plan(PlanId::fused));
   rep.clocks = timed.clocks;
   rep.round_ms = timed.round_ms;
   rep.warmup = timed.rounds.warmup;
   rep.repeat = timed.rounds.repeat;
-  if (im.options.timed) {
-    TimingPass pass{0, rep.unfused.total_ms, rep.fused.total_ms, rep.warmup, rep.repeat, rep.round_ms, rep.clocks,
-                    clocks_note(im, rep.clocks)};
-    while (im.options.timed(pass)) {
-      im.progress("time", 0.4, "timing both plans again (timing " + std::to_string(pass.index + 1) + ")");
-      const TimedPlans again = time_plans(im);
-      pass = {pass.index + 1, again.plans[0].total_ms, again.plans[1].total_ms, again.rounds.warmup,
-              again.rounds.repeat, again.round_ms, again.clocks, clocks_note(im, again.clocks)};
-    }
-  }
-  if (im.options.cuda_graph) {
-    im.progress("graph", 0.9, "CUDA-graph replay");
-    im.begin_phase("CUDA graph", false);
-    im.rest();
-    ClockWatch watch(*im.clocks);
-    rep.unfused.graph_ms = time_graph(im, PlanId::unfused);
-    const ClockSpan unfused_clocks = watch.stop();
-    im.rest();
-    ClockWatch fused_watch(*im.clocks);
-    rep.fused.graph_ms = time_graph(im, PlanId::fused);
-    rep.graph_clocks = unfused_clocks;
-    rep.graph_clocks.merge(fused_watch.stop());
-    for (PlanReport* plan : {&rep.unfused, &rep.fused}) {
-      if (std::string note = host_bound_note(*plan); !note.empty()) plan->notes.push_back(std::move(note));
-    }
-  }
-  rep.device = im.device;
-  rep.clocks_note = clocks_note(im, rep.clocks);
-  rep.protocol = im.options.timing;
-  rep.placement_gaps = static_cast<std::int64_t>(im.placement_gaps);
-  rep.layouts = im.options.force_layout >= 0 ? "forced " + std::to_string(im.options.force_layout + 1)
-                : im.options.autotune                 ? "timed"
-                                                      : "default";
-  rep.speedup = rep.fused.total_ms > 0 ? rep.unfused.total_ms / rep.fused.total_ms : 0;
-  const CompileStats cs = im.compiler.stats();
-  rep.kernels_compiled = cs.compiled;
-  rep.cache_hits = cs.memory_hits + cs.disk_hits;
-  rep.compile_seconds = cs.compile_seconds;
+  time_again_on_request(im, rep);
+  if (im.options.cuda_graph) time_graphs(im, rep);
+  describe_run(im, rep);
   im.progress("done", 1.0, rep.verified ? "verified" : "verification FAILED");
   return rep;
-}
-
-}  // namespace
-
-RunReport Executor::run() {
-  Impl& im = *impl_;
-  for (auto& ps : im.plans) ps.bound.clear();  // a run writes its own buffers, whatever a harness bound
-  struct Release {
-    Impl& im;
-    ~Release() { im.release(); }
-  } release{im};
-  return im.attributed([&] { return run_phases(im); });
-}
-
-std::vector<OutputCheck> Executor::prepare_with_inputs(const std::map<std::string, const void*>& inputs) {
-  Impl& im = *impl_;
-  std::map<ValueId, const void*> given;
-  for (const auto& [name, ptr] : inputs) {
-    const auto v = im.graph.find_value(name);
-    if (!v || static_cast<std::size_t>(*v) >= im.graph.inputs().size()) {
-      throw std::invalid_argument("'" + name + "' is not an input of graph " + im.graph.name());
-    }
-    if (!ptr) throw std::invalid_argument("input '" + name + "': a null device pointer");
-    given[*v] = ptr;
-  }
-  im.release();  // a second preparation starts from nothing
-  return im.attributed([&] {
-    // The caller's inputs may still be being written on its own streams, which the executor's non-blocking
-    // stream does not wait for.
-    FX_CUDA_CALL(cudaDeviceSynchronize());
-    std::vector<OutputCheck> checks;
-    prepare_and_verify(im, given, checks);
-    FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
-    im.begin_phase("launches on the caller's buffers", false);
-    return checks;
-  });
-}
-
-void Executor::enqueue(PlanId plan) {
-  if (!impl_->arena) throw std::logic_error("enqueue before prepare_with_inputs");
-  impl_->attributed([&] {
-    impl_->sync_each_step = false;
-    impl_->launch_all(plan);
-  });
-}
-
-void* Executor::stream() const { return impl_->stream; }
-
-std::vector<KernelReport> Executor::plan_kernels(PlanId plan) const {
-  std::vector<KernelReport> out;
-  for (std::size_t s = 0; s < impl_->plan(plan).steps.size(); ++s) out.push_back(kernel_report(*impl_, plan, s));
-  return out;
-}
-
-std::vector<SplitGroup> Executor::split_groups(PlanId plan) const { return fx::gpu::split_groups(impl_->plan(plan)); }
-
-void* Executor::buffer(PlanId plan, const std::string& name) const {
-  if (!impl_->arena) throw std::logic_error("buffer before prepare_with_inputs");
-  const auto v = impl_->graph.find_value(name);
-  if (!v) throw std::invalid_argument("graph " + impl_->graph.name() + " has no value '" + name + "'");
-  // A value the plan keeps channels-last lives in its NHWC buffer; its NCHW one is written only where a reader
-  // needs it, which a graph output's check always does.
-  if (impl_->nhwc_pointer(plan, *v) && !impl_->graph.is_output(*v)) {
-    throw std::invalid_argument("'" + name + "' is kept channels-last (NHWC) in the " + impl_->plan(plan).name +
-                                " plan; only graph outputs and values in the graph's own layout can be read");
-  }
-  return impl_->pointer(plan, *v);
-}
-
-void Executor::bind_outputs(PlanId plan, const std::map<std::string, void*>& outputs) {
-  Impl& im = *impl_;
-  if (!im.arena) throw std::logic_error("bind_outputs before prepare_with_inputs");
-  const PlanSteps& ps = im.plan(plan);
-  std::map<ValueId, void*> bound;
-  for (const auto& [name, ptr] : outputs) {
-    const auto v = im.graph.find_value(name);
-    if (!v || !im.graph.is_output(*v) || !ps.offsets.count(*v)) {
-      throw std::invalid_argument("'" + name + "' is not a graph output that the " + ps.name + " plan of " +
-                                  im.graph.name() + " writes");
-    }
-    if (!ptr || reinterpret_cast<std::uintptr_t>(ptr) % 256 != 0) {
-      throw std::invalid_argument("output '" + name + "': " + (ptr ? "a device pointer not aligned to 256 bytes"
-                                                                     : "a null device pointer"));
-    }
-    for (const Step& s : ps.steps) {
-      if (!s.call || s.call->call().outputs.size() < 2) continue;
-      const auto& parts = s.call->call().outputs;
-      if (std::find(parts.begin(), parts.end(), *v) != parts.end()) {
-        throw std::invalid_argument("output '" + name + "' is one of the " + std::to_string(parts.size()) +
-                                    " parts that " + s.call->call().name +
-                                    " writes at equal spacing in the plan's own buffer; it cannot be bound");
-      }
-    }
-    bound[*v] = ptr;
-  }
-  // Two outputs in overlapping memory would write over each other.
-  std::vector<std::pair<const char*, ValueId>> spans;
-  for (const auto& [v, ptr] : bound) spans.push_back({static_cast<const char*>(ptr), v});
-  std::sort(spans.begin(), spans.end());
-  for (std::size_t i = 1; i < spans.size(); ++i) {
-    const auto& [start, v] = spans[i - 1];
-    if (spans[i].first < start + im.graph.value_type(v).bytes()) {
-      throw std::invalid_argument("outputs '" + im.graph.value_name(v) + "' and '" +
-                                  im.graph.value_name(spans[i].second) + "' overlap in the caller's memory");
-    }
-  }
-  im.plan(plan).bound = std::move(bound);
 }
 
 }  // namespace fx::gpu

@@ -26,12 +26,11 @@ constexpr int kConvRounds = 31;
 
 // Layout 0 is the step's installed one; layout i > 0 is alternatives[i - 1]. Installing i swaps the two, so
 // every compiled layout stays owned by the step (and is unloaded with it).
-void install(Step& st, std::size_t i) {
+void install(Step& st, GeneratedLaunch& g, std::size_t i) {
   if (i == 0) return;
-  Step::Layout& alt = st.alternatives[i - 1];
+  GeneratedLaunch::Layout& alt = g.alternatives[i - 1];
   swap_layout(st.kernel, alt.layout);
-  std::swap(st.library, alt.library);
-  std::swap(st.function, alt.function);
+  std::swap(g.loaded, alt.loaded);
 }
 
 // The rounds of one comparison: `timed` rounds after `warmup` (one by default).
@@ -54,7 +53,7 @@ struct TuneRounds {
 // enough, and the runs follow each other with no gap; without it (a run after an untimed launch of the same way,
 // perhaps a few microseconds) each run is enqueued behind a gate of its own.
 template <class Launch>
-std::vector<double> time_rounds(Executor::Impl& im, PlanId p, std::size_t s, std::size_t n,
+std::vector<double> time_rounds(CompiledProgram& im, PlanId p, std::size_t s, std::size_t n,
                                 const contraction_detail::DeviceMemory& flush, TuneRounds rounds, Launch&& launch) {
   const int kWarmupRounds = std::max(0, rounds.warmup);
   constexpr std::size_t kHeadStart = 8;
@@ -102,7 +101,7 @@ std::vector<double> time_rounds(Executor::Impl& im, PlanId p, std::size_t s, std
 // as much the noise's pick as the kernel's; under the do_bench protocol they are timed as long as the plans.
 enum class Rest { yes, no };
 template <class Launch>
-TuneRounds comparison_rounds(Executor::Impl& im, PlanId p, std::size_t s, std::size_t n,
+TuneRounds comparison_rounds(CompiledProgram& im, PlanId p, std::size_t s, std::size_t n,
                              const contraction_detail::DeviceMemory& flush, int rounds, Launch&& launch,
                              Rest rest = Rest::yes) {
   const RunOptions& o = im.options;
@@ -137,21 +136,24 @@ std::string first_line(const std::string& text) { return text.substr(0, text.fin
 // layouts (layouts 2, 3, ...; with layout 1 forced the channels-last way is never loaded, so `forced` here is -1
 // or >= 1). Returns the index of the step's last launch, which has run (so the steps after it read what it
 // wrote).
-std::size_t tune_conv_layout(Executor::Impl& im, PlanId p, std::size_t s, int forced,
+std::size_t tune_conv_layout(CompiledProgram& im, PlanId p, std::size_t s, int forced,
                              const contraction_detail::DeviceMemory& flush) {
-  PlanSteps& ps = im.plan(p);
-  const std::shared_ptr<LibraryStep> call = ps.steps[s].call;
+  CompiledPlan& ps = im.plan(p);
+  const std::shared_ptr<LibraryStep> call = ps.steps[s].library()->call;
+  const PlanBuffers b = im.buffers(p);
   const std::size_t ways = 1 + call->conversion_layouts();
   auto launch = [&](std::size_t i) {
     if (i == 0) {
-      call->launch(im, p, CallPart::whole);
+      call->launch(b, im.stream, CallPart::whole);
     } else {
-      for (CallPart part : {CallPart::to_nhwc, CallPart::conv_nhwc, CallPart::to_nchw}) call->launch(im, p, part, i - 1);
+      for (CallPart part : {CallPart::to_nhwc, CallPart::conv_nhwc, CallPart::to_nchw}) {
+        call->launch(b, im.stream, part, i - 1);
+      }
     }
     im.launched(p, s);
   };
   auto keep_nchw = [&](const std::string& choice) {
-    if (!ps.steps[s].nchw_choice) call->drop_nhwc();  // its scratch and permuted weights are not needed any more
+    if (!ps.steps[s].library()->nchw_choice) call->drop_nhwc();  // its scratch and permuted weights are not needed any more
     ps.steps[s].layout_choice = choice;
     launch(0);
     return s;
@@ -189,10 +191,10 @@ std::size_t tune_conv_layout(Executor::Impl& im, PlanId p, std::size_t s, int fo
       // NHWC call alone too (its x the scratch the last NHWC round converted), for keep_channels_last.
       const std::size_t best = static_cast<std::size_t>(std::min_element(med.begin() + 1, med.end()) - med.begin());
       const std::vector<double> alone = time_rounds(im, p, s, 1, flush, kConvRounds, [&](std::size_t) {
-        call->launch(im, p, CallPart::conv_nhwc);
+        call->launch(b, im.stream, CallPart::conv_nhwc);
         im.launched(p, s);
       });
-      ps.steps[s].nchw_choice = Step::NchwChoice{med[0], alone[0], med[best], best - 1};
+      ps.steps[s].library()->nchw_choice = LibraryLaunch::NchwChoice{med[0], alone[0], med[best], best - 1};
     }
   }
   if (way == 0) return keep_nchw(choice);
@@ -202,10 +204,9 @@ std::size_t tune_conv_layout(Executor::Impl& im, PlanId p, std::size_t s, int fo
   // plan is changed.
   const Graph& g = im.graph;
   const LibraryCall& lc = call->call();
-  Step to_nhwc = ps.steps[s], to_nchw = ps.steps[s];
-  to_nhwc.call_part = CallPart::to_nhwc;
-  to_nchw.call_part = CallPart::to_nchw;
-  for (Step* conversion : {&to_nhwc, &to_nchw}) call->describe_conversion(conversion->call_part, *conversion);
+  Step to_nhwc{ps.steps[s], LibraryLaunch{call, CallPart::to_nhwc}};
+  Step to_nchw{ps.steps[s], LibraryLaunch{call, CallPart::to_nchw}};
+  for (Step* conversion : {&to_nhwc, &to_nchw}) call->describe_conversion(conversion->library()->part, *conversion);
   to_nhwc.kernel.inputs = {lc.x};
   to_nhwc.kernel.outputs = {};
   to_nhwc.kernel.bytes_moved = 2 * g.value_type(lc.x).bytes();
@@ -217,7 +218,7 @@ std::size_t tune_conv_layout(Executor::Impl& im, PlanId p, std::size_t s, int fo
                            " (y back to NCHW)";
   ps.notes.reserve(ps.notes.size() + 1);
   ps.steps.reserve(ps.steps.size() + 2);  // no reallocation, so no exception, from here on
-  ps.steps[s].call_part = CallPart::conv_nhwc;
+  ps.steps[s].library()->part = CallPart::conv_nhwc;
   ps.steps[s].layout_choice = choice;
   ps.steps.insert(ps.steps.begin() + static_cast<std::ptrdiff_t>(s) + 1, std::move(to_nchw));
   ps.steps.insert(ps.steps.begin() + static_cast<std::ptrdiff_t>(s), std::move(to_nhwc));
@@ -249,8 +250,8 @@ std::string at_clocks(const ClockSpan& span) {
 
 // A GEMM call's first launch runs cuBLASLt's algorithm search, which synchronises: never inside a timed round.
 // Its inputs were written by the steps before it, which tuning has launched in order.
-void search(Executor::Impl& im, PlanId p, const LibraryStep& call) {
-  call.launch(im, p);
+void search(CompiledProgram& im, PlanId p, const LibraryStep& call) {
+  call.launch(im.buffers(p), im.stream);
   FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
 }
 
@@ -258,22 +259,23 @@ void search(Executor::Impl& im, PlanId p, const LibraryStep& call) {
 // itself, as the process starts; the plan runs it after the flush and the step before it, on a GPU whose clocks
 // the plan's own rounds have set. Close configurations rank differently in the two (kFinalistsKept in
 // matmul.cpp), so the search's best few are timed again here, the plan's way, and the fastest kept. Returns s.
-std::size_t tune_gemm(Executor::Impl& im, PlanId p, std::size_t s, const contraction_detail::DeviceMemory& flush,
+std::size_t tune_gemm(CompiledProgram& im, PlanId p, std::size_t s, const contraction_detail::DeviceMemory& flush,
                       TimedProblems& timed) {
-  const std::shared_ptr<LibraryStep> call = im.plan(p).steps[s].call;
+  const LibraryStep* call = im.plan(p).steps[s].call();
+  const PlanBuffers b = im.buffers(p);
   search(im, p, *call);
-  const MatmulProblem problem = call->gemm_problem(im, p);
-  const std::size_t n = call->gemm_finalists(im, p);
+  const MatmulProblem problem = call->gemm_problem(b);
+  const std::size_t n = call->gemm_finalists(b);
   if (n > 1 && !timed_before(timed, problem)) {
     auto finalist = [&](std::size_t i) {
-      call->launch_finalist(im, p, i);
+      call->launch_finalist(b, im.stream, i);
       im.launched(p, s);
     };
     const TuneRounds rounds = comparison_rounds(im, p, s, n, flush, kConvRounds, finalist);
     ClockWatch watch(*im.clocks);
     const std::vector<double> med = time_rounds(im, p, s, n, flush, rounds, finalist);
     im.plan(p).steps[s].layout_choice = at_clocks(watch.stop());
-    call->choose_finalist(im, p, fastest(med), med);
+    call->choose_finalist(b, fastest(med), med);
     timed.push_back(problem);
   }
   im.launch(p, s);
@@ -304,18 +306,19 @@ void add_ways(std::vector<HorizontalWay>& ways, bool parts, std::size_t finalist
 // step per part, each an ordinary GEMM on the graph's own weight, writing its output where the merged call would
 // have (the stacked weights are freed with the merged call). Returns the index of the step's last launch, which
 // has run.
-std::size_t tune_horizontal(Executor::Impl& im, PlanId p, std::size_t s, int forced,
+std::size_t tune_horizontal(CompiledProgram& im, PlanId p, std::size_t s, int forced,
                             const contraction_detail::DeviceMemory& flush, TimedProblems& timed) {
-  PlanSteps& ps = im.plan(p);
-  const std::shared_ptr<LibraryStep> merged = ps.steps[s].call;
+  CompiledPlan& ps = im.plan(p);
+  const std::shared_ptr<LibraryStep> merged = ps.steps[s].library()->call;
+  const PlanBuffers b = im.buffers(p);
   const LibraryCall& lc = merged->call();
   std::vector<std::shared_ptr<LibraryStep>> parts;
-  for (const LibraryCall& part : lc.parts) parts.push_back(std::make_shared<LibraryStep>(part));
+  for (const LibraryCall& part : lc.parts) parts.push_back(std::make_shared<LibraryStep>(part, im.contraction));
   auto run = [&](const LibraryStep& call, const std::optional<std::size_t>& finalist) {
     if (finalist) {
-      call.launch_finalist(im, p, *finalist);
+      call.launch_finalist(b, im.stream, *finalist);
     } else {
-      call.launch(im, p);
+      call.launch(b, im.stream);
     }
   };
   auto launch = [&](const HorizontalWay& way) {
@@ -337,11 +340,11 @@ std::size_t tune_horizontal(Executor::Impl& im, PlanId p, std::size_t s, int for
   } else {
     search(im, p, *merged);
     for (const auto& part : parts) search(im, p, *part);
-    const MatmulProblem merged_problem = merged->gemm_problem(im, p), part_problem = parts[0]->gemm_problem(im, p);
+    const MatmulProblem merged_problem = merged->gemm_problem(b), part_problem = parts[0]->gemm_problem(b);
     std::vector<HorizontalWay> ways;
-    add_ways(ways, false, merged->gemm_finalists(im, p), timed_before(timed, merged_problem));
+    add_ways(ways, false, merged->gemm_finalists(b), timed_before(timed, merged_problem));
     const std::size_t first_parts_way = ways.size();
-    add_ways(ways, true, parts[0]->gemm_finalists(im, p), timed_before(timed, part_problem));
+    add_ways(ways, true, parts[0]->gemm_finalists(b), timed_before(timed, part_problem));
     auto way = [&](std::size_t i) { launch(ways[i]); };
     const TuneRounds rounds = comparison_rounds(im, p, s, ways.size(), flush, kConvRounds, way);
     ClockWatch watch(*im.clocks);
@@ -350,11 +353,11 @@ std::size_t tune_horizontal(Executor::Impl& im, PlanId p, std::size_t s, int for
         parts_ms(med.begin() + static_cast<std::ptrdiff_t>(first_parts_way), med.end());
     // Each kind keeps its fastest configuration (where its finalists were timed), whichever kind runs.
     if (ways.front().finalist) {
-      merged->choose_finalist(im, p, fastest(merged_ms), merged_ms);
+      merged->choose_finalist(b, fastest(merged_ms), merged_ms);
       timed.push_back(merged_problem);
     }
     if (ways.back().finalist) {
-      parts[0]->choose_finalist(im, p, fastest(parts_ms), parts_ms, together);
+      parts[0]->choose_finalist(b, fastest(parts_ms), parts_ms, together);
       timed.push_back(part_problem);
     }
     double merged_best = merged_ms[fastest(merged_ms)], parts_best = parts_ms[fastest(parts_ms)];
@@ -385,9 +388,8 @@ std::size_t tune_horizontal(Executor::Impl& im, PlanId p, std::size_t s, int for
   std::vector<Step> split;
   std::string names;
   for (const auto& part : parts) {
-    Step st = ps.steps[s];
+    Step st{ps.steps[s], LibraryLaunch{part}};
     name_step_after(g, part->call(), st);
-    st.call = part;
     st.layout_choice = parts_choice;
     names += (names.empty() ? "" : " + ") + part->call().name;
     split.push_back(std::move(st));
@@ -414,72 +416,78 @@ std::size_t tune_horizontal(Executor::Impl& im, PlanId p, std::size_t s, int for
   return s + parts.size() - 1;
 }
 
+// A generated kernel's layouts: the forced one installed untimed, or each timed and the fastest installed.
+// Leaves the installed layout's outputs written, for the steps after it.
+void tune_generated(CompiledProgram& im, PlanId p, std::size_t s, int forced,
+                    const contraction_detail::DeviceMemory& flush) {
+  Step& st = im.plan(p).steps[s];
+  GeneratedLaunch& g = *st.generated();
+  const std::size_t n = g.alternatives.size() + 1;
+  if (forced >= 0) {
+    const std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(forced), n - 1);
+    install(st, g, k);
+    st.layout_choice = st.kernel.layout + ": layout " + std::to_string(k + 1) + " of " + std::to_string(n) +
+                       ", set by hand (not timed)";
+    im.launch(p, s);
+    return;
+  }
+  const PlanBuffers b = im.buffers(p);
+  auto launch_layout = [&](std::size_t i) {
+    if (i == 0) {
+      g.launch_layout(st, g.loaded.function(), st.kernel.block, st.kernel.grid, b, im.stream);
+    } else {
+      const GeneratedLaunch::Layout& alt = g.alternatives[i - 1];
+      g.launch_layout(st, alt.loaded.function(), alt.layout.block, alt.layout.grid, b, im.stream);
+    }
+    im.launched(p, s);
+  };
+  // With the flush (the PyTorch harness's protocol) as long as the plans will be timed; without it each run
+  // waits behind a gate of its own (time_rounds), and 15 rounds are kept.
+  const TuneRounds rounds =
+      flush.get() ? comparison_rounds(im, p, s, n, flush, kRounds, launch_layout, Rest::no) : TuneRounds(kRounds);
+  const std::vector<double> med = time_rounds(im, p, s, n, flush, rounds, launch_layout);
+  const std::size_t best = fastest(med);
+  std::string others;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i == best) continue;
+    const std::string& d = i == 0 ? st.kernel.layout : g.alternatives[i - 1].layout.description;
+    others += (others.empty() ? "" : "; ") + d + ": " + ms_text(med[i]);
+  }
+  install(st, g, best);
+  st.layout_choice = st.kernel.layout + ": the fastest of " + std::to_string(n) + " layouts timed here in " +
+                     std::to_string(rounds.timed) + " rounds (" + ms_text(med[best]) + "; " + others + ")";
+  launch_layout(0);  // the installed layout writes the outputs the next steps read
+}
+
 }  // namespace
 
-void tune_layouts(Executor::Impl& im) {
+void tune_layouts(CompiledProgram& im) {
   const int forced = im.options.force_layout;
   if (!im.options.autotune && forced < 0) return;
   const contraction_detail::DeviceMemory flush(im.options.timing.cold_l2 && forced < 0 ? kColdL2Bytes : 0);
   TimedProblems timed;
   for (PlanId p : kPlanIds) {
-    PlanSteps& ps = im.plan(p);
+    CompiledPlan& ps = im.plan(p);
     const auto tunable = [&](const Step& st) {
-      return !st.alternatives.empty() ||
-             (st.call && (st.call->nhwc_ready() || st.call->offers_split() || (forced < 0 && st.call->is_gemm())));
+      const LibraryStep* call = st.call();
+      return (st.generated() && !st.generated()->alternatives.empty()) ||
+             (call && (call->nhwc_ready() || call->offers_split() || (forced < 0 && call->is_gemm())));
     };
     if (std::none_of(ps.steps.begin(), ps.steps.end(), tunable)) continue;  // nothing to choose in this plan
     for (std::size_t s = 0; s < ps.steps.size(); ++s) {
-      Step& st = ps.steps[s];
-      if (st.call && st.call->nhwc_ready() && st.call_part == CallPart::whole) {
+      const Step& st = ps.steps[s];
+      const LibraryStep* call = st.call();
+      if (call && call->nhwc_ready() && st.library()->part == CallPart::whole) {
         s = tune_conv_layout(im, p, s, forced, flush);
-        continue;
-      }
-      if (st.call && st.call->offers_split()) {
+      } else if (call && call->offers_split()) {
         s = tune_horizontal(im, p, s, forced, flush, timed);
-        continue;
-      }
-      if (st.call && st.call->is_gemm() && forced < 0) {
+      } else if (call && call->is_gemm() && forced < 0) {
         s = tune_gemm(im, p, s, flush, timed);
-        continue;
+      } else if (st.generated() && !st.generated()->alternatives.empty()) {
+        tune_generated(im, p, s, forced, flush);
+      } else {
+        im.launch(p, s);  // nothing to choose: run it, so the steps after it read what it writes
       }
-      const std::size_t n = st.alternatives.size() + 1;
-      if (n == 1) {  // nothing to choose: run it, so the steps after it read what it writes
-        im.launch(p, s);
-        continue;
-      }
-      if (forced >= 0) {
-        const std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(forced), n - 1);
-        install(st, k);
-        st.layout_choice = st.kernel.layout + ": layout " + std::to_string(k + 1) + " of " + std::to_string(n) +
-                           ", set by hand (not timed)";
-        im.launch(p, s);
-        continue;
-      }
-      auto launch_layout = [&](std::size_t i) {
-        if (i == 0) {
-          im.launch_layout(p, st, st.function, st.kernel.block, st.kernel.grid);
-        } else {
-          const Step::Layout& alt = st.alternatives[i - 1];
-          im.launch_layout(p, st, alt.function, alt.layout.block, alt.layout.grid);
-        }
-        im.launched(p, s);
-      };
-      // With the flush (the PyTorch harness's protocol) as long as the plans will be timed; without it each run
-      // waits behind a gate of its own (time_rounds), and 15 rounds are kept.
-      const TuneRounds rounds =
-          flush.get() ? comparison_rounds(im, p, s, n, flush, kRounds, launch_layout, Rest::no) : TuneRounds(kRounds);
-      const std::vector<double> med = time_rounds(im, p, s, n, flush, rounds, launch_layout);
-      const auto best = static_cast<std::size_t>(std::min_element(med.begin(), med.end()) - med.begin());
-      std::string others;
-      for (std::size_t i = 0; i < n; ++i) {
-        if (i == best) continue;
-        const std::string& d = i == 0 ? st.kernel.layout : st.alternatives[i - 1].layout.description;
-        others += (others.empty() ? "" : "; ") + d + ": " + ms_text(med[i]);
-      }
-      install(st, best);
-      st.layout_choice = st.kernel.layout + ": the fastest of " + std::to_string(n) + " layouts timed here in " +
-                         std::to_string(rounds.timed) + " rounds (" + ms_text(med[best]) + "; " + others + ")";
-      launch_layout(0);  // the installed layout writes the outputs the next steps read
     }
   }
   FX_CUDA_CALL(cudaStreamSynchronize(im.stream));

@@ -34,8 +34,9 @@ RowSort row_sort_of(const Graph& g, const Node& node) {
   r.key = key_of(node.type.dtype);
   r.length = s.empty() ? 1 : s[axis];
   r.rows = numel(s) / r.length;
-  r.descending = node.op == "topk" || node.attrs.get_bool("descending");
-  if (node.op == "topk") r.keep = node.attrs.get_int("k");
+  const bool topk = node.op_id() == OpId::topk;
+  r.descending = topk || node.attrs.get_bool("descending");
+  if (topk) r.keep = node.attrs.get_int("k");
   return r;
 }
 
@@ -48,16 +49,17 @@ std::string SortStep::describe() const {
   return s;
 }
 
-void SortStep::launch(Executor::Impl& im, PlanId plan) const {
-  FX_CUDA_CALL(row_sort(sort_, im.pointer(plan, input_), im.pointer(plan, output_), im.arena + im.sort_workspace_offset,
-                        im.sort_workspace_bytes, im.stream));
+void SortStep::launch(const PlanBuffers& b, cudaStream_t stream) const {
+  FX_CUDA_CALL(row_sort(sort_, b.value(input_), b.value(output_), b.memory.sort_workspace(),
+                        b.memory.sort_workspace_bytes(), stream));
 }
 
-bool append_sort_step(Executor::Impl& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes) {
+bool append_sort_step(CompiledProgram& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes) {
   const Graph& g = im.graph;
   NodeId sort_node = -1;
   for (NodeId n : nodes) {
-    if (g.node(n).op == "sort" || g.node(n).op == "topk") sort_node = n;
+    const OpId op = g.node(n).op_id();
+    if (op == OpId::sort || op == OpId::topk) sort_node = n;
   }
   if (sort_node < 0) return false;
   const Node& node = g.node(sort_node);
@@ -65,20 +67,17 @@ bool append_sort_step(Executor::Impl& im, PlanId p, const Group& group, const st
     throw std::invalid_argument("cannot run group " + group.id + ": node " + node.name + " (" + node.op +
                                 ") runs through CUB as its own step and cannot share a group");
   }
-  Step s;
-  s.group = group.id;
-  s.group_predicted_ms = group.cost.time_s * 1e3;
-  s.group_predicted_bytes = group.cost.bytes_read + group.cost.bytes_written;
+  auto sort = std::make_shared<SortStep>(row_sort_of(g, node), node.inputs[0].value, g.value_of(sort_node));
+  std::size_t workspace = 0;
+  FX_CUDA_CALL(row_sort_workspace_bytes(sort->sort(), workspace));
+  im.sort_workspace_bytes = std::max(im.sort_workspace_bytes, workspace);
+  Step s = step_of_group(group, SortLaunch{std::move(sort)});
   s.kernel.name = "cub_" + node.op + "_" + node.name;
   s.kernel.kind = KernelKind::cub_sort;
   s.kernel.nodes = {sort_node};
   s.kernel.inputs = {node.inputs[0].value};
   s.kernel.outputs = {g.value_of(sort_node)};
   s.kernel.bytes_moved = g.value_type(node.inputs[0].value).bytes() + node.type.bytes();
-  s.sort = std::make_shared<SortStep>(row_sort_of(g, node), node.inputs[0].value, g.value_of(sort_node));
-  std::size_t workspace = 0;
-  FX_CUDA_CALL(row_sort_workspace_bytes(s.sort->sort(), workspace));
-  im.sort_workspace_bytes = std::max(im.sort_workspace_bytes, workspace);
   im.plan(p).steps.push_back(std::move(s));
   return true;
 }

@@ -17,7 +17,7 @@ class SortStep {
   SortStep(RowSort sort, ValueId input, ValueId output) : sort_(sort), input_(input), output_(output) {}
   const RowSort& sort() const { return sort_; }
   std::string describe() const;  // for the report: "CUB segmented radix sort, 64 rows of 1000, top 10"
-  void launch(Executor::Impl& im, PlanId plan) const;
+  void launch(const PlanBuffers& b, cudaStream_t stream) const;
 
  private:
   RowSort sort_;
@@ -27,6 +27,6 @@ class SortStep {
 // When the group is a sort or topk node, adds its step to plan p (and grows the shared workspace) and
 // returns true; false for any other group. Throws std::invalid_argument for a sort it cannot run (an axis
 // with more than one element after it, or a sort fused with other nodes).
-bool append_sort_step(Executor::Impl& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes);
+bool append_sort_step(CompiledProgram& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes);
 
 }  // namespace fx::gpu

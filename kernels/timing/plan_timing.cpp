@@ -44,8 +44,8 @@ float elapsed(cudaEvent_t a, cudaEvent_t b) {
 // last: the plan's time, as do_bench times a function), then `repeat` rounds with an event after every step (the
 // steps' times). The events between steps cost time of their own, as the next kernel cannot start under the
 // tail of the one before: stepped_ms keeps their total to show the difference.
-PlanReport plan_report(Executor::Impl& im, PlanId p, int repeat, const Events& whole, const Events& stepped) {
-  PlanSteps& ps = im.plan(p);
+PlanReport plan_report(CompiledProgram& im, PlanId p, int repeat, const Events& whole, const Events& stepped) {
+  CompiledPlan& ps = im.plan(p);
   const std::size_t k = ps.steps.size();
   PlanReport rep;
   rep.name = ps.name;
@@ -93,7 +93,7 @@ TimingRounds timing_rounds(const TimingProtocol& protocol, double round_ms) {
 // first, then as many step by step, so the rounds that give the plans' times last as long as they would alone.
 // With warmup_ms or repeat_ms the counts come from five rounds timed first, as do_bench estimates a function's
 // time before its warm-up (timing_rounds).
-TimedPlans time_plans(Executor::Impl& im) {
+TimedPlans time_plans(CompiledProgram& im) {
   const TimingProtocol& protocol = im.options.timing;
   TimedPlans out;
   const contraction_detail::DeviceMemory flush(im.options.timing.cold_l2 ? kColdL2Bytes : 0);
@@ -161,7 +161,7 @@ TimedPlans time_plans(Executor::Impl& im) {
 
 // The plan captured once as a CUDA graph and replayed: launch overhead drops out of the timing (a plan whose
 // library calls take the host longer than the GPU is timed as the GPU runs it).
-double time_graph(Executor::Impl& im, PlanId p) {
+double time_graph(CompiledProgram& im, PlanId p) {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   FX_CUDA_CALL(cudaStreamBeginCapture(im.stream, cudaStreamCaptureModeThreadLocal));
@@ -213,7 +213,7 @@ double time_graph(Executor::Impl& im, PlanId p) {
 }
 
 // Why a timing's span has no clock samples ("" when it has some).
-std::string clocks_note(const Executor::Impl& im, const ClockSpan& span) {
+std::string clocks_note(const CompiledProgram& im, const ClockSpan& span) {
   if (!im.options.timing.read_clocks) return "GPU clocks not read: read_clocks is off in the timing protocol";
   if (!im.clocks->available()) return "GPU clocks not read: " + im.clocks->why_not();
   if (span.samples == 0) return "GPU clocks not read: every NVML reading failed (" + im.clocks->last_error() + ")";

@@ -106,7 +106,7 @@ std::string write_npy(const std::string& path, DType t, const Shape& shape, cons
   return descr;
 }
 
-void dump_values(Executor::Impl& im, const std::string& dir) {
+void dump_values(CompiledProgram& im, const std::string& dir) {
   namespace fs = std::filesystem;
   const Graph& g = im.graph;
   nlohmann::ordered_json manifest = {{"graph", g.name()}, {"seed", im.options.seed}};
@@ -126,7 +126,7 @@ void dump_values(Executor::Impl& im, const std::string& dir) {
   std::ofstream(fs::path(dir) / "manifest.json") << manifest.dump(2) << "\n";
 }
 
-std::vector<OutputCheck> verify_outputs(Executor::Impl& im) {
+std::vector<OutputCheck> verify_outputs(CompiledProgram& im) {
   std::vector<OutputCheck> checks;
   for (ValueId v : im.graph.outputs()) {
     const auto& t = im.graph.value_type(v);

@@ -16,9 +16,9 @@ std::string write_npy(const std::string& path, DType t, const Shape& shape, cons
 // A device buffer copied to the host (synchronous).
 std::vector<char> download(const void* ptr, std::int64_t bytes);
 // After both plans ran once: every graph output of the fused plan against the unfused plan's, at its dtype's
-// tolerance or looser where TF32 contractions feed it (Executor::Impl::tolerances).
-std::vector<OutputCheck> verify_outputs(Executor::Impl& im);
+// tolerance or looser where TF32 contractions feed it (CompiledProgram::tolerances).
+std::vector<OutputCheck> verify_outputs(CompiledProgram& im);
 // DIR/inputs/*.npy, DIR/unfused/*.npy, DIR/fused/*.npy and DIR/manifest.json (RunOptions::dump_dir).
-void dump_values(Executor::Impl& im, const std::string& dir);
+void dump_values(CompiledProgram& im, const std::string& dir);
 
 }  // namespace fx::gpu

@@ -13,7 +13,7 @@ namespace {
 constexpr std::int64_t kMaxTensorElements = std::int64_t{16} << 20;  // 16M: the "small shapes"
 constexpr double kMaxVisits = 256e6;  // element visits (and multiply-adds): seconds of the reference's loops
 
-std::vector<double> download_values(const Executor::Impl& im, PlanId plan, ValueId v) {
+std::vector<double> download_values(const CompiledProgram& im, PlanId plan, ValueId v) {
   const TensorType& t = im.graph.value_type(v);
   std::vector<char> raw(static_cast<std::size_t>(t.bytes()));
   FX_CUDA_CALL(cudaMemcpy(raw.data(), im.pointer(plan, v), raw.size(), cudaMemcpyDeviceToHost));
@@ -60,7 +60,7 @@ bool reference_is_affordable(const Graph& g, std::string& why) {
   return true;
 }
 
-void check_against_reference(Executor::Impl& im, RunReport& rep) {
+void check_against_reference(CompiledProgram& im, RunReport& rep) {
   using R = RunOptions::Reference;
   if (im.options.reference == R::off) {
     rep.reference_note = "not checked against the float64 reference (turned off)";

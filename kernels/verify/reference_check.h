@@ -14,6 +14,6 @@ bool reference_is_affordable(const Graph& graph, std::string& why);
 
 // After both plans ran once: fills rep.reference_checks (or rep.reference_note) as im.options.reference asks,
 // and clears rep.verified when a plan disagrees with the reference.
-void check_against_reference(Executor::Impl& im, RunReport& rep);
+void check_against_reference(CompiledProgram& im, RunReport& rep);
 
 }  // namespace fx::gpu

@@ -94,7 +94,7 @@ TEST(ReportWriter, WritesEveryPartOfACompletedRun) {
 
 // A group that runs as several steps is listed with the plan's notes about it; a group of one step is not.
 TEST(SplitGroups, ThePlanSaysWhichGroupsRunAsSeveralKernels) {
-  PlanSteps ps;
+  CompiledPlan ps;
   for (const char* group : {"g:a", "g:mm", "g:mm", "g:mm", "g:b"}) {
     Step s;
     s.group = group;
