@@ -23,6 +23,7 @@
 #include "kernels/executor/profile_pass.h"
 #include "kernels/executor/report_json.h"
 #include "kernels/nvrtc/nvrtc_compiler.h"
+#include "kernels/tuning/tuning_cache.h"
 #endif
 
 namespace fx::cli {
@@ -31,7 +32,7 @@ namespace {
 // run's flags and options, named once: a local run reads them, a run on a target (--target) forwards them.
 const std::set<std::string> kRunFlags{"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference",
                                       "--no-reference", "--no-profile", "--no-autotune", "--no-keep-nhwc",
-                                      "--timings-on-request"};
+                                      "--timings-on-request", "--retune"};
 const std::set<std::string> kRunOptions{"--plan", "--protocol", "--repeat", "--warmup", "--json", "--dump",
                                         "--seed", "--device", "--csv", "--trace", "--layout"};
 
@@ -39,7 +40,7 @@ const char* kHelp =
     "usage: fusion-cli run FILE [--plan PLAN | --auto] [--protocol NAME|FILE] [--repeat N] [--warmup N]\n"
     "                          [--cold-l2] [--cuda-graph] [--json OUT] [--csv OUT] [--trace OUT] [--dump DIR]\n"
     "                          [--progress] [--seed S] [--device NAME|FILE] [--reference | --no-reference]\n"
-    "                          [--no-profile] [--no-autotune | --layout K] [--no-keep-nhwc]\n"
+    "                          [--no-profile] [--no-autotune | --layout K | --retune] [--no-keep-nhwc]\n"
     "                          [--timings-on-request] [--target NAME|URL]\n\n"
     "Runs the unfused plan (one kernel per node) and the fused plan (one kernel per group) on the same seeded\n"
     "inputs, checks that every graph output agrees (relative error; f32 1e-5, f16/bf16 1e-2, looser downstream\n"
@@ -55,7 +56,9 @@ const char* kHelp =
     "  --cuda-graph    also time each plan replayed as a CUDA graph (over 1.15x its graph's time: host-bound)\n"
     "  --no-autotune   each generated kernel in its default layout; by default a kernel's other layouts, a\n"
     "                  convolution's NHWC way, a horizontal GEMM's GEMMs run alone and cuBLASLt's best\n"
-    "                  configurations are timed in the plan and the fastest kept; --layout K runs layout K untimed\n"
+    "                  configurations are timed in the plan and the fastest kept; --layout K runs layout K untimed.\n"
+    "                  Choices are kept in $XDG_CACHE_HOME/fusion-explorer/tuning and reused on the same GPU and\n"
+    "                  software; --retune times them again\n"
     "  --no-keep-nhwc  convert x and y around each NHWC convolution instead of keeping values NHWC between them\n"
     "  --reference     also check both plans against the float64 CPU reference (default: when every tensor is\n"
     "                  under 16M elements); --no-reference never does\n"
@@ -156,6 +159,8 @@ bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out,
     return false;
   }
   opt.autotune = !args.has("--no-autotune") && opt.force_layout < 0;
+  opt.retune = args.has("--retune");
+  opt.tuning_cache_dir = gpu::TuningCache::default_dir().string();
   opt.keep_nhwc = !args.has("--no-keep-nhwc");
   opt.cuda_graph = args.has("--cuda-graph");
   opt.dump_dir = args.value("--dump").value_or("");
@@ -189,6 +194,11 @@ void print_checks(std::ostream& human, const gpu::RunReport& rep) {
     }
     human << "\n";
   }
+  if (rep.tuned_steps + rep.reused_steps > 0) {
+    human << "tuning: " << rep.tuned_steps << " choices timed now, " << rep.reused_steps
+          << " reused from the tuning cache (" << rep.tuning_cache << ")\n";
+  }
+  for (const std::string& w : rep.tuning_warnings) human << "warning: " << w << "\n";
   if (rep.protocol.placement) {
     human << "buffers: placement " << rep.protocol.placement << ", gaps of " << (rep.placement_gaps >> 20)
           << " MiB in all before the inputs and the steps' outputs\n";

@@ -50,6 +50,7 @@ class TuningCache {
   TuningCache(std::filesystem::path dir, TuningEnvironment environment);
 
   bool enabled() const { return !dir_.empty(); }
+  const std::filesystem::path& folder() const { return dir_; }  // this environment's entries
   std::optional<TuningEntry> find(const TuningKey& key);
   // Records a choice; a failed write (read-only folder, full disk) is a warning, never an error: the run
   // goes on, uncached. Returns whether it was written.
