@@ -13,6 +13,7 @@
 #include "app/cli/remote_dispatch.h"
 #include "app/cli/run_fault.h"
 #include "app/cli/run_profile.h"
+#include "app/cli/stage_clock.h"
 #include "core/report/timing_protocol.h"
 
 #ifdef FX_HAVE_CUDA
@@ -253,8 +254,9 @@ Measured execute(const Graph& g, const LoadedPlans& plans, gpu::RunOptions opt, 
 
 // The text report, the exports and the JSON of a run that completed.
 int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo& dev, const Measured& m,
-               std::ostream& human, std::ostream& err) {
+               StageClock& clock, std::ostream& human, std::ostream& err) {
   const gpu::RunReport& rep = m.report;
+  clock.enter("report");
   print_checks(human, rep);
   std::string peak_note;
   const DeviceDescription peak = peak_device_for(dev.name, peak_note);
@@ -262,8 +264,10 @@ int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo
   if (!peak_note.empty()) summary.notes.push_back(peak_note);
   print_profile(human, summary);
   if (!write_timing_exports(m.profile, rep.clocks, args.value("--csv"), args.value("--trace"), err)) return kFailed;
+  human << "wall time: " << clock.summary() << "\n";
   if (auto file = args.value("--json")) {
     auto j = gpu::report_to_json(rep);
+    for (const auto& [stage, seconds] : clock.seconds()) j["stages_s"][stage] = seconds;
     gpu::add_profile_to_json(j, summary);
     j["graph"] = plans.engine->graph().name();
     // What the GUI checks a report against before painting its numbers on the open graph and plan.
@@ -288,8 +292,13 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   // stdout carries JSON lines with --progress and --timings-on-request, and a report written to "-"
   const bool to_stdout = args.value("--json") == "-" || args.value("--csv") == "-" || args.value("--trace") == "-";
   std::ostream& human = args.has("--progress") || args.has("--timings-on-request") || to_stdout ? err : out;
+  StageClock clock;
   gpu::RunOptions opt;
   if (!read_run_options(args, opt, out, err)) return kBadInput;
+  opt.progress = [&clock, shown = opt.progress](const std::string& step, double fraction, const std::string& message) {
+    clock.enter(step);
+    if (shown) shown(step, fraction, message);
+  };
   gpu::DeviceInfo dev;
   try {
     dev = gpu::query_device(0);
@@ -308,7 +317,7 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   human << g.name() << ": " << plans->unfused.kernel_count() << " nodes -> " << plans->fused.kernel_count()
         << " groups (" << plans->how << ") on " << dev.name << "\n";
   try {
-    return report_run(args, *plans, dev, execute(g, *plans, opt, !args.has("--no-profile")), human, err);
+    return report_run(args, *plans, dev, execute(g, *plans, opt, !args.has("--no-profile")), clock, human, err);
   } catch (const gpu::GpuFault& f) {
     return end_run_with_fault(f, dev, {args.value("--json"), g.name(), plans->how}, err);
   } catch (const gpu::CompileError& e) {

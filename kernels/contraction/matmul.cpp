@@ -531,12 +531,20 @@ bool Matmul::Impl::reuse_search(Plan& plan, const PlanKey& key, const TuningKey&
   const auto entry = tuning->find(tkey);
   if (!entry) return false;
   const nlohmann::json& c = entry->choice;
+  auto refuse = [&](const std::string& why) {
+    tuning->warn("the kept search for " + describe_matmul(key.problem) + " (m=" + std::to_string(key.problem.m) +
+                 " n=" + std::to_string(key.problem.n) + " k=" + std::to_string(key.problem.k) + ") " + why +
+                 "; searched again");
+    return false;
+  };
   const auto algo = algo_from_json(c.value("algo", nlohmann::json()));
-  if (!algo || !accepts(plan, key, *algo) || !c.contains("finalists") || !c["finalists"].is_array()) return false;
+  if (!algo || !c.contains("finalists") || !c["finalists"].is_array()) return refuse("is not a search");
+  if (!accepts(plan, key, *algo)) return refuse("chose a configuration cuBLASLt no longer accepts");
   std::vector<cublasLtMatmulAlgo_t> finalists;
   for (const nlohmann::json& f : c["finalists"]) {
     const auto a = algo_from_json(f);
-    if (!a || !accepts(plan, key, *a)) return false;
+    if (!a) return refuse("is not a search");
+    if (!accepts(plan, key, *a)) return refuse("keeps a finalist cuBLASLt no longer accepts");
     finalists.push_back(*a);
   }
   plan.algo = *algo;

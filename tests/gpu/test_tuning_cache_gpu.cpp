@@ -47,6 +47,7 @@ std::string paths(const RunReport& r) {
   std::string s;
   for (const PlanReport* p : {&r.unfused, &r.fused})
     for (const KernelReport& k : p->kernels) s += p->name + " " + k.name + ": " + k.path + "\n";
+  for (const std::string& w : r.tuning_warnings) s += "warning: " + w + "\n";
   return s;
 }
 
@@ -63,10 +64,11 @@ TEST_P(TuningCacheGpu, ASecondRunReusesEveryChoiceAndRetuneTimesThemAgain) {
   EXPECT_GT(first.tuned_steps, 0) << paths(first);
   EXPECT_EQ(first.reused_steps, 0);
   EXPECT_EQ(reused_kernels(first), 0) << paths(first);
-  EXPECT_TRUE(first.tuning_warnings.empty());
+  EXPECT_TRUE(first.tuning_warnings.empty()) << paths(first);
 
   const RunReport second = run_with_cache(g, cache);
   EXPECT_TRUE(second.verified) << paths(second);
+  EXPECT_TRUE(second.tuning_warnings.empty()) << paths(second);
   EXPECT_EQ(second.tuned_steps, 0) << paths(second);
   EXPECT_EQ(second.reused_steps, first.tuned_steps) << paths(second);
   EXPECT_GT(reused_kernels(second), 0) << paths(second);
