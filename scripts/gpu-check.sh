@@ -5,6 +5,7 @@
 #
 #   OUT=/tmp/out scripts/gpu-check.sh            # everything
 #   SAMPLES="softmax layernorm" scripts/gpu-check.sh   # a subset of the benchmark samples
+#   PART=tuning scripts/gpu-check.sh             # build and bench/tuning_wall_times.sh only
 #   PART=tests scripts/gpu-check.sh              # build and the ctest steps only; PART=runs: build, calibrate and
 #                                                # the sample runs only (a fresh machine builds in 130-190 s and
 #                                                # ctest -L gpu about 160 s 4 at a time, 360 one at a time)
@@ -24,7 +25,7 @@ TEST_JOBS=${TEST_JOBS:-4}
 # Run alone with TEST_JOBS: CUPTI (one profiling session per device at a time; GpuFault runs fusion-cli, whose
 # timing pass uses it) and the device's own rates (calibration, opt-in benchmarks).
 SERIAL='^(Calibrate|DramProfilerTest|KernelTimerTest|JoinTimingRows|RunProfile|ProfileNoDevice|GpuFault|ContractionBench)\.'
-case "$PART" in all|tests|runs) ;; *) echo "PART must be all, tests or runs (not $PART)"; exit 2 ;; esac
+case "$PART" in all|tests|runs|tuning) ;; *) echo "PART must be all, tests, runs or tuning (not $PART)"; exit 2 ;; esac
 mkdir -p "$OUT/runs"
 START=$(date +%s)
 STATUS=0
@@ -48,6 +49,12 @@ fi
 grep -c "warning" "$OUT/build.log" | sed 's/^/compiler warnings: /'
 CLI=$BUILD/app/cli/fusion-cli
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$OUT/cache}
+
+if [ "$PART" = all ] || [ "$PART" = tuning ]; then
+  step "tuning cache: wall times of the what-if loop (bench/tuning_wall_times.sh)"
+  CLI=$CLI OUT=$OUT/tuning bench/tuning_wall_times.sh || STATUS=1
+  if [ "$PART" = tuning ]; then exit $STATUS; fi
+fi
 
 if [ "$PART" != runs ]; then
   step "ctest -L gpu ($TEST_JOBS at a time)"

@@ -13,6 +13,7 @@
 #include "app/cli/remote_dispatch.h"
 #include "app/cli/run_fault.h"
 #include "app/cli/run_profile.h"
+#include "app/cli/stage_clock.h"
 #include "core/report/timing_protocol.h"
 
 #ifdef FX_HAVE_CUDA
@@ -23,6 +24,7 @@
 #include "kernels/executor/profile_pass.h"
 #include "kernels/executor/report_json.h"
 #include "kernels/nvrtc/nvrtc_compiler.h"
+#include "kernels/tuning/tuning_cache.h"
 #endif
 
 namespace fx::cli {
@@ -31,7 +33,7 @@ namespace {
 // run's flags and options, named once: a local run reads them, a run on a target (--target) forwards them.
 const std::set<std::string> kRunFlags{"--auto", "--cuda-graph", "--cold-l2", "--progress", "--reference",
                                       "--no-reference", "--no-profile", "--no-autotune", "--no-keep-nhwc",
-                                      "--timings-on-request"};
+                                      "--timings-on-request", "--retune"};
 const std::set<std::string> kRunOptions{"--plan", "--protocol", "--repeat", "--warmup", "--json", "--dump",
                                         "--seed", "--device", "--csv", "--trace", "--layout"};
 
@@ -39,7 +41,7 @@ const char* kHelp =
     "usage: fusion-cli run FILE [--plan PLAN | --auto] [--protocol NAME|FILE] [--repeat N] [--warmup N]\n"
     "                          [--cold-l2] [--cuda-graph] [--json OUT] [--csv OUT] [--trace OUT] [--dump DIR]\n"
     "                          [--progress] [--seed S] [--device NAME|FILE] [--reference | --no-reference]\n"
-    "                          [--no-profile] [--no-autotune | --layout K] [--no-keep-nhwc]\n"
+    "                          [--no-profile] [--no-autotune | --layout K | --retune] [--no-keep-nhwc]\n"
     "                          [--timings-on-request] [--target NAME|URL]\n\n"
     "Runs the unfused plan (one kernel per node) and the fused plan (one kernel per group) on the same seeded\n"
     "inputs, checks that every graph output agrees (relative error; f32 1e-5, f16/bf16 1e-2, looser downstream\n"
@@ -55,7 +57,9 @@ const char* kHelp =
     "  --cuda-graph    also time each plan replayed as a CUDA graph (over 1.15x its graph's time: host-bound)\n"
     "  --no-autotune   each generated kernel in its default layout; by default a kernel's other layouts, a\n"
     "                  convolution's NHWC way, a horizontal GEMM's GEMMs run alone and cuBLASLt's best\n"
-    "                  configurations are timed in the plan and the fastest kept; --layout K runs layout K untimed\n"
+    "                  configurations are timed in the plan and the fastest kept; --layout K runs layout K untimed.\n"
+    "                  Choices are kept in $XDG_CACHE_HOME/fusion-explorer/tuning and reused on the same GPU and\n"
+    "                  software; --retune times them again\n"
     "  --no-keep-nhwc  convert x and y around each NHWC convolution instead of keeping values NHWC between them\n"
     "  --reference     also check both plans against the float64 CPU reference (default: when every tensor is\n"
     "                  under 16M elements); --no-reference never does\n"
@@ -156,6 +160,8 @@ bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out,
     return false;
   }
   opt.autotune = !args.has("--no-autotune") && opt.force_layout < 0;
+  opt.retune = args.has("--retune");
+  opt.tuning_cache_dir = gpu::TuningCache::default_dir().string();
   opt.keep_nhwc = !args.has("--no-keep-nhwc");
   opt.cuda_graph = args.has("--cuda-graph");
   opt.dump_dir = args.value("--dump").value_or("");
@@ -189,6 +195,11 @@ void print_checks(std::ostream& human, const gpu::RunReport& rep) {
     }
     human << "\n";
   }
+  if (rep.tuned_steps + rep.reused_steps > 0) {
+    human << "tuning: " << rep.tuned_steps << " choices timed now, " << rep.reused_steps
+          << " reused from the tuning cache (" << rep.tuning_cache << ")\n";
+  }
+  for (const std::string& w : rep.tuning_warnings) human << "warning: " << w << "\n";
   if (rep.protocol.placement) {
     human << "buffers: placement " << rep.protocol.placement << ", gaps of " << (rep.placement_gaps >> 20)
           << " MiB in all before the inputs and the steps' outputs\n";
@@ -243,8 +254,9 @@ Measured execute(const Graph& g, const LoadedPlans& plans, gpu::RunOptions opt, 
 
 // The text report, the exports and the JSON of a run that completed.
 int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo& dev, const Measured& m,
-               std::ostream& human, std::ostream& err) {
+               StageClock& clock, std::ostream& human, std::ostream& err) {
   const gpu::RunReport& rep = m.report;
+  clock.enter("report");
   print_checks(human, rep);
   std::string peak_note;
   const DeviceDescription peak = peak_device_for(dev.name, peak_note);
@@ -252,8 +264,10 @@ int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo
   if (!peak_note.empty()) summary.notes.push_back(peak_note);
   print_profile(human, summary);
   if (!write_timing_exports(m.profile, rep.clocks, args.value("--csv"), args.value("--trace"), err)) return kFailed;
+  human << "wall time: " << clock.summary() << "\n";
   if (auto file = args.value("--json")) {
     auto j = gpu::report_to_json(rep);
+    for (const auto& [stage, seconds] : clock.seconds()) j["stages_s"][stage] = seconds;
     gpu::add_profile_to_json(j, summary);
     j["graph"] = plans.engine->graph().name();
     // What the GUI checks a report against before painting its numbers on the open graph and plan.
@@ -278,8 +292,13 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   // stdout carries JSON lines with --progress and --timings-on-request, and a report written to "-"
   const bool to_stdout = args.value("--json") == "-" || args.value("--csv") == "-" || args.value("--trace") == "-";
   std::ostream& human = args.has("--progress") || args.has("--timings-on-request") || to_stdout ? err : out;
+  StageClock clock;
   gpu::RunOptions opt;
   if (!read_run_options(args, opt, out, err)) return kBadInput;
+  opt.progress = [&clock, shown = opt.progress](const std::string& step, double fraction, const std::string& message) {
+    clock.enter(step);
+    if (shown) shown(step, fraction, message);
+  };
   gpu::DeviceInfo dev;
   try {
     dev = gpu::query_device(0);
@@ -298,7 +317,7 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   human << g.name() << ": " << plans->unfused.kernel_count() << " nodes -> " << plans->fused.kernel_count()
         << " groups (" << plans->how << ") on " << dev.name << "\n";
   try {
-    return report_run(args, *plans, dev, execute(g, *plans, opt, !args.has("--no-profile")), human, err);
+    return report_run(args, *plans, dev, execute(g, *plans, opt, !args.has("--no-profile")), clock, human, err);
   } catch (const gpu::GpuFault& f) {
     return end_run_with_fault(f, dev, {args.value("--json"), g.name(), plans->how}, err);
   } catch (const gpu::CompileError& e) {

@@ -12,10 +12,12 @@
 #include <tuple>
 #include <vector>
 
+#include "core/graph/content_hash.h"
 #include "kernels/common/cuda_call.h"
 #include "kernels/common/event_timing.h"
 #include "kernels/contraction/device_memory.h"
 #include "kernels/contraction/matmul.h"
+#include "kernels/tuning/tuning_cache.h"
 
 namespace fx::gpu {
 namespace {
@@ -67,6 +69,32 @@ struct PlanKey {
   }
   bool operator<(const PlanKey& o) const { return tie() < o.tie(); }
 };
+
+// What decides a search's result, as the tuning cache's problem: every field of the plan key, and the heuristic's
+// first configuration (a cuBLASLt that offers another has another search to run).
+std::string search_key_text(const PlanKey& key, const cublasLtMatmulAlgo_t& heuristics_first) {
+  std::string t = matmul_problem_text(key.problem) + " align " + std::to_string(key.align_a) + "," +
+                  std::to_string(key.align_b) + "," + std::to_string(key.align_c) + "," + std::to_string(key.align_bias) +
+                  " heuristic";
+  for (std::uint64_t word : heuristics_first.data) t += " " + std::to_string(word);
+  return t;
+}
+
+nlohmann::json algo_json(const cublasLtMatmulAlgo_t& algo) {
+  nlohmann::json words = nlohmann::json::array();
+  for (std::uint64_t word : algo.data) words.push_back(word);
+  return words;
+}
+
+std::optional<cublasLtMatmulAlgo_t> algo_from_json(const nlohmann::json& words) {
+  cublasLtMatmulAlgo_t algo{};
+  if (!words.is_array() || words.size() != std::size(algo.data)) return std::nullopt;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (!words[i].is_number_unsigned()) return std::nullopt;
+    algo.data[i] = words[i].get<std::uint64_t>();
+  }
+  return algo;
+}
 
 template <class T, cublasStatus_t (*Destroy)(T)>
 struct LtDeleter {
@@ -241,6 +269,8 @@ struct Matmul::Impl {
   cublasLtHandle_t handle = nullptr;
   DeviceMemory workspace;
   std::map<PlanKey, Plan> plans;
+  TuningCache* tuning = nullptr;  // where searches are kept across runs (set_tuning_cache); not owned
+  bool reuse_tuning = true;
 
   ~Impl() {
     if (handle) cublasLtDestroy(handle);
@@ -249,6 +279,9 @@ struct Matmul::Impl {
   void launch(const Plan& plan, const cublasLtMatmulAlgo_t& algo, float alpha, const void* a, const void* b, const void* bias,
               void* c, CUstream_st* stream);
   Plan build_plan(const PlanKey& key, const void* bias, const Operands& ops);
+  // The search's result kept by an earlier run (TuningCache), if every configuration in it is still accepted.
+  bool reuse_search(Plan& plan, const PlanKey& key, const TuningKey& tkey);
+  void keep_search(const Plan& plan, const TuningKey& tkey);
   // Milliseconds of one launch of `algo`; nullopt if cuBLASLt refuses it.
   std::optional<double> time_algo(const Plan& plan, const cublasLtMatmulAlgo_t& algo, const Operands& ops);
   // Median milliseconds of each algorithm in interleaved rounds (interleaved_medians); nullopt for one that
@@ -438,6 +471,8 @@ Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operan
   plan.choice = "cuBLASLt heuristic's first algorithm";
   // Nothing may be synchronised while a CUDA graph is being captured: there the heuristic's choice stands.
   if (capturing(ops.stream)) return plan;
+  const TuningKey tkey{"gemm_search", search_key_text(key, results[0].algo)};
+  if (tuning && reuse_tuning && reuse_search(plan, key, tkey)) return plan;
   // The pool: the heuristic's algorithms in its order, then, for a batched problem, its candidates for one member
   // (member_candidates), then the variants of all of them (tile_variants).
   std::vector<cublasLtMatmulAlgo_t> pool;
@@ -488,7 +523,47 @@ Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operan
     plan.finalists.push_back(timed[0]);
     plan.last_finalist_is_heuristics_first = true;
   }
+  if (tuning) keep_search(plan, tkey);
   return plan;
+}
+
+bool Matmul::Impl::reuse_search(Plan& plan, const PlanKey& key, const TuningKey& tkey) try {
+  const auto entry = tuning->find(tkey);
+  if (!entry) return false;
+  const nlohmann::json& c = entry->choice;
+  auto refuse = [&](const std::string& why) {
+    tuning->warn("the kept search for " + describe_matmul(key.problem) + " (m=" + std::to_string(key.problem.m) +
+                 " n=" + std::to_string(key.problem.n) + " k=" + std::to_string(key.problem.k) + ") " + why +
+                 "; searched again");
+    return false;
+  };
+  const auto algo = algo_from_json(c.value("algo", nlohmann::json()));
+  if (!algo || !c.contains("finalists") || !c["finalists"].is_array()) return refuse("is not a search");
+  if (!accepts(plan, key, *algo)) return refuse("chose a configuration cuBLASLt no longer accepts");
+  std::vector<cublasLtMatmulAlgo_t> finalists;
+  for (const nlohmann::json& f : c["finalists"]) {
+    const auto a = algo_from_json(f);
+    if (!a) return refuse("is not a search");
+    if (!accepts(plan, key, *a)) return refuse("keeps a finalist cuBLASLt no longer accepts");
+    finalists.push_back(*a);
+  }
+  plan.algo = *algo;
+  plan.finalists = std::move(finalists);
+  plan.last_finalist_is_heuristics_first = c.value("last_is_heuristics_first", false);
+  plan.search_choice = plan.choice = "reused from the tuning cache (searched " + entry->tuned_at + "): " +
+                                     c.value("choice", std::string("?"));
+  return true;
+} catch (const nlohmann::json::exception&) {
+  return false;  // an entry of the right form with a field of another type: searched again
+}
+
+void Matmul::Impl::keep_search(const Plan& plan, const TuningKey& tkey) {
+  nlohmann::json finalists = nlohmann::json::array();
+  for (const auto& f : plan.finalists) finalists.push_back(algo_json(f));
+  tuning->store(tkey, {{"algo", algo_json(plan.algo)},
+                       {"finalists", std::move(finalists)},
+                       {"last_is_heuristics_first", plan.last_finalist_is_heuristics_first},
+                       {"choice", plan.search_choice}});
 }
 
 namespace {
@@ -555,6 +630,11 @@ void Matmul::Impl::launch(const Plan& plan, const cublasLtMatmulAlgo_t& algo, fl
 
 std::size_t Matmul::cached_plan_count() const { return impl_->plans.size(); }
 
+void Matmul::set_tuning_cache(TuningCache* cache, bool reuse) {
+  impl_->tuning = cache;
+  impl_->reuse_tuning = reuse;
+}
+
 std::string Matmul::algorithm_choice(const MatmulProblem& p) const {
   for (const auto& [key, plan] : impl_->plans) {
     if (key.problem == p) return plan.choice;
@@ -566,6 +646,15 @@ std::size_t Matmul::finalist_count(const MatmulProblem& p, const void* a, const 
                                    const void* c) const {
   const auto it = impl_->plans.find(key_of(p, a, b, bias, c));
   return it == impl_->plans.end() ? 0 : it->second.finalists.size();
+}
+
+std::string Matmul::finalists_id(const MatmulProblem& p, const void* a, const void* b, const void* bias,
+                                 const void* c) const {
+  const auto it = impl_->plans.find(key_of(p, a, b, bias, c));
+  if (it == impl_->plans.end() || it->second.finalists.empty()) return {};
+  std::string words;
+  for (const auto& f : it->second.finalists) words += algo_json(f).dump();
+  return hex64(fnv1a64(words));
 }
 
 void Matmul::choose_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, const void* bias,

@@ -62,6 +62,9 @@ MatmulLayout resolve_layout(const MatmulProblem& p);
 // Empty when the problem is well formed; otherwise a message naming the first problem found.
 std::string validate_matmul(const MatmulProblem& p);
 
+// Every field of the problem in one line, as tuning keys take it: "batch 1 m 8192 n 768 k 768 f32 f32 f32 ...".
+std::string matmul_problem_text(const MatmulProblem& p);
+
 // One line for reports: "cuBLASLt GELU_BIAS epilogue (tanh approximation), TF32 tensor cores".
 std::string describe_matmul(const MatmulProblem& p);
 
@@ -79,6 +82,8 @@ std::string describe_finalist_choice(std::size_t chosen, const std::string& algo
 
 // Owns a cuBLASLt handle, a 32 MiB workspace and a cache of chosen algorithms keyed by problem and pointer
 // alignment. Not thread-safe, and one workspace serves every call: use one Matmul per stream.
+class TuningCache;  // kernels/tuning/tuning_cache.h
+
 class Matmul {
  public:
   static constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
@@ -96,6 +101,9 @@ class Matmul {
   void run(const MatmulProblem& p, const void* a, const void* b, const void* bias, void* c, CUstream_st* stream);
 
   std::size_t cached_plan_count() const;
+  // Keeps each problem's search in `cache` and, with `reuse`, takes an earlier run's search from it instead of
+  // searching (every configuration kept is checked with cuBLASLt again first). Null: every problem is searched.
+  void set_tuning_cache(TuningCache* cache, bool reuse);
   // How the algorithm of the cached plan for `p` was chosen ("the fastest of 36 configurations by timing (...):
   // not among the heuristic's, algorithm 43, tile 128x64, stages 32xAUTO, cluster auto (0.1670 ms; the
   // heuristic's first: 0.1728 ms)"); empty when no plan for p was built yet. The first run() of a problem
@@ -113,6 +121,9 @@ class Matmul {
   // times (of the whole of what was timed, `timed_as`, e.g. "its 3 GEMMs together") to algorithm_choice. Both
   // throw std::logic_error where the plan does not hold finalist i.
   std::size_t finalist_count(const MatmulProblem& p, const void* a, const void* b, const void* bias, const void* c) const;
+  // The finalists' configurations as a fingerprint (16 hex digits; "" where there are none): a choice among
+  // them kept by an earlier run holds only for the same finalists.
+  std::string finalists_id(const MatmulProblem& p, const void* a, const void* b, const void* bias, const void* c) const;
   void run_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, const void* bias, void* c,
                     CUstream_st* stream);
   void choose_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, const void* bias,

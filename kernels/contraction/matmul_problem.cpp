@@ -2,6 +2,7 @@
 // Kept apart from matmul.cpp so the no-GPU tests exercise exactly what the executor reports.
 #include <sstream>
 
+#include "core/graph/dtype.h"
 #include "kernels/common/ms_text.h"
 #include "kernels/contraction/matmul.h"
 
@@ -95,6 +96,16 @@ std::string validate_matmul(const MatmulProblem& p) {
   }
   if (p.batch > 1 && l.stride_c < p.m * l.ldc) return "batch_stride_c makes output matrices overlap";
   return {};
+}
+
+std::string matmul_problem_text(const MatmulProblem& p) {
+  const MatmulLayout l = resolve_layout(p);
+  std::ostringstream s;
+  s << "batch " << p.batch << " m " << p.m << " n " << p.n << " k " << p.k << " " << dtype_name(p.a_type) << " "
+    << dtype_name(p.b_type) << " " << dtype_name(p.c_type) << " transpose " << p.transpose_a << p.transpose_b
+    << " tf32 " << p.allow_tf32 << " epilogue " << static_cast<int>(p.epilogue) << " ld " << l.lda << "," << l.ldb
+    << "," << l.ldc << " strides " << l.stride_a << "," << l.stride_b << "," << l.stride_c;
+  return s.str();
 }
 
 std::string describe_matmul(const MatmulProblem& p) {

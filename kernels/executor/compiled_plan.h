@@ -128,6 +128,7 @@ struct StepInfo {
   std::optional<double> group_predicted_ms;
   std::int64_t group_predicted_bytes = 0;
   std::string layout_choice;  // the layout or call tuning kept, and why
+  std::string tuned_at;       // where that choice came from the tuning cache: when it was tuned
 };
 
 struct Step : StepInfo {

@@ -302,6 +302,12 @@ std::size_t LibraryStep::gemm_finalists(const PlanBuffers& b) const {
   return runtime_->matmul->finalist_count(gemm_problem(b), o.a, o.b, o.bias, o.c);
 }
 
+std::string LibraryStep::gemm_finalists_id(const PlanBuffers& b) const {
+  if (!is_gemm() || !runtime_->matmul) return {};
+  const GemmOperands o = gemm_operands(b);
+  return runtime_->matmul->finalists_id(gemm_problem(b), o.a, o.b, o.bias, o.c);
+}
+
 Matmul& LibraryStep::searched_matmul() const {
   if (!runtime_->matmul) throw std::logic_error(call_.name + ": no finalists before its first launch");
   return *runtime_->matmul;
@@ -410,7 +416,10 @@ void prepare_library_steps(CompiledProgram& im) {
     // Handles and workspaces are made here, not at the first launch, which may be inside a timed window.
     ContractionRuntime& rt = *im.contraction;
     if (step.call().kind == LibraryCallKind::conv2d && !rt.conv) rt.conv = std::make_unique<Conv2d>();
-    if (step.call().kind != LibraryCallKind::conv2d && !rt.matmul) rt.matmul = std::make_unique<Matmul>();
+    if (step.call().kind != LibraryCallKind::conv2d && !rt.matmul) {
+      rt.matmul = std::make_unique<Matmul>();
+      rt.matmul->set_tuning_cache(im.tuning.get(), !im.options.retune);
+    }
     step.prepare(im.buffers(PlanId::unfused), im.stream);  // the graph's inputs, which both plans share
   });
   FX_CUDA_CALL(cudaStreamSynchronize(im.stream));

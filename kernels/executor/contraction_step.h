@@ -56,6 +56,7 @@ class LibraryStep {
   // the times the plan's tuning measured (of `timed_as` where that is more than this call) for the report.
   bool is_gemm() const { return call_.kind != LibraryCallKind::conv2d; }
   std::size_t gemm_finalists(const PlanBuffers& b) const;
+  std::string gemm_finalists_id(const PlanBuffers& b) const;  // Matmul::finalists_id
   void launch_finalist(const PlanBuffers& b, cudaStream_t stream, std::size_t i) const;
   void choose_finalist(const PlanBuffers& b, std::size_t i, const std::vector<double>& ms,
                        const std::string& timed_as = "") const;

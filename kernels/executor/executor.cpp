@@ -8,6 +8,7 @@
 #include "kernels/common/event_timing.h"
 #include "kernels/executor/contraction_step.h"
 #include "kernels/executor/executor_internal.h"
+#include "kernels/tuning/tuning_environment.h"
 
 namespace fx::gpu {
 
@@ -70,6 +71,9 @@ Executor::Executor(const Graph& graph, const Plan& unfused, const Plan& fused, R
   CompiledProgram& im = impl_->program;
   im.device = query_device(0);
   im.clocks = std::make_unique<ClockMonitor>(im.options.timing.read_clocks ? im.device.ordinal : -1);
+  if (im.options.autotune && im.options.force_layout < 0 && !im.options.tuning_cache_dir.empty()) {
+    im.tuning = std::make_unique<TuningCache>(im.options.tuning_cache_dir, tuning_environment(im.device.ordinal));
+  }
   im.progress("device", 0.0, im.device.name + " (" + im.device.arch() + ")");
   FX_CUDA_CALL(cudaStreamCreateWithFlags(&im.stream, cudaStreamNonBlocking));
   im.compile(PlanId::unfused, unfused);

@@ -67,6 +67,11 @@ struct RunOptions {
   // that has one (0: the default), untimed: for tests and for comparing layouts by hand.
   bool autotune = true;
   int force_layout = -1;
+  // Where what tuning chose is kept (kernels/tuning/tuning_cache.h) and reused by the next run on the same GPU
+  // and software, for the same problems (fusion-cli: TuningCache::default_dir()); empty: no cache, everything is
+  // timed. `retune` times everything again and overwrites what was kept. Unused where nothing is timed.
+  std::string tuning_cache_dir;
+  bool retune = false;
   // Once convolutions run channels-last (tuned or forced), keep their values NHWC between steps, converting a
   // value once for a reader that needs NCHW (kernels/executor/channels_last_plan.h). Off: x and y are converted
   // around each such convolution, as tuning timed it.
@@ -98,6 +103,7 @@ struct KernelReport {
   std::int64_t bytes = 0;                  // minimum traffic: inputs read once, outputs written once
   std::optional<double> group_predicted_ms;  // the cost model's time for the whole group
   std::int64_t group_predicted_bytes = 0;
+  std::string tuned_at;  // where its layout or configuration came from the tuning cache: when it was tuned
   double measured_ms = 0;                  // median over the timed runs
 };
 
@@ -145,6 +151,9 @@ struct RunReport {
   double round_ms = 0;            // one round of both plans as estimated for warmup_ms/repeat_ms (else 0)
   std::int64_t placement_gaps = 0;  // the bytes its gaps add to the run's allocation
   std::string layouts;  // "timed" (autotune), "default", or "forced K"
+  std::string tuning_cache;                   // the tuning cache's folder, or why none was used
+  int tuned_steps = 0, reused_steps = 0;      // choices timed in this run, and taken from the tuning cache
+  std::vector<std::string> tuning_warnings;   // the cache's: a damaged entry, a folder that cannot be written
   // Each plan's outputs against the float64 reference, named "unfused: y" / "fused: y"; their failure fails
   // `verified`. Empty when the reference did not run, and then `reference_note` says why.
   std::vector<OutputCheck> reference_checks;

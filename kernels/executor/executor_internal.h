@@ -19,6 +19,7 @@
 #include "kernels/executor/gpu_fault.h"
 #include "kernels/executor/memory_plan.h"
 #include "kernels/nvrtc/nvrtc_compiler.h"
+#include "kernels/tuning/tuning_cache.h"
 
 namespace fx::gpu {
 
@@ -64,6 +65,9 @@ struct CompiledProgram {
   FaultSite fault_site;
   bool sync_each_step = false;  // set for the verification pass: a fault then surfaces at the step that made it
   std::unique_ptr<ClockMonitor> clocks;  // NVML for this device: the clocks of each timing (gpu_clocks.h)
+  // Where tuning keeps and finds its choices; null where nothing is timed (tuning_cache.h).
+  std::unique_ptr<TuningCache> tuning;
+  int tuned_steps = 0, reused_steps = 0;  // counted by the tuning passes, for the report
 
   CompiledProgram(const Graph& g, RunOptions o) : graph(g), options(std::move(o)) {}
   ~CompiledProgram();

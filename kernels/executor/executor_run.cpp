@@ -42,6 +42,7 @@ KernelReport kernel_report(const CompiledProgram& im, PlanId p, std::size_t s) {
   kr.bytes = st.kernel.bytes_moved;
   kr.group_predicted_ms = st.group_predicted_ms;
   kr.group_predicted_bytes = st.group_predicted_bytes;
+  kr.tuned_at = st.tuned_at;
   return kr;
 }
 
@@ -138,6 +139,14 @@ void describe_run(const CompiledProgram& im, RunReport& rep) {
                 : im.options.autotune                 ? "timed"
                                                       : "default";
   rep.speedup = rep.fused.total_ms > 0 ? rep.unfused.total_ms / rep.fused.total_ms : 0;
+  if (im.tuning) {
+    rep.tuning_cache = im.tuning->folder().string();
+    rep.tuning_warnings = im.tuning->warnings();
+  } else {
+    rep.tuning_cache = im.options.autotune && im.options.force_layout < 0 ? "none: every choice timed" : "none: nothing timed";
+  }
+  rep.tuned_steps = im.tuned_steps;
+  rep.reused_steps = im.reused_steps;
   const CompileStats cs = im.compiler.stats();
   rep.kernels_compiled = cs.compiled;
   rep.cache_hits = cs.memory_hits + cs.disk_hits;

@@ -13,6 +13,7 @@
 #include "kernels/contraction/device_memory.h"
 #include "kernels/executor/contraction_step.h"
 #include "kernels/profile/gpu_clocks.h"
+#include "core/graph/content_hash.h"
 
 namespace fx::gpu {
 namespace {
@@ -128,6 +129,57 @@ TuneRounds comparison_rounds(CompiledProgram& im, PlanId p, std::size_t s, std::
   const TimingRounds r = timing_rounds(counted, round_ms);
   return {std::max(rounds, r.repeat), r.warmup};
 }
+
+// What decides a timed choice besides its candidates: the protocol it was timed under (the flush; rounds counted
+// or timed) and the step the plan runs before it, whose outputs are in the L2 when it runs.
+std::string tuning_context(const CompiledProgram& im, PlanId p, std::size_t s) {
+  const TimingProtocol& t = im.options.timing;
+  std::string c = std::string("flush ") + (t.cold_l2 ? "yes" : "no") +
+                  ((t.warmup_ms > 0 || t.repeat_ms > 0) ? ", rounds by time" : ", rounds by count");
+  if (s > 0) {
+    const Step& before = im.plan(p).steps[s - 1];
+    c += ", after " + before.kernel.name + " " + hex64(fnv1a64(before.kernel.source));
+  }
+  return c;
+}
+
+// An earlier run's choice for `key` (none when the run retunes or keeps no cache).
+std::optional<TuningEntry> cached_choice(CompiledProgram& im, const TuningKey& key) {
+  if (!im.tuning || im.options.retune) return std::nullopt;
+  return im.tuning->find(key);
+}
+
+// A choice timed in this run, kept for the next.
+void keep_choice(CompiledProgram& im, const TuningKey& key, const nlohmann::json& choice) {
+  ++im.tuned_steps;
+  if (im.tuning) im.tuning->store(key, choice);
+}
+
+// The index an entry chose among n candidates, if it is one.
+std::optional<std::size_t> chosen_index(const TuningEntry& entry, const char* field, std::size_t n) {
+  const auto it = entry.choice.find(field);
+  if (it == entry.choice.end() || !it->is_number_unsigned() || it->get<std::size_t>() >= n) return std::nullopt;
+  return it->get<std::size_t>();
+}
+
+// A kept list of times, if it is one, of n numbers.
+std::optional<std::vector<double>> kept_times(const TuningEntry& entry, std::size_t n) {
+  const auto it = entry.choice.find("ms");
+  if (it == entry.choice.end() || !it->is_array() || it->size() != n) return std::nullopt;
+  std::vector<double> ms;
+  for (const auto& v : *it) {
+    if (!v.is_number()) return std::nullopt;
+    ms.push_back(v.get<double>());
+  }
+  return ms;
+}
+
+std::string kept_text(const TuningEntry& entry, const char* field) {
+  const auto it = entry.choice.find(field);
+  return it != entry.choice.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string reused_from(const TuningEntry& entry) { return "reused from the tuning cache (timed " + entry.tuned_at + ")"; }
 
 // The first line of a library error, for a one-line report.
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
@@ -267,15 +319,29 @@ std::size_t tune_gemm(CompiledProgram& im, PlanId p, std::size_t s, const contra
   const MatmulProblem problem = call->gemm_problem(b);
   const std::size_t n = call->gemm_finalists(b);
   if (n > 1 && !timed_before(timed, problem)) {
-    auto finalist = [&](std::size_t i) {
-      call->launch_finalist(b, im.stream, i);
-      im.launched(p, s);
-    };
-    const TuneRounds rounds = comparison_rounds(im, p, s, n, flush, kConvRounds, finalist);
-    ClockWatch watch(*im.clocks);
-    const std::vector<double> med = time_rounds(im, p, s, n, flush, rounds, finalist);
-    im.plan(p).steps[s].layout_choice = at_clocks(watch.stop());
-    call->choose_finalist(b, fastest(med), med);
+    Step& st = im.plan(p).steps[s];
+    const TuningKey key{"gemm_in_plan", matmul_problem_text(problem) + ", finalists " + call->gemm_finalists_id(b) +
+                                            ", " + tuning_context(im, p, s)};
+    const auto entry = cached_choice(im, key);
+    const auto reused = entry ? chosen_index(*entry, "finalist", n) : std::nullopt;
+    const auto ms = entry ? kept_times(*entry, n) : std::nullopt;
+    if (reused && ms) {
+      call->choose_finalist(b, *reused, *ms);
+      st.layout_choice = reused_from(*entry);
+      st.tuned_at = entry->tuned_at;
+      ++im.reused_steps;
+    } else {
+      auto finalist = [&](std::size_t i) {
+        call->launch_finalist(b, im.stream, i);
+        im.launched(p, s);
+      };
+      const TuneRounds rounds = comparison_rounds(im, p, s, n, flush, kConvRounds, finalist);
+      ClockWatch watch(*im.clocks);
+      const std::vector<double> med = time_rounds(im, p, s, n, flush, rounds, finalist);
+      st.layout_choice = at_clocks(watch.stop());
+      call->choose_finalist(b, fastest(med), med);
+      keep_choice(im, key, {{"finalist", fastest(med)}, {"ms", med}});
+    }
     timed.push_back(problem);
   }
   im.launch(p, s);
@@ -441,6 +507,24 @@ void tune_generated(CompiledProgram& im, PlanId p, std::size_t s, int forced,
     }
     im.launched(p, s);
   };
+  auto shape = [](const std::string& source, int block, std::int64_t grid) {
+    return hex64(fnv1a64(source)) + " block " + std::to_string(block) + " grid " + std::to_string(grid);
+  };
+  std::string layouts = shape(st.kernel.source, st.kernel.block, st.kernel.grid);
+  for (const GeneratedLaunch::Layout& alt : g.alternatives)
+    layouts += "; " + shape(alt.layout.source, alt.layout.block, alt.layout.grid);
+  const TuningKey key{"layout", st.kernel.name + ": " + layouts + ", " + tuning_context(im, p, s)};
+  if (const auto entry = cached_choice(im, key)) {
+    if (const auto k = chosen_index(*entry, "layout", n)) {
+      install(st, g, *k);
+      st.layout_choice = st.kernel.layout + ": the fastest of " + std::to_string(n) + " layouts, " + reused_from(*entry) +
+                         ": " + kept_text(*entry, "times");
+      st.tuned_at = entry->tuned_at;
+      ++im.reused_steps;
+      launch_layout(0);  // the installed layout writes the outputs the next steps read
+      return;
+    }
+  }
   // With the flush (the PyTorch harness's protocol) as long as the plans will be timed; without it each run
   // waits behind a gate of its own (time_rounds), and 15 rounds are kept.
   const TuneRounds rounds =
@@ -454,8 +538,10 @@ void tune_generated(CompiledProgram& im, PlanId p, std::size_t s, int forced,
     others += (others.empty() ? "" : "; ") + d + ": " + ms_text(med[i]);
   }
   install(st, g, best);
+  const std::string times = ms_text(med[best]) + "; " + others;
   st.layout_choice = st.kernel.layout + ": the fastest of " + std::to_string(n) + " layouts timed here in " +
-                     std::to_string(rounds.timed) + " rounds (" + ms_text(med[best]) + "; " + others + ")";
+                     std::to_string(rounds.timed) + " rounds (" + times + ")";
+  keep_choice(im, key, {{"layout", best}, {"times", "(" + times + ")"}});
   launch_layout(0);  // the installed layout writes the outputs the next steps read
 }
 

@@ -41,6 +41,7 @@ nlohmann::ordered_json plan_to_json(const PlanReport& p) {
                        {"group_predicted_bytes", k.group_predicted_bytes},
                        {"measured_ms", k.measured_ms},
                        {"measured_gbps", k.measured_ms > 0 ? static_cast<double>(k.bytes) / (k.measured_ms * 1e6) : 0.0}});
+    if (!k.tuned_at.empty()) kernels.back()["tuned_at"] = k.tuned_at;  // its choice came from the tuning cache
   }
   return {{"name", p.name},
           {"kernel_count", p.kernels.size()},
@@ -115,6 +116,8 @@ nlohmann::ordered_json report_to_json(const RunReport& r) {
                                                ? clocks_to_json(r.graph_clocks, r.clocks_note)
                                                : nlohmann::ordered_json(nullptr)}}},
           {"compile", {{"kernels_compiled", r.kernels_compiled}, {"cache_hits", r.cache_hits}, {"seconds", r.compile_seconds}}},
+          {"tuning", {{"cache", r.tuning_cache}, {"tuned", r.tuned_steps}, {"reused", r.reused_steps},
+                      {"warnings", r.tuning_warnings}}},
           {"device_bytes", r.device_bytes}};
 }
 

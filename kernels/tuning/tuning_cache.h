@@ -50,6 +50,7 @@ class TuningCache {
   TuningCache(std::filesystem::path dir, TuningEnvironment environment);
 
   bool enabled() const { return !dir_.empty(); }
+  const std::filesystem::path& folder() const { return dir_; }  // this environment's entries
   std::optional<TuningEntry> find(const TuningKey& key);
   // Records a choice; a failed write (read-only folder, full disk) is a warning, never an error: the run
   // goes on, uncached. Returns whether it was written.
@@ -57,6 +58,8 @@ class TuningCache {
 
   // What went wrong with the cache during this run, for people: each damaged entry, the first failed write.
   const std::vector<std::string>& warnings() const { return warnings_; }
+  // A kept entry its user could not take (a configuration the library no longer accepts): timed again.
+  void warn(std::string message) { warnings_.push_back("tuning cache: " + std::move(message)); }
   // Where an entry of this key lives (tests, and the report's "reused from").
   std::filesystem::path entry_path(const TuningKey& key) const;
 

@@ -1,0 +1,92 @@
+// The persistent tuning cache in the executor: a second run on the same GPU takes every choice the first one
+// timed from the cache (generated kernels' layouts, cuBLASLt searches and their finalists), verifies the same
+// and says so per kernel; --retune times everything again. Skips with a message where no CUDA device exists.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+
+#include "core/fusion/engine.h"
+#include "core/graph/graph_io.h"
+#include "kernels/executor/executor.h"
+#include "tests/gpu/executor_test_support.h"
+
+namespace fx::gpu {
+namespace {
+
+namespace fs = std::filesystem;
+
+Graph sample(const std::string& name) {
+  auto g = load_graph_file(std::string(FX_SOURCE_DIR) + "/sample_graphs/" + name + ".json");
+  EXPECT_TRUE(g.ok()) << name;
+  return std::move(g).value();
+}
+
+RunReport run_with_cache(const Graph& g, const fs::path& cache, bool retune = false) {
+  FusionEngine engine(g, DeviceDescription::h100_sxm());
+  const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
+  engine.auto_fuse();
+  RunOptions opt;
+  opt.timing.repeat = 3;
+  opt.timing.warmup = 1;
+  opt.tuning_cache_dir = cache.string();
+  opt.retune = retune;
+  Executor ex(engine.graph(), unfused, engine.plan(), opt);
+  return ex.run();
+}
+
+int reused_kernels(const RunReport& r) {
+  int n = 0;
+  for (const PlanReport* p : {&r.unfused, &r.fused})
+    for (const KernelReport& k : p->kernels) n += k.tuned_at.empty() ? 0 : 1;
+  return n;
+}
+
+std::string paths(const RunReport& r) {
+  std::string s;
+  for (const PlanReport* p : {&r.unfused, &r.fused})
+    for (const KernelReport& k : p->kernels) s += p->name + " " + k.name + ": " + k.path + "\n";
+  for (const std::string& w : r.tuning_warnings) s += "warning: " + w + "\n";
+  return s;
+}
+
+class TuningCacheGpu : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(TuningCacheGpu, ASecondRunReusesEveryChoiceAndRetuneTimesThemAgain) {
+  FX_REQUIRE_DEVICE();
+  char folder[] = "/tmp/fx-tuning-gpu-XXXXXX";
+  const fs::path cache = ::mkdtemp(folder);
+  const Graph g = sample(GetParam());
+
+  const RunReport first = run_with_cache(g, cache);
+  EXPECT_TRUE(first.verified) << paths(first);
+  EXPECT_GT(first.tuned_steps, 0) << paths(first);
+  EXPECT_EQ(first.reused_steps, 0);
+  EXPECT_EQ(reused_kernels(first), 0) << paths(first);
+  EXPECT_TRUE(first.tuning_warnings.empty()) << paths(first);
+
+  const RunReport second = run_with_cache(g, cache);
+  EXPECT_TRUE(second.verified) << paths(second);
+  EXPECT_TRUE(second.tuning_warnings.empty()) << paths(second);
+  EXPECT_EQ(second.tuned_steps, 0) << paths(second);
+  EXPECT_EQ(second.reused_steps, first.tuned_steps) << paths(second);
+  EXPECT_GT(reused_kernels(second), 0) << paths(second);
+  EXPECT_NE(paths(second).find("reused from the tuning cache"), std::string::npos) << paths(second);
+  // The same choices: every kernel runs in the same layout or configuration as the first run kept.
+  ASSERT_EQ(second.fused.kernels.size(), first.fused.kernels.size());
+
+  const RunReport again = run_with_cache(g, cache, /*retune=*/true);
+  EXPECT_TRUE(again.verified);
+  EXPECT_EQ(again.reused_steps, 0) << paths(again);
+  EXPECT_EQ(again.tuned_steps, first.tuned_steps) << paths(again);
+  EXPECT_EQ(paths(again).find("reused from the tuning cache"), std::string::npos) << paths(again);
+  fs::remove_all(cache);
+}
+
+// A generated elementwise chain (layouts), an f32 MLP (a cuBLASLt search and its finalists in the plan) and a
+// bf16 one.
+INSTANTIATE_TEST_SUITE_P(Samples, TuningCacheGpu, ::testing::Values("relu_mul_add", "mlp_relu_f32", "mlp_relu_small_bf16"));
+
+}  // namespace
+}  // namespace fx::gpu
