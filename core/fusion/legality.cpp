@@ -294,8 +294,11 @@ int estimate_live_values(const Graph& g, std::span<const NodeId> nodes) {
 // and computes each branch where its slice is written (Inductor's pointwise cat), so these nodes iterate over
 // their own shapes and are never stored. The codegen's rule: concat contexts in kernels/codegen/elementwise_emitter.h.
 std::vector<bool> concat_branch_nodes(const Graph& g, std::span<const NodeId> nodes) {
-  const GroupView view(g, nodes);
   std::vector<bool> branch(nodes.size(), false);
+  if (std::none_of(nodes.begin(), nodes.end(), [&](NodeId n) { return g.node(n).op_id() == OpId::concat; })) {
+    return branch;
+  }
+  const GroupView view(g, nodes);
   for (std::size_t i = nodes.size(); i-- > 0;) {
     const ValueId v = g.value_of(nodes[i]);
     const auto& cons = g.consumers(v);
@@ -309,11 +312,13 @@ std::vector<bool> concat_branch_nodes(const Graph& g, std::span<const NodeId> no
 }
 
 std::string concat_note(const Graph& g, std::span<const NodeId> nodes) {
+  const auto is_concat = [&](NodeId n) { return g.node(n).op_id() == OpId::concat; };
+  if (std::none_of(nodes.begin(), nodes.end(), is_concat)) return {};
   const std::vector<bool> branch = concat_branch_nodes(g, nodes);
   const GroupView view(g, nodes);
   std::string note;
   for (NodeId n : nodes) {
-    if (g.node(n).op_id() != OpId::concat) continue;
+    if (!is_concat(n)) continue;
     int computed = 0;
     for (const Operand& o : g.node(n).inputs) {
       const auto p = o.is_scalar() ? std::nullopt : g.producer(o.value);
