@@ -35,6 +35,8 @@ class ChainEmitter {
  public:
   ChainEmitter(const Graph& g, const std::vector<NodeId>& nodes, const ChainedReduction& plan) : g_(g), plan_(plan) {
     for (std::size_t i = 0; i < nodes.size(); ++i) level_[nodes[i]] = plan.level[i];
+    // The template's own locals: a node named like one of them gets another identifier.
+    for (const char* local : {"rows", "M", "I", "lane", "warp", "warps", "row", "m", "seg", "j", "e"}) ids.fresh(local);
   }
 
   void emit(NodeId n) {
@@ -61,7 +63,7 @@ class ChainEmitter {
   void stage(NodeId n) {
     const std::string array = staged_name(n);
     shared.line("__shared__ " + compute_type(g_.node(n).type.dtype) + " " + array + "[" + number(plan_.segments) +
-                "];  // " + g_.node(n).name + " of each segment of the row");
+                "];  // per segment of the row: " + describe_node(g_, n));
     segment.line("if (lane == 0) " + array + "[m] = " + local_[n] + ";");
   }
 
@@ -100,9 +102,10 @@ class ChainEmitter {
     const std::string at = accumulator_type(node.type.dtype), op = reduce_op(node);
     const ValueId in = node.inputs[0].value;
     const std::string x = operand(g_.value_type(in).shape, in, ChainLevel::element);
-    init.line(at + " " + y + "_acc = " + identity(node) + ";");
-    element.line(op == "sum" ? y + "_acc += " + x + ";" : y + "_acc = fx_" + op + "(" + y + "_acc, (" + at + ")" + x + ");");
-    std::string r = "fx_warp_reduce(" + y + "_acc, fx_" + op + "_op())";
+    const std::string acc = ids.fresh(y + "_acc");
+    init.line(at + " " + acc + " = " + identity(node) + ";");
+    element.line(op == "sum" ? acc + " += " + x + ";" : acc + " = fx_" + op + "(" + acc + ", (" + at + ")" + x + ");");
+    std::string r = "fx_warp_reduce(" + acc + ", fx_" + op + "_op())";
     if (node.op_id() == OpId::mean) r = "(" + r + " / (" + at + ")I)";
     segment.line("const " + compute_type(node.type.dtype) + " " + y + " = " +
                  round_to(node.type.dtype, "(" + compute_type(node.type.dtype) + ")" + r) + ";  // " + describe_node(g_, n));
@@ -115,11 +118,12 @@ class ChainEmitter {
     const std::string at = accumulator_type(node.type.dtype), op = reduce_op(node);
     const NodeId source = *g_.producer(node.inputs[0].value);
     (at == "float" ? float_scratch : integer_scratch) = true;
-    row.line(at + " " + y + "_acc = " + identity(node) + ";");
+    const std::string acc = ids.fresh(y + "_acc");
+    row.line(at + " " + acc + " = " + identity(node) + ";");
     const std::string read = "(" + at + ")" + staged_name(source) + "[m]";
     row.line("for (int m = (int)threadIdx.x; m < M; m += (int)blockDim.x) " +
-             (op == "sum" ? y + "_acc += " + read + ";" : y + "_acc = fx_" + op + "(" + y + "_acc, " + read + ");"));
-    std::string r = "fx_block_reduce(" + y + "_acc, fx_" + op + "_op(), fx_scratch_" + (at == "float" ? "f" : "i") + ")";
+             (op == "sum" ? acc + " += " + read + ";" : acc + " = fx_" + op + "(" + acc + ", " + read + ");"));
+    std::string r = "fx_block_reduce(" + acc + ", fx_" + op + "_op(), fx_scratch_" + (at == "float" ? "f" : "i") + ")";
     if (node.op_id() == OpId::mean) r = "(" + r + " / (" + at + ")M)";
     row.line("const " + compute_type(node.type.dtype) + " " + y + " = " +
              round_to(node.type.dtype, "(" + compute_type(node.type.dtype) + ")" + r) + ";  // " + describe_node(g_, n));
