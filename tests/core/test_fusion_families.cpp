@@ -1,10 +1,12 @@
 // Fusion families the peers fuse (TorchInductor's pointwise cat, XLA's multi-output reduction fusion): the engine's
 // decision for each, and the reason for each refusal around them.
 #include <algorithm>
+#include <cmath>
 #include <variant>
 
 #include "core/fusion/chained_reduction.h"
 #include "core/fusion/legality.h"
+#include "core/reference/reference.h"
 #include "tests/core/fusion_test_util.h"
 
 namespace fx {
@@ -231,6 +233,68 @@ TEST(FusionReductions, ChainsTheKernelCannotComputeAreRefusedWithTheReason) {
   const FusionDecision soft = refusal(softmax, "s", "p");
   EXPECT_EQ(soft.reason, Reason::reduction_followed_by_reduction) << soft.message;
   EXPECT_NE(soft.message.find("p (softmax) is not a sum, mean, max or min"), std::string::npos) << soft.message;
+}
+
+// The sample at small sizes (every dimension above 64 cut to 5 + d % 7, consistently), evaluated by the float64
+// reference on inputs i * 0.37 mod 3 - 1.5: the values the GPU runs are checked against.
+std::vector<HostTensor> reference_of_small(const std::string& file, Graph& small) {
+  auto text = read_text_file(std::string(FX_SOURCE_DIR) + "/sample_graphs/" + file, 1 << 20);
+  auto spec = parse_graph_spec(*text);
+  EXPECT_TRUE(spec.ok());
+  for (auto& in : spec->inputs) {
+    for (auto& d : in.type.shape) d = d > 64 ? 5 + d % 7 : d;
+  }
+  for (auto& n : spec->nodes) n.shape.reset();
+  auto g = build_graph(*spec);
+  EXPECT_TRUE(g.ok()) << file;
+  small = std::move(g).value();
+  std::vector<HostTensor> inputs;
+  for (const auto& in : small.inputs()) {
+    HostTensor t{in.type, {}};
+    for (std::int64_t i = 0; i < in.type.numel(); ++i) t.values.push_back(std::fmod(i * 0.37, 3.0) - 1.5);
+    inputs.push_back(std::move(t));
+  }
+  auto values = evaluate_reference(small, inputs);
+  EXPECT_TRUE(values.ok());
+  return std::move(values).value();
+}
+
+TEST(FusionFamilySamples, TheReferenceComputesWhatTheSamplesDescribe) {
+  Graph g;
+  const auto cat = reference_of_small("concat_branches.json", g);
+  const Shape& s = g.value_type(g.value_of(node(g, "out"))).shape;  // [rows, 3 * cols]
+  const std::int64_t cols = s[1] / 3;
+  const auto& x = cat[0].values;
+  const auto& y = cat[1].values;
+  const auto& z = cat[2].values;
+  const auto& out = cat[static_cast<std::size_t>(g.value_of(node(g, "out")))].values;
+  const auto silu = [](double v) { return v / (1 + std::exp(-v)); };
+  for (std::int64_t r = 0; r < s[0]; ++r) {
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const auto i = static_cast<std::size_t>(r * cols + c), o = static_cast<std::size_t>(r * s[1] + c);
+      EXPECT_NEAR(out[o], silu(std::max(x[i], 0.0)), 1e-12);
+      EXPECT_NEAR(out[o + static_cast<std::size_t>(cols)], silu(std::tanh(y[i])), 1e-12);
+      EXPECT_NEAR(out[o + 2 * static_cast<std::size_t>(cols)], silu(z[i] * 0.5), 1e-12);
+    }
+  }
+  Graph h;
+  const auto mv = reference_of_small("mean_variance.json", h);
+  const Shape& xs = h.inputs()[0].type.shape;
+  const auto& var = mv[static_cast<std::size_t>(h.value_of(node(h, "var")))].values;
+  const auto& peak = mv[static_cast<std::size_t>(h.value_of(node(h, "peak")))].values;
+  ASSERT_EQ(var.size(), static_cast<std::size_t>(xs[0]));
+  for (std::int64_t r = 0; r < xs[0]; ++r) {
+    double sum = 0, sq = 0, most = -1e300;
+    for (std::int64_t c = 0; c < xs[1]; ++c) {
+      const double v = mv[0].values[static_cast<std::size_t>(r * xs[1] + c)];
+      sum += v, sq += v * v, most = std::max(most, v);
+    }
+    const double mean = sum / static_cast<double>(xs[1]);
+    double centred = 0;
+    for (std::int64_t c = 0; c < xs[1]; ++c) centred += std::pow(mv[0].values[static_cast<std::size_t>(r * xs[1] + c)] - mean, 2);
+    EXPECT_NEAR(var[static_cast<std::size_t>(r)], centred / static_cast<double>(xs[1]), 1e-12) << "population variance";
+    EXPECT_EQ(peak[static_cast<std::size_t>(r)], most);
+  }
 }
 
 }  // namespace
