@@ -1,9 +1,13 @@
 # What `cmake --install` puts where (GNU layout), the man pages (help2man) and the Debian package (CPack).
-# The GUI looks for sample graphs in <prefix>/share/fusion-explorer/sample_graphs (app/gui/samples.cpp) and
+# The GUI looks for sample graphs in <prefix>/share/fusion-explorer/sample_graphs (app/gui/samples.cpp), lessons in
+# <prefix>/share/fusion-explorer/lessons, and
 # finds fusion-cli next to itself (app/gui/child_runner.cpp).
 include(GNUInstallDirs)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/sample_graphs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/fusion-explorer/sample_graphs
+  FILES_MATCHING PATTERN "*.json")
+# Workshop lessons and the run reports bundled with them, found beside the samples (app/gui/lessons_pane.cpp).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/lessons/ DESTINATION ${CMAKE_INSTALL_DATADIR}/fusion-explorer/lessons
   FILES_MATCHING PATTERN "*.json")
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs FILES_MATCHING PATTERN "*.md")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The pictures of docs/gui.md: Before | After of gpt2_block and a why-not answer drawn on the graph, taken
-# under Xvfb with private settings. Usage: scripts/gui-screenshots.sh [BUILD_DIR]
+# The pictures of docs/gui.md (Before | After of gpt2_block, a why-not answer drawn on the graph) and of
+# docs/workshop.md (a lesson's revealed prediction in instructor mode), taken under Xvfb with private settings. Usage: scripts/gui-screenshots.sh [BUILD_DIR]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
@@ -11,4 +11,6 @@ trap 'rm -rf "$XDG_CONFIG_HOME" "$XDG_CACHE_HOME"' EXIT
 shot() { xvfb-run -a -s "-screen 0 1600x1000x24" "$app" --auto-fuse --screenshot "$@"; }
 shot "$root/docs/gui-before-after.png" --view side-by-side "$root/sample_graphs/gpt2_block.json"
 shot "$root/docs/gui-why-not.png" --why-not q_b,masked "$root/sample_graphs/gpt2_block.json"
-echo "wrote docs/gui-before-after.png and docs/gui-why-not.png"
+xvfb-run -a -s "-screen 0 1600x1000x24" "$app" --lesson 02-vertical-fusion --lesson-step 2 --answer 1024 --instructor \
+  --screenshot "$root/docs/workshop-lesson.png"
+echo "wrote docs/gui-before-after.png, docs/gui-why-not.png and docs/workshop-lesson.png"

@@ -23,6 +23,7 @@ echo "Depends: $depends"
 
 # What the package must hold: the programs, the samples, completions; the GUI's files and man pages where built.
 expected=(usr/bin/fusion-cli usr/share/fusion-explorer/sample_graphs/relu_mul_add.json
+          usr/share/fusion-explorer/lessons/02-vertical-fusion.json
           usr/share/bash-completion/completions/fusion-cli usr/share/zsh/vendor-completions/_fusion-cli)
 gui=0
 if [[ -x $build/app/gui/fusion-explorer ]]; then

@@ -1,5 +1,7 @@
 #include "app/gui/graph_layout.h"
 
+#include "app/graphviz/graphviz_render.h"
+
 #include <gvc.h>
 
 #include <QElapsedTimer>
@@ -10,11 +12,6 @@
 
 namespace fx::app {
 namespace {
-
-std::mutex& graphviz_mutex() {
-  static std::mutex m;
-  return m;
-}
 
 // Graphviz 2.42 takes char* for names and values it never modifies.
 void set_attr(void* object, const char* name, const std::string& value) {

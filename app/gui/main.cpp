@@ -18,6 +18,8 @@
 #include <memory>
 
 #include "app/gui/compare_panel.h"
+#include "app/gui/lesson_pane.h"
+#include "app/gui/lessons.h"
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
 
@@ -111,6 +113,26 @@ class TimedSteps : public QObject {
   double cpu_at_start_ = 0.0;
 };
 
+// --lesson NAME --lesson-step N --answer TEXT: a lesson shown at one step, for screenshots and rehearsals.
+bool open_lesson_from_command_line(fx::app::MainWindow& window, const QString& name, int step, const QString& answer) {
+  QString path = name;
+  if (!QFileInfo::exists(path))
+    path = fx::app::lessons_dir() + QLatin1Char('/') + name + (name.endsWith(QLatin1String(".json")) ? "" : ".json");
+  if (!window.open_lesson(path)) return false;
+  fx::app::LessonPane& pane = *window.lesson_pane();
+  const auto& steps = pane.lesson()->lesson.steps;
+  while (pane.step() + 1 < step) {
+    const fx::LessonStep& s = steps[static_cast<std::size_t>(pane.step())];
+    if (s.kind == fx::StepKind::act && s.action) emit pane.action_requested(*s.action);
+    pane.next();
+  }
+  if (!answer.isEmpty()) {
+    pane.set_answer(answer);
+    pane.reveal_answer();
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -153,7 +175,18 @@ int main(int argc, char** argv) {
                           QStringLiteral("VIEW"));
   QCommandLineOption why(QStringLiteral("why-not"), QStringLiteral("ask why two nodes are not fused (A,B) once drawn"),
                          QStringLiteral("A,B"));
-  parser.addOptions({autofuse, transformer, report, screenshot, timing, find, compare, view, why});
+  QCommandLineOption lesson(QStringLiteral("lesson"),
+                            QStringLiteral("open a workshop lesson (a file, or a name from the Lessons menu's folder)"),
+                            QStringLiteral("LESSON"));
+  QCommandLineOption lesson_step(QStringLiteral("lesson-step"),
+                                 QStringLiteral("with --lesson: go to step N, doing the act steps on the way"),
+                                 QStringLiteral("N"));
+  QCommandLineOption lesson_answer(QStringLiteral("answer"),
+                            QStringLiteral("with --lesson-step on a predict step: enter this prediction and reveal"),
+                            QStringLiteral("TEXT"));
+  QCommandLineOption instructor(QStringLiteral("instructor"), QStringLiteral("instructor mode: large text, high contrast"));
+  parser.addOptions({autofuse, transformer, report, screenshot, timing, find, compare, view, why, lesson, lesson_step,
+                     lesson_answer, instructor});
   parser.process(app);
 
   fx::app::MainWindow window;
@@ -187,6 +220,14 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (parser.isSet(lesson) &&
+      !open_lesson_from_command_line(window, parser.value(lesson), parser.value(lesson_step).toInt(),
+                                     parser.value(lesson_answer)) &&
+      !interactive) {
+    std::fprintf(stderr, "fusion-explorer: --lesson: %s\n", window.last_error().toLocal8Bit().constData());
+    return 2;
+  }
+  if (parser.isSet(instructor)) window.set_instructor_mode(true);
   // Under --timing, "Accept all profitable" is timed on its own, after the first picture.
   const bool time_auto_fuse = time_only && parser.isSet(autofuse);
   if (parser.isSet(autofuse) && !time_auto_fuse && window.session().has_document()) window.session().auto_fuse();

@@ -30,6 +30,7 @@ class ExplainPanel;
 class Minimap;
 class ScopeView;
 class GraphScene;
+class LessonPane;
 class GraphView;
 class LayoutRunner;
 class RunPanel;
@@ -84,6 +85,14 @@ class MainWindow : public QMainWindow {
   void accept_all_profitable();
   QString last_error() const { return last_error_; }
   double last_first_picture_s() const { return first_picture_s_; }
+  // File > Export > Session report: the HTML file of core/report/session_report.h; "" or why it failed.
+  QString export_report(const QString& path);
+  // Lessons menu: opens the lesson's sample graph on the lesson's device and shows its first step.
+  bool open_lesson(const QString& path);
+  LessonPane* lesson_pane() const { return lesson_; }
+  // Large text and high contrast for a projector, with the lesson pane shown.
+  void set_instructor_mode(bool on);
+  bool instructor_mode() const { return instructor_mode_; }
   // Scripted runs (screenshots, timings) quit without asking to save.
   void set_confirm_close(bool on) { confirm_close_ = on; }
 
@@ -100,6 +109,9 @@ class MainWindow : public QMainWindow {
   void build_view_menu();
   void build_fusion_menu();
   void build_help_menu();
+  void build_lessons_menu();
+  void on_lesson_action(int action);
+  void fit_lesson_dock();
   void build_panels_menu(QMenu* view_menu);
   void build_status_bar();
   void build_navigation();
@@ -150,6 +162,9 @@ class MainWindow : public QMainWindow {
   RunPanel* run_ = nullptr;
   ComparePanel* compare_ = nullptr;
   QUndoView* history_ = nullptr;
+  LessonPane* lesson_ = nullptr;
+  QDockWidget* lesson_dock_ = nullptr;
+  bool instructor_mode_ = false;
   QLineEdit* search_ = nullptr;
   QLabel* status_nodes_ = nullptr;
   QLabel* status_kernels_ = nullptr;

@@ -13,7 +13,9 @@
 #include "app/gui/candidates_panel.h"
 #include "app/gui/exports.h"
 #include "app/gui/graph_scene.h"
+#include "app/graphviz/plan_pictures.h"
 #include "app/gui/graph_view.h"
+#include "app/gui/lesson_pane.h"
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
 #include "app/gui/whatif_panel.h"
@@ -21,6 +23,7 @@
 #include "core/export/timings_export.h"
 #include "core/generate/transformer.h"
 #include "core/graph/graph_io.h"
+#include "core/report/session_report.h"
 
 namespace fx::app {
 
@@ -144,6 +147,26 @@ void MainWindow::export_dot() {
   if (path.isEmpty()) return;
   const QString error = write_file_atomic(path, QByteArray::fromStdString(plan_to_dot(session_->engine())));
   if (!error.isEmpty()) QMessageBox::critical(this, tr("Export failed"), error);
+}
+
+QString MainWindow::export_report(const QString& path) {
+  if (!session_->has_document()) return tr("Open a graph first.");
+  const FusionEngine& engine = session_->engine();
+  const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
+  // The measurements: the report the Measurements panel shows, else the run bundled with the open lesson; either
+  // only where it measured this graph.
+  std::optional<RunSummary> run;
+  if (!run_->report_json().isEmpty())
+    if (auto r = read_run_summary(run_->report_json().toStdString()); r && run_mismatch(*r, engine.graph()).empty())
+      run = std::move(*r);
+  if (!run && lesson_ && lesson_->lesson() && lesson_->lesson()->run &&
+      lesson_->lesson()->lesson.graph == engine.graph().name())
+    run = lesson_->lesson()->run->report;
+  SessionReportInput input{&engine, &unfused, tr("this session (%n decision(s) in its log)", nullptr,
+                                                  static_cast<int>(engine.log().size())).toStdString(),
+                           {}, {}, {}, run ? &*run : nullptr};
+  render_plan_pictures(input);
+  return write_file_atomic(path, QByteArray::fromStdString(session_report_html(input)));
 }
 
 void MainWindow::export_timings(const QString& format) {

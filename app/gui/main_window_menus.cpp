@@ -41,6 +41,7 @@ void MainWindow::build_menus() {
   edit->addAction(redo);
   build_view_menu();
   build_fusion_menu();
+  build_lessons_menu();
   build_help_menu();
 }
 
@@ -100,6 +101,12 @@ void MainWindow::build_file_menu() {
   ex->addAction(tr("PNG of the view…"), this, [this] { export_view(QStringLiteral("png")); });
   ex->addAction(tr("Kernel timings CSV…"), this, [this] { export_timings(QStringLiteral("csv")); });
   ex->addAction(tr("Chrome trace…"), this, [this] { export_timings(QStringLiteral("trace")); });
+  ex->addSeparator();
+  ex->addAction(tr("Session &report (HTML)…"), this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export report"), {}, tr("HTML (*.html)"));
+    if (path.isEmpty()) return;
+    if (const QString error = export_report(path); !error.isEmpty()) QMessageBox::critical(this, tr("Export failed"), error);
+  })->setToolTip(tr("One self-contained HTML file: pictures, plan, every decision, measurements, charts"));
   m->addSeparator();
   m->addAction(tr("Open run &report…"), this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open run report"), {}, tr("Run reports (*.json)"));

@@ -229,6 +229,7 @@ bool RunPanel::open_report(const QString& path) {
   QFile file(path);
   QString error;
   std::optional<RunReport> report;
+  QByteArray report_json;
   if (!file.open(QIODevice::ReadOnly)) {
     error = file.errorString();
   } else {
@@ -239,6 +240,7 @@ bool RunPanel::open_report(const QString& path) {
       return false;
     }
     report = parse_run_report(json, &error);
+    if (report) report_json = json;
   }
   if (!report) {
     status_->setText(tr("Cannot read the run report %1: %2").arg(path, error));
@@ -251,6 +253,7 @@ bool RunPanel::open_report(const QString& path) {
     return false;
   }
   set_report(std::move(report));
+  report_json_ = report_json;
   QString status = tr("Report: %1 on %2").arg(report_->graph, report_->device);
   if (!check_.message.isEmpty()) status += QLatin1Char('\n') + check_.message;
   if (!report_->timing.isEmpty()) status += QLatin1Char('\n') + tr("Timing: %1").arg(report_->timing);
@@ -275,6 +278,7 @@ void RunPanel::set_expected(const QString& graph_name, const QString& graph_hash
 }
 
 void RunPanel::set_report(std::optional<RunReport> report) {
+  report_json_.clear();
   report_ = std::move(report);
   check_ = report_ ? check_report(*report_, expect_name_, expect_graph_hash_, expect_plan_hash_) : ReportCheck{};
   summary_->setText(report_ ? summary_line(*report_) : QString());

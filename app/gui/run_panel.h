@@ -53,6 +53,8 @@ class RunPanel : public QWidget {
   bool open_report(const QString& path);
   void set_report(std::optional<RunReport> report);
   const std::optional<RunReport>& report() const { return report_; }
+  // The shown report's file as read (for the session report, which core reads on its own); empty when none.
+  const QByteArray& report_json() const { return report_json_; }
   std::vector<KernelTimingRow> timing_rows() const;
   // Asks fusion-cli whether it can run on a GPU here (exit code 3 means no device).
   void probe_device();
@@ -104,6 +106,7 @@ class RunPanel : public QWidget {
   QString report_path_;
   std::shared_ptr<const Graph> graph_;
   std::optional<RunReport> report_;
+  QByteArray report_json_;
   QString expect_name_, expect_graph_hash_, expect_plan_hash_;
   ReportCheck check_;
   bool available_ = false;        // a GPU here (the probe's answer)

@@ -207,6 +207,7 @@ TEST(ScopedLayout, AChainOfTwoHundredThousandNodesLaysOutInBoundedPieces) {
 }
 
 // The main window on generated transformers, offscreen, with its settings in a temporary folder.
+constexpr int kLayers = 24;
 class LargeGraphWindow : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -245,21 +246,22 @@ TEST_F(LargeGraphWindow, OpensCollapsedWithoutAskingAndExpandsAndCollapsesInPlac
   });
   watchdog.start(100);
   window_->set_view_mode(ViewMode::fused);
-  window_->open_generated_transformer(100);  // 3,000 nodes: above the size that used to ask a question
+  // 720 nodes: above kScopedViewNodes, so it opens by hierarchy; a small size keeps the sanitizer pass quick.
+  window_->open_generated_transformer(kLayers);
   wait_for_picture();
   EXPECT_FALSE(dialog);
-  ASSERT_NE(scope_box("l42"), nullptr);
-  EXPECT_EQ(window_->scene()->node_items().size(), 101u);  // 100 layers and the input
+  ASSERT_NE(scope_box("l12"), nullptr);
+  EXPECT_EQ(window_->scene()->node_items().size(), kLayers + 1u);  // the layers and the input
 
   // Double-click a layer: it opens in place, its 30 nodes in a frame.
   GraphView* view = window_->view();
-  view->centre_on_item(scope_box("l42"));
-  QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, view->mapFromScene(scope_box("l42")->scenePos()));
+  view->centre_on_item(scope_box("l12"));
+  QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, view->mapFromScene(scope_box("l12")->scenePos()));
   wait_for_picture();
-  EXPECT_EQ(scope_box("l42"), nullptr);
-  ClusterItem* frame = frame_of("l42");
+  EXPECT_EQ(scope_box("l12"), nullptr);
+  ClusterItem* frame = frame_of("l12");
   ASSERT_NE(frame, nullptr);
-  NodeItem* fc2 = window_->scene()->item_for(window_->session().graph().find_node("l42.fc2").value());
+  NodeItem* fc2 = window_->scene()->item_for(window_->session().graph().find_node("l12.fc2").value());
   ASSERT_NE(fc2, nullptr);
   EXPECT_EQ(fc2->node().kind, DrawnNode::Kind::op);
   EXPECT_TRUE(frame->box().contains(fc2->scenePos()));
@@ -270,23 +272,23 @@ TEST_F(LargeGraphWindow, OpensCollapsedWithoutAskingAndExpandsAndCollapsesInPlac
   view->setFocus();
   QTest::keyClick(view, Qt::Key_Left);
   wait_for_picture();
-  EXPECT_EQ(frame_of("l42"), nullptr);
-  ASSERT_NE(scope_box("l42"), nullptr);
+  EXPECT_EQ(frame_of("l12"), nullptr);
+  ASSERT_NE(scope_box("l12"), nullptr);
   // Enter on the selected box opens it again.
-  scope_box("l42")->setSelected(true);
+  scope_box("l12")->setSelected(true);
   QTest::keyClick(view, Qt::Key_Return);
   wait_for_picture();
-  EXPECT_NE(frame_of("l42"), nullptr);
+  EXPECT_NE(frame_of("l12"), nullptr);
 }
 
 TEST_F(LargeGraphWindow, FindExpandsWhatItMustToShowTheHit) {
   window_->set_view_mode(ViewMode::fused);
-  window_->open_generated_transformer(100);
+  window_->open_generated_transformer(kLayers);
   wait_for_picture();
-  const NodeId target = window_->session().graph().find_node("l77.probs").value();
+  const NodeId target = window_->session().graph().find_node("l17.probs").value();
   ASSERT_NE(window_->scene()->item_for(target), nullptr);
   ASSERT_EQ(window_->scene()->item_for(target)->node().kind, DrawnNode::Kind::scope);
-  window_->find_next(QStringLiteral("l77.probs"));
+  window_->find_next(QStringLiteral("l17.probs"));
   wait_for_picture();
   NodeItem* hit = window_->scene()->item_for(target);
   ASSERT_NE(hit, nullptr);
@@ -294,16 +296,16 @@ TEST_F(LargeGraphWindow, FindExpandsWhatItMustToShowTheHit) {
   EXPECT_TRUE(hit->isSelected());
   EXPECT_TRUE(window_->view()->mapToScene(window_->view()->viewport()->rect()).boundingRect().contains(hit->scenePos()));
   // The breadcrumbs name the hit's scope.
-  EXPECT_TRUE(window_->breadcrumbs()->text().contains(QStringLiteral("l77")));
+  EXPECT_TRUE(window_->breadcrumbs()->text().contains(QStringLiteral("l17")));
   // Groups are found too: accept everything, then find a fused group by its id.
   window_->accept_all_profitable();
   wait_for_picture();
   QString group_id;
   const Graph& g = window_->session().graph();
   for (const GroupInfo& info : window_->session().group_infos()) {
-    const bool in_l90 = std::all_of(info.nodes.begin(), info.nodes.end(),
-                                    [&](NodeId n) { return g.node(n).name.rfind("l90.", 0) == 0; });
-    if (info.nodes.size() > 1 && in_l90) group_id = info.id;
+    const bool in_l20 = std::all_of(info.nodes.begin(), info.nodes.end(),
+                                    [&](NodeId n) { return g.node(n).name.rfind("l20.", 0) == 0; });
+    if (info.nodes.size() > 1 && in_l20) group_id = info.id;
   }
   ASSERT_FALSE(group_id.isEmpty());
   window_->find_next(group_id);
@@ -314,18 +316,18 @@ TEST_F(LargeGraphWindow, FindExpandsWhatItMustToShowTheHit) {
   // In the kernels view (one box per fused group, by scope) a node is found as the box of its kernel.
   window_->set_view_mode(ViewMode::collapsed);
   wait_for_picture();
-  const NodeId in_l55 = g.find_node("l55.fc1_bias").value();
-  ASSERT_EQ(window_->scene()->item_for(in_l55)->node().kind, DrawnNode::Kind::scope);
-  window_->find_next(QStringLiteral("l55.fc1_bias"));
+  const NodeId in_l15 = g.find_node("l15.fc1_bias").value();
+  ASSERT_EQ(window_->scene()->item_for(in_l15)->node().kind, DrawnNode::Kind::scope);
+  window_->find_next(QStringLiteral("l15.fc1_bias"));
   wait_for_picture();
-  NodeItem* kernel = window_->scene()->item_for(in_l55);
+  NodeItem* kernel = window_->scene()->item_for(in_l15);
   ASSERT_NE(kernel, nullptr);
   EXPECT_EQ(kernel->node().kind, DrawnNode::Kind::group);
   EXPECT_TRUE(kernel->isSelected());
 }
 
 TEST_F(LargeGraphWindow, MinimapShowsTheViewportRectangle) {
-  window_->open_generated_transformer(100);
+  window_->open_generated_transformer(kLayers);
   wait_for_picture();
   Minimap* map = window_->minimap();
   ASSERT_TRUE(map->isVisible());
@@ -350,14 +352,14 @@ TEST_F(LargeGraphWindow, MinimapShowsTheViewportRectangle) {
 
 TEST_F(LargeGraphWindow, AcceptAllRelaysOutOnlyTouchedScopesAndMarksTheChange) {
   window_->set_view_mode(ViewMode::fused);
-  window_->open_generated_transformer(100);
+  window_->open_generated_transformer(kLayers);
   wait_for_picture();
   window_->find_next(QStringLiteral("l3.gelu"));  // opens layer 3
   wait_for_picture();
   const int before = window_->layout_runner()->cache().dot_runs();
   window_->accept_all_profitable();
   wait_for_picture();
-  // Layer 3's contents and the root around it; the other 99 layers are boxes whose size did not change.
+  // Layer 3's contents and the root around it; the other layers are boxes whose size did not change.
   EXPECT_LE(window_->layout_runner()->cache().dot_runs() - before, 2);
   int marked = 0;
   for (NodeItem* item : window_->scene()->node_items()) marked += item->is_highlighted() ? 1 : 0;

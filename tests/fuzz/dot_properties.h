@@ -6,6 +6,7 @@
 
 #include <graphviz/cgraph.h>
 
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,9 +25,11 @@ inline std::optional<std::string> check_dot_text(const std::string& dot, int exp
   agseterr(AGMAX);  // parse errors come back as a null graph, not as text on stderr
   Agraph_t* parsed = agmemread(dot.c_str());
   if (!parsed) {
-    const char* why = aglasterr();
-    return "Graphviz does not parse the DOT: " + std::string(why ? why : "(no message)") + "\n" +
-           dot.substr(0, 2000);
+    char* why = aglasterr();  // a copy the caller frees
+    std::string message = "Graphviz does not parse the DOT: " + std::string(why ? why : "(no message)") + "\n" +
+                          dot.substr(0, 2000);
+    std::free(why);
+    return message;
   }
   const int nodes = agnnodes(parsed);
   agclose(parsed);

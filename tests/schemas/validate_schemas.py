@@ -2,6 +2,7 @@
 """Checks the JSON Schemas under schemas/ against the programs that read and write the formats.
 
 - every schema is a valid draft 2020-12 schema;
+- every shipped lesson (lessons/*.json) validates against lesson.schema.json;
 - every sample graph, every test file the loader accepts, and what `fusion-cli fuse -o` and
   `fusion-cli device` write, validate against their schema (the schema is never stricter than the reader);
 - every test file the loader rejects is rejected by the schema too, except those listed in SEMANTIC below:
@@ -179,7 +180,19 @@ def main():
         if not list(validators["device.schema.json"].iter_errors(bad)):
             failures.append(f"the device schema accepts {bad}")
 
-    print(f"{len(schemas)} schemas; {len(samples)} samples, {checked_bad} rejected test files compared")
+    lessons = sorted((root / "lessons").glob("*.json"))
+    for path in lessons:
+        expect_valid(f"lessons/{path.name}", parse(path), "lesson.schema.json")
+    if not lessons:
+        failures.append("no lessons found in lessons/")
+    for bad in ({"format": "fusion-explorer/lesson", "version": 1, "title": "t", "graph": "g",
+                 "steps": [{"kind": "predict", "title": "t", "text": "a predict step without a quantity"}]},
+                {"format": "fusion-explorer/lesson", "version": 1, "title": "t", "graph": "g",
+                 "steps": [{"kind": "explain", "title": "t", "text": "x", "answer": 42}]}):
+        if not list(validators["lesson.schema.json"].iter_errors(bad)):
+            failures.append(f"the lesson schema accepts {bad}")
+
+    print(f"{len(schemas)} schemas; {len(lessons)} lessons; {len(samples)} samples, {checked_bad} rejected test files compared")
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
