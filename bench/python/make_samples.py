@@ -106,6 +106,15 @@ def elementwise_samples():
          node("h", "cast", ["relu"], dtype="f16"), node("add", "add", ["h", 1.0]),
          node("y", "cast", ["add"], dtype="f32")],
         ["y"])
+    yield graph(
+        "concat_branches",
+        "Three pointwise branches (relu, tanh, a scale) concatenated on the last axis, then silu: unfused 5 "
+        "kernels; fused one kernel that loops over the concat's output and computes each branch where its slice "
+        "is written, so no branch is stored (TorchInductor's pointwise cat: 1 kernel).",
+        [inp("x", [4096, 1024]), inp("y", [4096, 1024]), inp("z", [4096, 1024])],
+        [node("rx", "relu", ["x"]), node("ty", "tanh", ["y"]), node("sz", "mul", ["z", 0.5]),
+         node("cat", "concat", ["rx", "ty", "sz"], axis=-1), node("out", "silu", ["cat"])],
+        ["out"])
 
 
 def reduction_samples():
@@ -148,6 +157,16 @@ def reduction_samples():
         [inp("x", ROWS)],
         [node("sq", "square", ["x"]), node("y", "sum", ["sq"], axis=-1)],
         ["y"])
+    yield graph(
+        "mean_variance",
+        "Mean and variance of each row of 16384x2048 f32 as mean(x) and mean(x*x) - mean(x)^2, with the row "
+        "maximum beside them: unfused 6 kernels, three of them reductions of x; fused one row-wise kernel with "
+        "three outputs that reads x once (XLA's multi-output fusion of sibling reductions).",
+        [inp("x", [16384, 2048])],
+        [node("mean", "mean", ["x"], axis=-1), node("sq", "mul", ["x", "x"]),
+         node("mean_sq", "mean", ["sq"], axis=-1), node("mean2", "mul", ["mean", "mean"]),
+         node("var", "sub", ["mean_sq", "mean2"]), node("peak", "max", ["x"], axis=-1)],
+        ["mean", "var", "peak"])
 
 
 def matmul_samples():
@@ -249,7 +268,7 @@ SAMPLES_ORDER = [
     "relu_mul_add", "sigmoid_chain", "gelu_tanh_decomposed", "softmax", "softmax_decomposed", "layernorm",
     "residual_layernorm", "sum_of_squares", "mlp_relu_f32", "mlp_gelu_bf16", "mlp_relu_small_bf16",
     "swiglu_bf16", "qkv_bf16", "sin_cos", "exp_two_consumers", "conv_bn_relu", "dropout_chain",
-    "transpose_chain", "cast_chain", "gpt2_block"]
+    "transpose_chain", "cast_chain", "gpt2_block", "concat_branches", "mean_variance"]
 
 
 def all_samples():

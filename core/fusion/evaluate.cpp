@@ -125,7 +125,8 @@ Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const 
     std::ostringstream pct;
     pct.precision(2);
     pct << 100.0 * saved / c.time_before_s;
-    c.decision = {true, r, what + ": " + arithmetic + "; saves " + us(saved) + " (" + pct.str() + "%)", {}};
+    c.decision = {true, r, what + ": " + arithmetic + "; saves " + us(saved) + " (" + pct.str() + "%)" +
+                               concat_note(g_, c.nodes), {}};
   }
   c.decision.with("unfused_us", c.time_before_s * 1e6)
       .with("fused_us", c.time_after_s * 1e6)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "core/fusion/chained_reduction.h"
 #include "core/fusion/library_epilogue.h"
 
 namespace fx {
@@ -181,6 +182,13 @@ std::optional<FusionDecision> check_reductions(const Graph& g, std::span<const N
   const GroupView view(g, nodes);
   const NodeId r0 = reductions[0];
   const auto extent = row_extent(g, r0);
+  const bool one_extent = std::all_of(reductions.begin(), reductions.end(),
+                                      [&](NodeId r) { return row_extent(g, r) == extent; });
+  if (extent && !one_extent) {  // a reduction over the remaining axes of another: one chained kernel, or why not
+    const ChainVerdict chain = plan_chained_reduction(g, nodes);
+    if (std::holds_alternative<ChainedReduction>(chain)) return std::nullopt;
+    if (const auto* refused = std::get_if<FusionDecision>(&chain)) return *refused;
+  }
   for (NodeId r : reductions) {
     const auto e = row_extent(g, r);
     if (!e) {
@@ -281,23 +289,97 @@ int estimate_live_values(const Graph& g, std::span<const NodeId> nodes) {
   return peak + held_inputs;
 }
 
+// Nodes of the group computed only inside a branch of a concat of the group: every consumer is in the group and is
+// that concat or another such node, and the value is no graph output. The kernel loops over the concat's output
+// and computes each branch where its slice is written (Inductor's pointwise cat), so these nodes iterate over
+// their own shapes and are never stored. The codegen's rule: concat contexts in kernels/codegen/elementwise_emitter.h.
+std::vector<bool> concat_branch_nodes(const Graph& g, std::span<const NodeId> nodes) {
+  std::vector<bool> branch(nodes.size(), false);
+  if (std::none_of(nodes.begin(), nodes.end(), [&](NodeId n) { return g.node(n).op_id() == OpId::concat; })) {
+    return branch;
+  }
+  const GroupView view(g, nodes);
+  for (std::size_t i = nodes.size(); i-- > 0;) {
+    const ValueId v = g.value_of(nodes[i]);
+    const auto& cons = g.consumers(v);
+    if (g.is_output(v) || cons.empty()) continue;
+    branch[i] = std::all_of(cons.begin(), cons.end(), [&](NodeId c) {
+      const auto at = view.index_of(c);
+      return at && (g.node(c).op_id() == OpId::concat || branch[*at]);
+    });
+  }
+  return branch;
+}
+
+std::string concat_note(const Graph& g, std::span<const NodeId> nodes) {
+  const auto is_concat = [&](NodeId n) { return g.node(n).op_id() == OpId::concat; };
+  if (std::none_of(nodes.begin(), nodes.end(), is_concat)) return {};
+  const std::vector<bool> branch = concat_branch_nodes(g, nodes);
+  const GroupView view(g, nodes);
+  std::string note;
+  for (NodeId n : nodes) {
+    if (!is_concat(n)) continue;
+    int computed = 0;
+    for (const Operand& o : g.node(n).inputs) {
+      const auto p = o.is_scalar() ? std::nullopt : g.producer(o.value);
+      computed += p && view.contains(*p) && branch[*view.index_of(*p)];
+    }
+    if (computed == 0) continue;
+    note += "; " + std::to_string(computed) + " of the " + std::to_string(g.node(n).inputs.size()) +
+            " inputs of " + name_of(g, n) + " are computed inside the kernel, each written straight into its slice "
+            "of the output (never stored on its own)";
+  }
+  return note;
+}
+
+namespace {
+
+// A node that computes a concat branch but is also read outside the group: the kernel would have to store it
+// over its own iteration space as well as the concat's.
+std::optional<FusionDecision> branch_read_elsewhere(const Graph& g, std::span<const NodeId> nodes, NodeId n) {
+  const GroupView view(g, nodes);
+  const ValueId v = g.value_of(n);
+  const auto& cons = g.consumers(v);
+  const auto concat = std::find_if(cons.begin(), cons.end(), [&](NodeId c) {
+    return view.contains(c) && g.node(c).op_id() == OpId::concat;
+  });
+  if (concat == cons.end()) return std::nullopt;
+  const auto outside = std::find_if(cons.begin(), cons.end(), [&](NodeId c) { return !view.contains(c); });
+  const std::string reader = outside != cons.end() ? name_of(g, *outside) + " reads it outside the kernel"
+                             : g.is_output(v)     ? "it is a graph output"
+                                                  : "another op of the kernel reads it at its own shape";
+  return FusionDecision::no(Reason::shape_mismatch,
+                            name_of(g, n) + " feeds " + name_of(g, *concat) + " but " + reader +
+                                ": the kernel loops over the concat's output " +
+                                shape_to_string(g.node(*concat).type.shape) + " and computes " + g.node(n).name +
+                                " only inside its slice, so it cannot also store " +
+                                shape_to_string(g.node(n).type.shape) + " for other readers");
+}
+
+}  // namespace
+
 // An elementwise kernel loops over one iteration space: its nodes share one element count. A reshape read only
 // inside the group is exempt: the kernel never iterates over it, it reads the reshape's input at the flat index
 // a consumer asks for (the reshape of a GEMM output before a split into heads, in gpt2_block_hf, is then no
-// copy of its own). The codegen's rule: reshape contexts in kernels/codegen/elementwise_emitter.h.
+// copy of its own). The codegen's rule: reshape contexts in kernels/codegen/elementwise_emitter.h. So are the
+// branches of a concat (concat_branch_nodes).
 std::optional<FusionDecision> check_iteration_space(const Graph& g, std::span<const NodeId> nodes) {
   const GroupView view(g, nodes);
-  auto internal_reshape = [&](NodeId n) {
+  const std::vector<bool> branch = concat_branch_nodes(g, nodes);
+  auto exempt = [&](NodeId n) {
+    if (branch[*view.index_of(n)]) return true;
     const ValueId v = g.value_of(n);
     const auto& cons = g.consumers(v);
     return g.node(n).op_id() == OpId::reshape && !g.is_output(v) && !cons.empty() &&
            std::all_of(cons.begin(), cons.end(), [&](NodeId c) { return view.contains(c); });
   };
-  const auto first = std::find_if_not(nodes.begin(), nodes.end(), internal_reshape);
+  const auto first = std::find_if_not(nodes.begin(), nodes.end(), exempt);
   if (first == nodes.end()) return std::nullopt;
   const std::int64_t numel = g.node(*first).type.numel();
   for (NodeId n : nodes) {
-    if (g.node(n).type.numel() == numel || internal_reshape(n)) continue;
+    if (g.node(n).type.numel() == numel || exempt(n)) continue;
+    if (auto refused = branch_read_elsewhere(g, nodes, n)) return refused;
+    if (auto refused = branch_read_elsewhere(g, nodes, *first)) return refused;
     return FusionDecision::no(Reason::shape_mismatch,
                               name_of(g, *first) + " iterates over " + shape_to_string(g.node(*first).type.shape) +
                                   " but " + name_of(g, n) + " over " + shape_to_string(g.node(n).type.shape) +

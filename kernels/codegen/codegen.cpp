@@ -225,6 +225,13 @@ GroupCode generate_group(const Graph& g, std::span<const NodeId> group, const st
     code.kernels.push_back(std::move(*row));
     return code;
   }
+  std::string chain_why;
+  if (auto chained = codegen::generate_chained_reduction(g, nodes, outputs, kernel_name(g, group_id, nodes.back()),
+                                                          chain_why)) {
+    code.kernels.push_back(std::move(*chained));
+    return code;
+  }
+  if (!chain_why.empty()) why = chain_why;
   // Not one row-wise kernel: run the group's nodes one kernel each (correct, and the report says why).
   code.note = "not generated as one kernel: " + why + "; ran as one kernel per node";
   for (NodeId n : nodes) {

@@ -25,6 +25,13 @@ std::optional<GeneratedKernel> generate_row_reduction(const Graph& g, const std:
                                                       const std::vector<ValueId>& outputs, const std::string& name,
                                                       const CodegenOptions& options, std::string& why);
 
+// A reduction and a reduction over the remaining axes of its result (core/fusion/chained_reduction.h): one block per
+// outer row, a warp per segment. nullopt when the group is not such a chain (`why` set when the chain cannot be one
+// kernel).
+std::optional<GeneratedKernel> generate_chained_reduction(const Graph& g, const std::vector<NodeId>& nodes,
+                                                          const std::vector<ValueId>& outputs, const std::string& name,
+                                                          std::string& why);
+
 // One reduction node (sum/mean/max/min over any axes, softmax over any axis, layernorm/rmsnorm), one thread
 // per reduced fibre. Slow but correct for every axis.
 GeneratedKernel generate_generic_reduction(const Graph& g, NodeId node, const std::string& name);

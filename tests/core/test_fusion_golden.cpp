@@ -75,7 +75,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Golden{"qkv_bf16.json", 1, FusionKind::horizontal},
                       Golden{"swiglu_bf16.json", 2, FusionKind::horizontal},
                       Golden{"conv_bn_relu.json", 1, FusionKind::epilogue},
-                      Golden{"dropout_chain.json", 2, FusionKind::vertical}),
+                      Golden{"dropout_chain.json", 2, FusionKind::vertical},
+                      Golden{"concat_branches.json", 1, FusionKind::vertical},
+                      Golden{"mean_variance.json", 1, FusionKind::horizontal}),
     [](const auto& param_info) {
       std::string name = param_info.param.file;
       return name.substr(0, name.find('.'));
