@@ -106,7 +106,9 @@ Expected<bool> write_text_file_atomic(const fs::path& path_in, std::string_view 
   bool ok = write_all(fd, text, err);
   if (ok && exists) {
     (void)::fchmod(fd, mode);                    // the umask may have narrowed it
-    (void)::fchown(fd, old.st_uid, old.st_gid);  // best effort: only root may give a file away
+    if (::fchown(fd, old.st_uid, old.st_gid) != 0) {
+      // Best effort: only root may give a file away; the save goes on with this user's ownership.
+    }
   }
   if (ok && ::fsync(fd) != 0) {
     ok = false;

@@ -62,7 +62,6 @@ std::string_view op_class_name(OpClass c) {
 
 OpRegistry::OpRegistry() {
   using T = AttrType;
-  const std::int64_t minus_one = -1;
   // Unary elementwise; FLOPs per element approximate the instruction count of each function.
   const std::pair<OpId, double> unary[] = {
       {Id::neg, 1},  {Id::abs, 1},  {Id::relu, 1}, {Id::gelu, 14}, {Id::gelu_tanh, 9}, {Id::silu, 6},
