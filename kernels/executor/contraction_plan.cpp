@@ -115,37 +115,16 @@ std::optional<ValueId> other_operand(const GroupView& gv, const Node& node, Valu
 
 struct MatmulTail {
   std::vector<NodeId> chain;
-  std::vector<std::string> ops;  // as choose_matmul_epilogue names them
-  std::vector<std::optional<ValueId>> bias;  // the vector of each "add(bias)"
-  std::vector<double> scale;                 // the scalar of each "mul_scalar" (1 for the other ops)
+  std::vector<MatmulTailOp> ops;  // labelled by core's matmul_tail_op, as choose_matmul_epilogue reads them
 };
 
-MatmulTail matmul_tail(const GroupView& gv, NodeId mm, std::int64_t n) {
+MatmulTail matmul_tail(const GroupView& gv, NodeId mm) {
+  const std::vector<NodeId> group(gv.in.begin(), gv.in.end());
   MatmulTail t;
   ValueId v = gv.g.value_of(mm);
   while (auto next = chain_successor(gv, v)) {
-    const Node& node = gv.g.node(*next);
-    std::string op = node.op;
-    std::optional<ValueId> bias;
-    double scale = 1.0;
-    if (const auto s = scalar_multiplier(gv.g, *next)) {
-      op = "mul_scalar";  // the GEMM's alpha
-      scale = *s;
-    } else if (node.op_id() == OpId::add) {
-      auto other = other_operand(gv, node, v);
-      const TensorType* ot = other ? &gv.g.value_type(*other) : nullptr;
-      if (ot && ot->numel() == n && !ot->shape.empty() && ot->shape.back() == n && ot->dtype == node.type.dtype) {
-        op = "add(bias)", bias = other;
-      } else if (node.inputs[0].is_scalar() || node.inputs[1].is_scalar()) {
-        op = "add_scalar";  // not a tensor add: cuBLASLt has no epilogue for it
-      }
-    } else if (node.inputs.size() != 1) {
-      op = node.op;  // an op with other operands: choose_matmul_epilogue reports it as unsupported
-    }
     t.chain.push_back(*next);
-    t.ops.push_back(op);
-    t.bias.push_back(bias);
-    t.scale.push_back(scale);
+    t.ops.push_back(matmul_tail_op(gv.g, group, *next, v));
     v = gv.g.value_of(*next);
   }
   return t;
@@ -178,16 +157,21 @@ LibraryCall matmul_call(const GroupView& gv, NodeId mm, int group_index, std::ve
   call.b = {ops.b};
   call.nodes = ops.folded;
   call.nodes.push_back(mm);
-  const MatmulTail tail = matmul_tail(gv, mm, call.matmul.n);
-  const EpilogueChoice choice = choose_matmul_epilogue(tail.ops);
+  const MatmulTail tail = matmul_tail(gv, mm);
+  std::vector<std::string> labels;
+  for (const MatmulTailOp& op : tail.ops) labels.push_back(op.label);
+  const EpilogueChoice choice = choose_matmul_epilogue(labels);
   call.matmul.epilogue = choice.epilogue;
+  call.matmul.residual = choice.residual;
   for (std::size_t i = 0; i < choice.absorbed; ++i) {
+    const MatmulTailOp& op = tail.ops[i];
     call.nodes.push_back(tail.chain[i]);
-    if (tail.bias[i]) call.bias = tail.bias[i];
-    call.matmul.alpha *= static_cast<float>(tail.scale[i]);
+    if (op.operand) (classify_tail(op.label) == TailOp::residual ? call.residual : call.bias) = op.operand;
+    call.matmul.alpha *= static_cast<float>(op.scale);
   }
   call.inputs = {call.a, call.b[0]};
   if (call.bias) call.inputs.push_back(*call.bias);
+  if (call.residual) call.inputs.push_back(*call.residual);
   call.outputs = {g.value_of(call.nodes.back())};
   call.name = "cublaslt_g" + std::to_string(group_index) + "_" + safe_name(g.node(call.nodes.back()).name);
   call.description = describe_matmul(call.matmul);
@@ -292,8 +276,9 @@ std::vector<std::vector<NodeId>> horizontal_sets(const GroupView& gv, const std:
     const Node& node = gv.g.node(mm);
     const LibraryCall& call = single.at(mm);
     const ValueId b = node.inputs[1].value;
-    if (call.matmul.batch != 1 || call.matmul.epilogue != MatmulEpilogue::none || !gv.g.is_input(b) ||
-        gv.g.value_type(b).shape.size() != 2 || call.nodes.front() != mm) {  // (a folded transpose comes first)
+    // call.nodes is {mm} alone unless the call absorbed a folded transpose (first) or a tail (alpha, residual,
+    // bias, activation): one strided-batched GEMM on stacked weights has no epilogue of any part.
+    if (call.matmul.batch != 1 || call.nodes.size() != 1 || !gv.g.is_input(b) || gv.g.value_type(b).shape.size() != 2) {
       continue;
     }
     auto key = std::tuple(node.inputs[0].value, node.attrs.get_bool("transpose_b"), gv.g.value_type(b).shape,

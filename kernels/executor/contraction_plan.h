@@ -20,7 +20,7 @@ namespace fx::gpu {
 constexpr double kTf32Tolerance = 2e-3;
 
 enum class LibraryCallKind : std::uint8_t {
-  matmul,             // one (batched) cuBLASLt GEMM, perhaps with an epilogue
+  matmul,             // one (batched) cuBLASLt GEMM, perhaps with an epilogue and a residual as C
   horizontal_matmul,  // P matmuls sharing their left operand: one strided-batched GEMM on stacked weights
   conv2d,             // one cuDNN convolution, perhaps with bias (+ ReLU) fused and a batchnorm folded in
 };
@@ -42,6 +42,7 @@ struct LibraryCall {
   ValueId a = -1;
   std::vector<ValueId> b;  // one weight per part
   std::optional<ValueId> bias;
+  std::optional<ValueId> residual;  // read as cuBLASLt's C with beta = 1 (matmul.residual); matmul only
   // horizontal_matmul: each part as a call of its own (kind matmul, in part order), the way the group runs
   // where the merged call is the slower on the device (layout tuning times the two: layout_tuning.h).
   std::vector<LibraryCall> parts;

@@ -281,15 +281,16 @@ void LibraryStep::launch(const PlanBuffers& b, cudaStream_t stream, CallPart par
   }
   if (!rt.matmul) rt.matmul = std::make_unique<Matmul>();
   const GemmOperands o = gemm_operands(b);
-  rt.matmul->run(gemm_problem(b), o.a, o.b, o.bias, o.c, stream);
+  rt.matmul->run(gemm_problem(b), o.a, o.b, o.epilogue, o.c, stream);
 }
 
 LibraryStep::GemmOperands LibraryStep::gemm_operands(const PlanBuffers& buffers) const {
   if (!is_gemm()) throw std::logic_error(call_.name + " is not a GEMM");
   const void* b = call_.kind == LibraryCallKind::matmul ? buffers.value(call_.b[0]) : weights_.get();
   if (!b) throw std::logic_error(call_.name + " launched before preparation");
-  return {buffers.value(call_.a), b, call_.bias ? buffers.value(*call_.bias) : nullptr,
-          buffers.value(call_.outputs[0])};
+  const void* bias = call_.bias ? buffers.value(*call_.bias) : nullptr;
+  const void* residual = call_.residual ? buffers.value(*call_.residual) : nullptr;
+  return {buffers.value(call_.a), b, {bias, residual}, buffers.value(call_.outputs[0])};
 }
 
 MatmulProblem LibraryStep::gemm_problem(const PlanBuffers& b) const {
@@ -299,13 +300,13 @@ MatmulProblem LibraryStep::gemm_problem(const PlanBuffers& b) const {
 std::size_t LibraryStep::gemm_finalists(const PlanBuffers& b) const {
   if (!is_gemm() || !runtime_->matmul) return 0;
   const GemmOperands o = gemm_operands(b);
-  return runtime_->matmul->finalist_count(gemm_problem(b), o.a, o.b, o.bias, o.c);
+  return runtime_->matmul->finalist_count(gemm_problem(b), o.a, o.b, o.epilogue, o.c);
 }
 
 std::string LibraryStep::gemm_finalists_id(const PlanBuffers& b) const {
   if (!is_gemm() || !runtime_->matmul) return {};
   const GemmOperands o = gemm_operands(b);
-  return runtime_->matmul->finalists_id(gemm_problem(b), o.a, o.b, o.bias, o.c);
+  return runtime_->matmul->finalists_id(gemm_problem(b), o.a, o.b, o.epilogue, o.c);
 }
 
 Matmul& LibraryStep::searched_matmul() const {
@@ -315,13 +316,13 @@ Matmul& LibraryStep::searched_matmul() const {
 
 void LibraryStep::launch_finalist(const PlanBuffers& b, cudaStream_t stream, std::size_t i) const {
   const GemmOperands o = gemm_operands(b);
-  searched_matmul().run_finalist(i, gemm_problem(b), o.a, o.b, o.bias, o.c, stream);
+  searched_matmul().run_finalist(i, gemm_problem(b), o.a, o.b, o.epilogue, o.c, stream);
 }
 
 void LibraryStep::choose_finalist(const PlanBuffers& b, std::size_t i, const std::vector<double>& ms,
                                   const std::string& timed_as) const {
   const GemmOperands o = gemm_operands(b);
-  searched_matmul().choose_finalist(i, gemm_problem(b), o.a, o.b, o.bias, o.c, ms, timed_as);
+  searched_matmul().choose_finalist(i, gemm_problem(b), o.a, o.b, o.epilogue, o.c, ms, timed_as);
 }
 
 // Horizontal: the part outputs sit at equal spacing in the arena (plan_memory places one step's outputs back to

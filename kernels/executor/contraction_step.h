@@ -105,7 +105,7 @@ class LibraryStep {
   struct GemmOperands {
     const void* a;
     const void* b;
-    const void* bias;
+    EpilogueInputs epilogue;  // the bias vector and the residual (cuBLASLt's C), where the call has them
     void* c;
   };
   GemmOperands gemm_operands(const PlanBuffers& b) const;

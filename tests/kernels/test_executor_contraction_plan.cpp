@@ -128,16 +128,71 @@ TEST(ContractionPlan, ErfGeluKeepsTheBiasEpilogueAndLeavesGeluToOneGeneratedKern
   EXPECT_TRUE(mentions(p.notes, "erf-based")) << ::testing::PrintToString(p.notes);
 }
 
-TEST(ContractionPlan, ResidualAddAfterBiasIsASecondKernel) {
-  // Auto-fuse no longer makes this group (EPILOGUE_NOT_EXPRESSIBLE); a hand-made plan still runs correctly.
+TEST(ContractionPlan, ResidualAddAfterBiasIsTheGemmsCInput) {
+  // gpt2_block's attention projection: res1 = x + (merged @ Wo + bo) is one cuBLASLt call, x read as C.
   const Graph g = load_sample("gpt2_block");
   const ContractionGroupPlan p = group_of(g, {"o_mm", "o_b", "res1"});
   ASSERT_EQ(p.calls.size(), 1u);
-  EXPECT_EQ(p.calls[0].matmul.epilogue, MatmulEpilogue::bias);
-  EXPECT_EQ(p.calls[0].matmul.m, 8 * 1024);  // [8,1024,768] @ [768,768]: the batch folds into M
-  EXPECT_EQ(p.calls[0].matmul.batch, 1);
-  EXPECT_EQ(names(g, p.rest), std::vector<std::string>{"res1"});
-  EXPECT_TRUE(mentions(p.notes, "full M x N tensor")) << ::testing::PrintToString(p.notes);
+  const LibraryCall& c = p.calls[0];
+  EXPECT_EQ(c.matmul.epilogue, MatmulEpilogue::bias);
+  EXPECT_TRUE(c.matmul.residual);
+  EXPECT_EQ(c.residual, value(g, "x"));
+  EXPECT_EQ(c.bias, value(g, "bo"));
+  EXPECT_EQ(c.matmul.m, 8 * 1024);  // [8,1024,768] @ [768,768]: the batch folds into M, as it does for x
+  EXPECT_EQ(c.matmul.batch, 1);
+  EXPECT_EQ(c.inputs, (std::vector<ValueId>{value(g, "merged"), value(g, "Wo"), value(g, "bo"), value(g, "x")}));
+  EXPECT_EQ(c.outputs, std::vector<ValueId>{value(g, "res1")});
+  EXPECT_EQ(c.description, "cuBLASLt BIAS epilogue, residual added as C (beta = 1), TF32 tensor cores");
+  EXPECT_TRUE(p.rest.empty());
+}
+
+TEST(ContractionPlan, BiasResidualReluIsOneCallAndAResidualAfterTheActivationIsASecondKernel) {
+  const std::string inputs = R"({"name": "x", "shape": [2, 64, 32], "dtype": "bf16"},
+                                {"name": "W", "shape": [32, 16], "dtype": "bf16"},
+                                {"name": "b", "shape": [16], "dtype": "bf16"},
+                                {"name": "r", "shape": [2, 64, 16], "dtype": "bf16"})";
+  const Graph g = inline_graph(inputs, R"({"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+                                          {"name": "add", "op": "add", "inputs": ["mm", "b"]},
+                                          {"name": "res", "op": "add", "inputs": ["r", "add"]},
+                                          {"name": "y", "op": "relu", "inputs": ["res"]},
+                                          {"name": "z", "op": "add", "inputs": ["y", "r"]})",
+                               R"("z")");
+  const ContractionGroupPlan one = group_of(g, {"mm", "add", "res", "y"});
+  ASSERT_EQ(one.calls.size(), 1u);
+  EXPECT_EQ(one.calls[0].matmul.epilogue, MatmulEpilogue::relu_bias);
+  EXPECT_TRUE(one.calls[0].matmul.residual);
+  EXPECT_EQ(one.calls[0].residual, value(g, "r"));
+  EXPECT_EQ(names(g, one.calls[0].nodes), (std::vector<std::string>{"mm", "add", "res", "y"}));
+  EXPECT_TRUE(one.rest.empty());
+  EXPECT_TRUE(one.notes.empty()) << ::testing::PrintToString(one.notes);
+  // A second residual after the relu: the call stops at the relu, z is a generated kernel, and the note says why.
+  const ContractionGroupPlan two = group_of(g, {"mm", "add", "res", "y", "z"});
+  ASSERT_EQ(two.calls.size(), 1u);
+  EXPECT_EQ(two.calls[0].outputs, std::vector<ValueId>{value(g, "y")});
+  EXPECT_EQ(names(g, two.rest), std::vector<std::string>{"z"});
+  EXPECT_TRUE(mentions(two.notes, "residual add comes after the activation")) << ::testing::PrintToString(two.notes);
+}
+
+// Matmuls sharing x where one has a residual in the group: the strided-batched GEMM on stacked weights takes no
+// epilogue of any part, so the two run as their own calls, the residual one reading its C.
+TEST(ContractionPlan, AMatmulWithAResidualIsNotMergedIntoAHorizontalGemm) {
+  const Graph g = inline_graph(R"({"name": "x", "shape": [64, 32], "dtype": "f32"},
+                                  {"name": "W1", "shape": [32, 16], "dtype": "f32"},
+                                  {"name": "W2", "shape": [32, 16], "dtype": "f32"},
+                                  {"name": "r", "shape": [64, 16], "dtype": "f32"})",
+                               R"({"name": "a", "op": "matmul", "inputs": ["x", "W1"]},
+                                  {"name": "b", "op": "matmul", "inputs": ["x", "W2"]},
+                                  {"name": "res", "op": "add", "inputs": ["b", "r"]})",
+                               R"("a", "res")");
+  const ContractionGroupPlan p = group_of(g, {"a", "b", "res"});
+  ASSERT_EQ(p.calls.size(), 2u);
+  EXPECT_EQ(p.calls[0].kind, LibraryCallKind::matmul);
+  EXPECT_FALSE(p.calls[0].residual);
+  EXPECT_EQ(p.calls[1].kind, LibraryCallKind::matmul);
+  EXPECT_EQ(p.calls[1].residual, value(g, "r"));
+  EXPECT_TRUE(p.rest.empty());
+  // Without the residual the two merge.
+  EXPECT_EQ(group_of(g, {"a", "b"}).calls.at(0).kind, LibraryCallKind::horizontal_matmul);
 }
 
 TEST(ContractionPlan, AttentionScoresAreOneBatchedTransposedGemm) {
@@ -154,6 +209,9 @@ TEST(ContractionPlan, AttentionScoresAreOneBatchedTransposedGemm) {
   // scores * 0.125 is the GEMM's alpha: only the mask add is left for a second kernel.
   EXPECT_FLOAT_EQ(mm.alpha, 0.125f);
   EXPECT_EQ(names(g, p.rest), (std::vector<std::string>{"masked"}));
+  // The [1024, 1024] mask broadcasts over batch and heads: not a residual of the scores' [8, 12, 1024, 1024].
+  EXPECT_FALSE(mm.residual);
+  EXPECT_TRUE(mentions(p.notes, "`add` of a tensor broadcast to the output")) << ::testing::PrintToString(p.notes);
   const ContractionGroupPlan ctx = auto_group(g, "ctx");
   ASSERT_EQ(ctx.calls.size(), 1u);
   EXPECT_EQ(ctx.calls[0].matmul.batch, 96);
