@@ -114,7 +114,7 @@ std::string describe_matmul(const MatmulProblem& p) {
   std::ostringstream s;
   s << "cuBLASLt ";
   if (p.epilogue == MatmulEpilogue::none) {
-    s << "GEMM, no epilogue";
+    s << (p.residual ? "GEMM" : "GEMM, no epilogue");
   } else {
     s << cublaslt_epilogue_name(p.epilogue) << " epilogue";
     if (p.epilogue == MatmulEpilogue::gelu_tanh || p.epilogue == MatmulEpilogue::gelu_tanh_bias) {

@@ -161,8 +161,8 @@ TEST(LibraryEpilogue, AddsThatAreNoResidualSayWhy) {
        "a multiplication by a scalar after the residual"},
   };
   for (const Case& c : cases) {
-    const std::string nodes = std::string(R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]}, )") + c.tail + "]";
-    const Graph g = graph_from(graph_json(inputs, nodes, R"(["t"])"));
+    const std::string json = std::string(R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]}, )") + c.tail + "]";
+    const Graph g = graph_from(graph_json(inputs, json, R"(["t"])"));
     std::vector<NodeId> nodes;
     for (NodeId n = 0; n < g.num_nodes(); ++n) nodes.push_back(n);
     const LibraryEpilogue lib = library_epilogue(g, nodes, node(g, "mm"));

@@ -548,6 +548,8 @@ TEST(ExecutorContractionGpu, SamplesAtFullSize) {
     EXPECT_LE(r.fused.kernels.size(), r.unfused.kernels.size()) << s;
     if (s == "gpt2_block") {  // its GEMMs' search finalists timed again in the plan (tune_gemm)
       EXPECT_TRUE(has_path(r.fused, " best timed again in the plan: ")) << fused_paths(r);
+      // res1 and y are the attention and MLP output projections' C input (beta = 1)
+      EXPECT_TRUE(has_path(r.fused, "BIAS epilogue, residual added as C (beta = 1)")) << fused_paths(r);
     }
     std::cout << "  " << s << ": unfused " << r.unfused.kernels.size() << " launches " << r.unfused.total_ms
               << " ms, fused " << r.fused.kernels.size() << " launches " << r.fused.total_ms << " ms\n"

@@ -93,6 +93,8 @@ TEST(ContractionMatmulDescribe, NamesEpilogueAndMath) {
   EXPECT_EQ(fx::gpu::describe_matmul(p), "cuBLASLt RELU_BIAS epilogue, FP32 (no TF32)");
   p.residual = true;
   EXPECT_EQ(fx::gpu::describe_matmul(p), "cuBLASLt RELU_BIAS epilogue, residual added as C (beta = 1), FP32 (no TF32)");
+  p.epilogue = MatmulEpilogue::none;
+  EXPECT_EQ(fx::gpu::describe_matmul(p), "cuBLASLt GEMM, residual added as C (beta = 1), FP32 (no TF32)");
   p.residual = false;
   p.a_type = p.b_type = p.c_type = DType::bf16;
   p.epilogue = MatmulEpilogue::none;
