@@ -1,5 +1,6 @@
 // MainWindow's workshop side: the Lessons menu, the lesson pane beside the graph, instructor mode.
 #include <QDockWidget>
+#include <algorithm>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QStatusBar>
@@ -102,7 +103,7 @@ void MainWindow::make_room_for_lesson(bool on) {
     return;
   }
   for (QDockWidget* d : given_way_) d->show();
-  if (!given_way_.empty()) explain_dock()->raise();
+  if (std::find(given_way_.begin(), given_way_.end(), explain_dock()) != given_way_.end()) explain_dock()->raise();
   given_way_.clear();
 }
 

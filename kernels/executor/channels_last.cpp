@@ -1,7 +1,6 @@
 #include "kernels/executor/channels_last.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
