@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "core/fusion/kernel_names.h"
 #include "core/fusion/library_epilogue.h"
 #include "kernels/contraction/epilogue_choice.h"
 #include "kernels/executor/executor.h"
@@ -25,10 +26,10 @@ std::int64_t product(const Shape& s, std::size_t begin, std::size_t end) {
   return p;
 }
 
-std::string safe_name(const std::string& s) {
-  std::string out;
-  for (char ch : s) out += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-  return out;
+// A call's name: the library, the group's kernel stem (core's kernel_stem) and the call's last node; a group's
+// only call drops the node (plan_contraction_group), so its name is the group's: "cublaslt_g_q_mm".
+std::string call_name(const char* library, const std::string& stem, const std::string& node) {
+  return std::string(library) + "_" + stem + "_" + c_identifier(node);
 }
 
 // Batch dimensions padded on the left with ones to `rank` entries (numpy alignment).
@@ -147,7 +148,7 @@ MatmulOperands matmul_operands(const GroupView& gv, NodeId mm) {
   return ops;
 }
 
-LibraryCall matmul_call(const GroupView& gv, NodeId mm, int group_index, std::vector<std::string>& notes) {
+LibraryCall matmul_call(const GroupView& gv, NodeId mm, const std::string& stem, std::vector<std::string>& notes) {
   const Graph& g = gv.g;
   LibraryCall call;
   call.kind = LibraryCallKind::matmul;
@@ -173,7 +174,7 @@ LibraryCall matmul_call(const GroupView& gv, NodeId mm, int group_index, std::ve
   if (call.bias) call.inputs.push_back(*call.bias);
   if (call.residual) call.inputs.push_back(*call.residual);
   call.outputs = {g.value_of(call.nodes.back())};
-  call.name = "cublaslt_g" + std::to_string(group_index) + "_" + safe_name(g.node(call.nodes.back()).name);
+  call.name = call_name("cublaslt", stem, g.node(call.nodes.back()).name);
   call.description = describe_matmul(call.matmul);
   for (NodeId t : ops.folded) {
     call.description += "; " + g.node(t).name + " read as a transposed operand";
@@ -201,7 +202,7 @@ Conv2dProblem conv_problem(const Graph& g, const Node& node) {
   return p;
 }
 
-LibraryCall conv_call(const GroupView& gv, NodeId cv, int group_index, std::vector<std::string>& notes) {
+LibraryCall conv_call(const GroupView& gv, NodeId cv, const std::string& stem, std::vector<std::string>& notes) {
   const Graph& g = gv.g;
   const Node& node = g.node(cv);
   LibraryCall call;
@@ -251,7 +252,7 @@ LibraryCall conv_call(const GroupView& gv, NodeId cv, int group_index, std::vect
     for (std::size_t i = 1; i < 5; ++i) call.inputs.push_back(g.node(*call.folded_batchnorm).inputs[i].value);
   }
   call.outputs = {v};
-  call.name = "cudnn_g" + std::to_string(group_index) + "_" + safe_name(g.node(call.nodes.back()).name);
+  call.name = call_name("cudnn", stem, g.node(call.nodes.back()).name);
   call.description = describe_conv2d(p);
   if (call.folded_batchnorm) {
     call.description += "; batchnorm folded into conv weights at plan time";
@@ -295,7 +296,7 @@ std::vector<std::vector<NodeId>> horizontal_sets(const GroupView& gv, const std:
 }
 
 LibraryCall horizontal_call(const Graph& g, const std::vector<NodeId>& parts, const std::map<NodeId, LibraryCall>& single,
-                            int group_index) {
+                            const std::string& stem) {
   LibraryCall call;
   call.kind = LibraryCallKind::horizontal_matmul;
   call.matmul = single.at(parts[0]).matmul;
@@ -313,8 +314,7 @@ LibraryCall horizontal_call(const Graph& g, const std::vector<NodeId>& parts, co
   p.batch_stride_a = 0;
   p.batch_stride_b = p.k * p.n;
   p.batch_stride_c = p.m * p.n;  // the arena's spacing of the outputs replaces it at launch
-  call.name = "cublaslt_g" + std::to_string(group_index) + "_" + safe_name(g.node(parts[0]).name) + "_x" +
-              std::to_string(parts.size());
+  call.name = "cublaslt_" + stem + "_x" + std::to_string(parts.size());
   call.description = describe_matmul(p) + "; horizontal: " + std::to_string(parts.size()) +
                      " GEMMs as one strided-batched GEMM on weights stacked once at plan time, outputs packed";
   return call;
@@ -351,7 +351,7 @@ bool has_contraction(const Graph& g, std::span<const NodeId> nodes) {
 }
 
 ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const NodeId> nodes,
-                                            const std::vector<ValueId>& outputs, int group_index) {
+                                            const std::vector<ValueId>& outputs, const std::string& stem) {
   GroupView gv{g, std::set<NodeId>(nodes.begin(), nodes.end()), std::set<ValueId>(outputs.begin(), outputs.end())};
   ContractionGroupPlan plan;
   std::vector<NodeId> contractions, matmuls;
@@ -363,8 +363,8 @@ ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const Node
   std::map<NodeId, LibraryCall> single;
   std::map<NodeId, std::vector<std::string>> single_notes;
   for (NodeId n : contractions) {
-    single[n] = g.node(n).op_id() == OpId::matmul ? matmul_call(gv, n, group_index, single_notes[n])
-                                         : conv_call(gv, n, group_index, single_notes[n]);
+    single[n] = g.node(n).op_id() == OpId::matmul ? matmul_call(gv, n, stem, single_notes[n])
+                                                  : conv_call(gv, n, stem, single_notes[n]);
   }
   std::map<NodeId, const std::vector<NodeId>*> merged;  // first part -> its set; other parts -> nullptr
   const auto sets = horizontal_sets(gv, matmuls, single);
@@ -376,8 +376,11 @@ ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const Node
       plan.calls.push_back(single[n]);
       plan.notes.insert(plan.notes.end(), single_notes[n].begin(), single_notes[n].end());
     } else if (merged[n]) {
-      plan.calls.push_back(horizontal_call(g, *merged[n], single, group_index));
+      plan.calls.push_back(horizontal_call(g, *merged[n], single, stem));
     }
+  }
+  if (plan.calls.size() == 1 && plan.calls[0].kind != LibraryCallKind::horizontal_matmul) {
+    plan.calls[0].name = plan.calls[0].kind == LibraryCallKind::conv2d ? "cudnn_" + stem : "cublaslt_" + stem;
   }
   check_inputs_ready(gv, plan.calls);
   std::set<NodeId> done;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/fusion/engine.h"
+#include "core/fusion/kernel_names.h"
 #include "core/graph/graph_io.h"
 #include "kernels/executor/contraction_plan.h"
 #include "kernels/executor/executor.h"
@@ -41,7 +42,7 @@ ContractionGroupPlan auto_group(const Graph& g, const std::string& member) {
   FusionEngine engine(g, DeviceDescription::h100_sxm());
   engine.auto_fuse();
   const Group& group = engine.plan().group_of_node(node(g, member));
-  return plan_contraction_group(g, group.nodes, group.io.outputs, 0);
+  return plan_contraction_group(g, group.nodes, group.io.outputs, kernel_stem(engine.plan(), engine.plan().group_of(node(g, member))));
 }
 
 ContractionGroupPlan group_of(const Graph& g, const std::vector<std::string>& members) {
@@ -54,7 +55,7 @@ ContractionGroupPlan group_of(const Graph& g, const std::vector<std::string>& me
   }
   const Plan plan = Plan::from_groups(g, CostModel(DeviceDescription::h100_sxm()), specs);
   const Group& group = plan.group_of_node(mine[0]);
-  return plan_contraction_group(g, group.nodes, group.io.outputs, 0);
+  return plan_contraction_group(g, group.nodes, group.io.outputs, kernel_stem(plan, plan.group_of(mine[0])));
 }
 
 bool mentions(const std::vector<std::string>& notes, const std::string& text) {
@@ -99,6 +100,7 @@ TEST(ContractionPlan, ReluBiasF32IsOneCublasLtCallWithTf32) {
   EXPECT_EQ(names(g, c.nodes), (std::vector<std::string>{"mm", "add", "y"}));
   EXPECT_EQ(c.outputs, std::vector<ValueId>{value(g, "y")});
   EXPECT_EQ(c.description, "cuBLASLt RELU_BIAS epilogue, TF32 tensor cores");
+  EXPECT_EQ(c.name, "cublaslt_g_mm");  // the group's only call goes by the group's name (g:mm)
   EXPECT_TRUE(p.rest.empty());
 }
 
@@ -246,7 +248,9 @@ TEST(ContractionPlan, QkvIsOneStridedBatchedGemmOnStackedWeights) {
     EXPECT_EQ(part.nodes, std::vector<NodeId>{c.nodes[i]});
     EXPECT_TRUE(part.parts.empty());
   }
-  EXPECT_EQ(c.parts[1].name, "cublaslt_g0_k");
+  // Every call carries the group's name: the merged call, and its parts by their nodes.
+  EXPECT_EQ(c.name, "cublaslt_g_q_x3");
+  EXPECT_EQ(c.parts[1].name, "cublaslt_g_q_k");
   // gpt2's Q, K, V projections read the layernorm's [8,1024,768] output: the batch folds into M first.
   const Graph gpt = load_sample("gpt2_block");
   const ContractionGroupPlan q = group_of(gpt, {"q_mm", "k_mm", "v_mm"});
@@ -287,6 +291,7 @@ TEST(ContractionPlan, ConvBatchnormReluFoldsAndFusesIntoOneCudnnCall) {
   EXPECT_EQ(c.bias_terms, std::vector<ValueId>{value(g, "bias")});
   EXPECT_NE(c.description.find("batchnorm folded into conv weights at plan time"), std::string::npos);
   EXPECT_NE(c.description.find("TF32 tensor cores allowed"), std::string::npos);
+  EXPECT_EQ(c.name, "cudnn_g_conv");
   EXPECT_TRUE(p.rest.empty());
 }
 
