@@ -104,7 +104,8 @@ struct TimerInHooks {
 
 double copy_bandwidth(const ProfileSettings& settings, ProfileMeasurements& m) {
   try {
-    return calibrate_device(settings.copy_bytes, settings.copy_repeat).copy_bandwidth();
+    // Only the copy: the report uses no GEMM rates, and their 8192-cubed GEMMs would cost seconds every run.
+    return calibrate_device(settings.copy_bytes, settings.copy_repeat, /*gemm_size=*/0).copy_bandwidth();
   } catch (const GpuError& e) {  // the copy is context for the report; its failure must not end the run...
     if (is_sticky(e)) throw;      // ...unless the context is dead: then nothing after it may be reported
     m.copy_reason = "not measured: " + first_line(e.what());
