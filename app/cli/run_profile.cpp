@@ -101,14 +101,12 @@ void print_profile(std::ostream& os, const gpu::ProfileSummary& s) {
 
 namespace {
 
-std::vector<CounterTrack> clock_tracks(const gpu::ClockSpan& clocks) {
-  std::vector<CounterTrack> tracks{{"SM clock", "MHz", {}}, {"power", "W", {}}, {"temperature", "C", {}}};
+std::vector<ClockPoint> clock_points(const gpu::ClockSpan& clocks) {
+  std::vector<ClockPoint> points;
   for (const auto& [ms, s] : clocks.timeline) {
-    tracks[0].points.emplace_back(ms * 1000.0, s.sm_mhz);
-    tracks[1].points.emplace_back(ms * 1000.0, s.power_w);
-    tracks[2].points.emplace_back(ms * 1000.0, s.temperature_c);
+    points.push_back({ms, static_cast<double>(s.sm_mhz), s.power_w, static_cast<double>(s.temperature_c)});
   }
-  return tracks;
+  return points;
 }
 
 }  // namespace
@@ -121,8 +119,7 @@ bool write_timing_exports(const gpu::ProfileMeasurements& measured, const gpu::C
   bool ok = true;
   if (csv) ok = write_file(*csv, timings_to_csv(rows), "kernel timings CSV", err) && ok;
   // The kernels come from the timing pass, the NVML samples from the timing rounds before it: its own process.
-  const std::string text =
-      timings_to_chrome_trace(rows, clock_tracks(clocks), "GPU clocks and power over the timing rounds (NVML)");
+  const std::string text = timings_to_chrome_trace(rows, clock_tracks(clock_points(clocks)), kClockTrackProcess);
   if (trace) ok = write_file(*trace, text, "Chrome trace", err) && ok;
   return ok;
 }

@@ -179,7 +179,7 @@ void MainWindow::export_timings(const QString& format) {
   const QString path = QFileDialog::getSaveFileName(this, tr("Export timings"), {},
                                                     csv ? tr("CSV (*.csv)") : tr("Chrome trace (*.json)"));
   if (path.isEmpty()) return;
-  const std::string text = csv ? timings_to_csv(rows) : timings_to_chrome_trace(rows);
+  const std::string text = csv ? timings_to_csv(rows) : run_->timings_trace();
   const QString error = write_file_atomic(path, QByteArray::fromStdString(text));
   if (!error.isEmpty()) QMessageBox::critical(this, tr("Export failed"), error);
 }

@@ -19,6 +19,7 @@
 
 #include "app/gui/charts.h"
 #include "app/gui/run_targets_menu.h"
+#include "core/export/timings_export.h"
 #include "core/graph/graph_io.h"
 
 namespace fx::app {
@@ -293,6 +294,11 @@ void RunPanel::set_report(std::optional<RunReport> report) {
 
 std::vector<KernelTimingRow> RunPanel::timing_rows() const {
   return report_ ? fx::app::timing_rows(*report_) : std::vector<KernelTimingRow>{};
+}
+
+std::string RunPanel::timings_trace() const {
+  return timings_to_chrome_trace(timing_rows(), clock_tracks(clock_points_of_report(report_json_.toStdString())),
+                                 kClockTrackProcess);
 }
 
 void RunPanel::fill_table() {

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "app/gui/child_runner.h"
 #include "app/gui/run_report.h"
@@ -56,6 +57,8 @@ class RunPanel : public QWidget {
   // The shown report's file as read (for the session report, which core reads on its own); empty when none.
   const QByteArray& report_json() const { return report_json_; }
   std::vector<KernelTimingRow> timing_rows() const;
+  // The shown report's kernels as a Chrome trace, with the NVML samples it carries as counter tracks.
+  std::string timings_trace() const;
   // Asks fusion-cli whether it can run on a GPU here (exit code 3 means no device).
   void probe_device();
   bool device_available() const { return available_; }

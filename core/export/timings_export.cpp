@@ -109,4 +109,28 @@ std::string timings_to_chrome_trace(const std::vector<KernelTimingRow>& rows, co
   return out;
 }
 
+std::vector<CounterTrack> clock_tracks(const std::vector<ClockPoint>& samples) {
+  std::vector<CounterTrack> tracks{{"SM clock", "MHz", {}}, {"power", "W", {}}, {"temperature", "C", {}}};
+  for (const ClockPoint& s : samples) {
+    tracks[0].points.emplace_back(s.ms * 1000.0, s.sm_mhz);
+    tracks[1].points.emplace_back(s.ms * 1000.0, s.power_w);
+    tracks[2].points.emplace_back(s.ms * 1000.0, s.temperature_c);
+  }
+  return tracks;
+}
+
+std::vector<ClockPoint> clock_points_of_report(const std::string& report_json) {
+  const nlohmann::json report = nlohmann::json::parse(report_json, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json::json_pointer at("/timing/gpu_clocks/timeline");
+  if (report.is_discarded() || !report.contains(at) || !report[at].is_array()) return {};
+  std::vector<ClockPoint> points;
+  for (const nlohmann::json& row : report[at]) {
+    if (!row.is_array() || row.size() != 4) continue;
+    bool numbers = true;
+    for (const nlohmann::json& v : row) numbers = numbers && v.is_number();
+    if (numbers) points.push_back({row[0].get<double>(), row[1].get<double>(), row[2].get<double>(), row[3].get<double>()});
+  }
+  return points;
+}
+
 }  // namespace fx

@@ -35,6 +35,18 @@ struct CounterTrack {
   std::vector<std::pair<double, double>> points;  // (time in us, value)
 };
 
+// One NVML sample of the GPU while a run timed its plans (a run report's timing.gpu_clocks.timeline rows:
+// [ms since the sampling started, SM MHz, W, C]).
+struct ClockPoint {
+  double ms = 0.0, sm_mhz = 0.0, power_w = 0.0, temperature_c = 0.0;
+};
+// The samples as the trace's counter tracks: "SM clock" (MHz), "power" (W), "temperature" (C).
+std::vector<CounterTrack> clock_tracks(const std::vector<ClockPoint>& samples);
+// The samples a run report (its JSON text) carries; empty where it has none or is not JSON.
+std::vector<ClockPoint> clock_points_of_report(const std::string& report_json);
+// The counter tracks' process in the trace: they come from the timing rounds, the kernels from a later pass.
+inline constexpr const char* kClockTrackProcess = "GPU clocks and power over the timing rounds (NVML)";
+
 // Trace-event JSON: {"traceEvents":[...],"displayTimeUnit":"ns"}, one event per line. One pid per plan in
 // order of first appearance, named by a process_name metadata event, with its one thread (tid 1) named
 // "GPU kernels" by a thread_name event; one complete event ("ph": "X") per row named "group g3: mul+add+relu"

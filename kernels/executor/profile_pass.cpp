@@ -7,6 +7,7 @@
 #include "kernels/common/gpu_error.h"
 #include "kernels/common/sticky_error.h"
 #include "kernels/executor/calibrate.h"
+#include "kernels/profile/dram_profiler.h"
 #include "kernels/profile/kernel_timer.h"
 #include "kernels/profile/timing_rows.h"
 
@@ -56,6 +57,29 @@ std::vector<KernelCounters> not_measured(std::size_t steps, const std::string& r
 }
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// Both plans' steps in one measure() call, so one profiler session serves every window of the run.
+// `progress(i, total)` before each window, so the pass's cost shows as it goes.
+void counters_of_both_plans(DramProfiler& profiler, Executor& executor, const PlanReport& unfused,
+                            const PlanReport& fused, const std::function<void(int, int)>& progress,
+                            std::vector<KernelCounters> (&out)[2]) {
+  const int first = static_cast<int>(unfused.kernels.size());
+  const int total = first + static_cast<int>(fused.kernels.size());
+  std::vector<KernelCounters> all = profiler.measure(total, [&](int i) {
+    progress(i, total);
+    if (i < first) {
+      executor.launch_step(PlanId::unfused, i);
+    } else {
+      executor.launch_step(PlanId::fused, i - first);
+    }
+  });
+  for (int i = 0; i < total; ++i) {
+    KernelCounters& c = all[static_cast<std::size_t>(i)];
+    const bool in_fused = i >= first;
+    c.launch_index = in_fused ? i - first : i;
+    out[in_fused ? 1 : 0].push_back(std::move(c));
+  }
+}
 
 }  // namespace
 
@@ -145,11 +169,11 @@ ProfileMeasurements ProfilePass::measure(Executor& executor, const RunReport& re
   } else {
     DramProfiler profiler(report.device.ordinal);
     if (!profiler.available()) m.counters_reason = profiler.reason();
-    for (PlanId id : kPlanIds) {
-      const std::size_t p = plan_index(id);
-      counters[p] =
-          profiler.measure(static_cast<int>(plans[p]->kernels.size()), [&](int i) { executor.launch_step(id, i); });
-    }
+    const auto progress = [this](int i, int total) {
+      hooks_->report(0.6 + 0.4 * i / total,
+                     "counter pass (CUPTI range profiler): step " + std::to_string(i + 1) + " of " + std::to_string(total));
+    };
+    counters_of_both_plans(profiler, executor, *plans[0], *plans[1], progress, counters);
   }
 
   for (std::size_t p = 0; p < kPlanIds.size(); ++p) {

@@ -1,6 +1,8 @@
 // JSON of the run report. Times are milliseconds; the "total_ms" of a plan is the median of whole-plan runs.
 #include "kernels/executor/report_json.h"
 
+#include <cmath>
+
 namespace fx::gpu {
 
 nlohmann::ordered_json device_to_json(const DeviceInfo& d) {
@@ -59,6 +61,16 @@ nlohmann::ordered_json plan_to_json(const PlanReport& p) {
 
 // What the clocks did while a timing ran: null where nothing was read (a failed power or temperature read
 // too), `summary` the line fusion-cli prints, `note` why the clocks were not read ("" when they were).
+// Every sample, idle ones included, as [ms, SM MHz, W, C] rows: the trace exports' counter tracks.
+nlohmann::ordered_json timeline_to_json(const ClockSpan& s) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const auto& [ms, sample] : s.timeline) {
+    rows.push_back({std::round(ms * 100.0) / 100.0, sample.sm_mhz, std::round(sample.power_w * 10.0) / 10.0,
+                    sample.temperature_c});
+  }
+  return rows;
+}
+
 nlohmann::ordered_json clocks_to_json(const ClockSpan& s, const std::string& note) {
   using J = nlohmann::ordered_json;
   auto when = [](bool known, auto v) { return known ? J(v) : J(nullptr); };
@@ -74,7 +86,8 @@ nlohmann::ordered_json clocks_to_json(const ClockSpan& s, const std::string& not
           {"temperature_c_max", when(busy && s.temperature_c_max > 0, s.temperature_c_max)},
           {"held_back_by", busy ? J(clock_reason_names(s.reasons)) : J(nullptr)},
           {"summary", describe_clock_span(s)},
-          {"note", s.samples ? std::string() : note}};
+          {"note", s.samples ? std::string() : note},
+          {"timeline", timeline_to_json(s)}};
 }
 
 }  // namespace

@@ -184,7 +184,8 @@ struct DramProfiler::Impl {
   std::vector<std::uint8_t> counter_image(CUpti_RangeProfiler_Object* object);
   void configure_window(CUpti_RangeProfiler_Object* object, std::vector<std::uint8_t>& image);
   bool run_window(int i, const std::function<void(int)>& launch, CUpti_RangeProfiler_Object* object);
-  KernelCounters measure_one(int i, const std::function<void(int)>& launch);
+  KernelCounters measure_one(int i, const std::function<void(int)>& launch, CUpti_RangeProfiler_Object* object,
+                             std::vector<std::uint8_t>& image);
   std::array<double, kMetrics.size()> evaluate(const std::vector<std::uint8_t>& image, std::size_t range);
   KernelCounters read_ranges(int i, const std::vector<std::uint8_t>& image);
   ~Impl();
@@ -308,24 +309,25 @@ bool DramProfiler::Impl::run_window(int i, const std::function<void(int)>& launc
   return window.stop();
 }
 
-// Each window repeats the whole range-profiler sequence (Enable ... Decode, Disable), with its own counter
-// image: range indices start at 0 and every range belongs to this launch. Re-enabling per launch costs
-// milliseconds; one profiler session across windows would save them but is not a sequence we have tested.
-KernelCounters DramProfiler::Impl::measure_one(int i, const std::function<void(int)>& launch) {
-  flush_l2();  // before the session: never a range
-  RangeSession session(ctx);
-  std::vector<std::uint8_t> image = counter_image(session.object());
-  configure_window(session.object(), image);
-  const bool all_passes = run_window(i, launch, session.object());
+// One profiler session (Enable ... Disable) serves every window of a measure() call: enabling range profiling
+// costs far more than a window, and a run profiles dozens of steps. Each window initialises the counter image
+// again and sets the config again, as CUPTI's multi-pass sequence does between passes, so range indices start
+// at 0 and every range in the image belongs to this launch. The flush runs between windows, never in a range.
+KernelCounters DramProfiler::Impl::measure_one(int i, const std::function<void(int)>& launch,
+                                               CUpti_RangeProfiler_Object* object, std::vector<std::uint8_t>& image) {
+  flush_l2();
+  std::fill(image.begin(), image.end(), std::uint8_t{0});
+  configure_window(object, image);
+  const bool all_passes = run_window(i, launch, object);
   auto decode = FX_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
-  decode.pRangeProfilerObject = session.object();
+  decode.pRangeProfilerObject = object;
   KernelCounters counters;
   counters.launch_index = i;
   try {
     FX_CUDA_CALL(cuptiRangeProfilerDecodeData(&decode));
   } catch (const GpuError& e) {
-    // Without the old closing flush a window can hold zero ranges; should CUPTI refuse to decode such a window,
-    // that is this launch's "no kernel", not a reason to drop every other launch's counters.
+    // A window can hold zero ranges; should CUPTI refuse to decode such a window, that is this launch's
+    // "no kernel", not a reason to drop every other launch's counters.
     if (e.library() != "CUPTI") throw;
     counters.reason = "not measured: CUPTI could not decode the window (" + first_line(e.what()) +
                       "); a launch that runs no kernel gives this";
@@ -437,7 +439,9 @@ std::vector<KernelCounters> DramProfiler::measure(int num_launches, const std::f
   FX_CUDA_CALL(cudaSetDevice(impl_->device));  // measure() may run on another thread than the constructor
   std::vector<KernelCounters> results;
   try {
-    for (int i = 0; i < num_launches; ++i) results.push_back(impl_->measure_one(i, launch));
+    RangeSession session(impl_->ctx);
+    std::vector<std::uint8_t> image = impl_->counter_image(session.object());
+    for (int i = 0; i < num_launches; ++i) results.push_back(impl_->measure_one(i, launch, session.object(), image));
   } catch (const GpuError& e) {
     if (e.library() != "CUPTI") throw;  // a failing launch is the caller's error, not "not measured"
     return not_measured(num_launches, human_reason(e));

@@ -8,6 +8,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "app/gui/child_runner.h"
 #include "app/gui/run_panel.h"
@@ -231,6 +232,29 @@ TEST(RunPanel, OpensAReportAndPaintsMeasuredNumbersOnGroups) {
   EXPECT_EQ(table->item(3, 1)->toolTip(), table->item(3, how)->text());
   EXPECT_TRUE(table->item(0, how)->text().isEmpty());  // a report that does not say: nothing made up
   EXPECT_FALSE(panel.open_report(dir.filePath(QStringLiteral("missing.json"))));
+}
+
+// The trace the GUI exports from an opened report has the report's NVML samples as counter tracks, as the
+// CLI's --trace does; a report without samples gives the kernels alone.
+TEST(RunPanel, TraceExportCarriesTheReportsClockSamples) {
+  QTemporaryDir dir;
+  RunPanel panel;
+  std::string with_clocks = kReport;
+  with_clocks.insert(with_clocks.rfind('}'),
+                     R"(, "timing": {"gpu_clocks": {"timeline": [[0, 1980, 512.5, 40], [10, 1755, 690, 41]]}})");
+  open_and_paint(panel, dir, with_clocks.c_str());
+  auto counter_events = [](const std::string& text) {
+    const nlohmann::json trace = nlohmann::json::parse(text);
+    int n = 0;
+    for (const auto& e : trace["traceEvents"]) n += e["ph"] == "C";
+    return n;
+  };
+  const std::string trace = panel.timings_trace();
+  EXPECT_EQ(counter_events(trace), 6);  // SM clock, power and temperature at two samples
+  EXPECT_NE(trace.find("GPU clocks and power over the timing rounds (NVML)"), std::string::npos);
+  EXPECT_NE(trace.find("k_fused"), std::string::npos);
+  open_and_paint(panel, dir, kReport);
+  EXPECT_EQ(counter_events(panel.timings_trace()), 0);
 }
 
 // A group run as several kernels (here a convolution between its layout conversions) is labelled with their

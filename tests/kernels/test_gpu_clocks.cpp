@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/executor/report_json.h"
+#include "core/export/timings_export.h"
 #include "kernels/profile/gpu_clocks.h"
 
 namespace fx::gpu {
@@ -101,6 +102,23 @@ TEST(GpuClocks, WithoutNvmlTheMonitorSaysWhyAndAWatchSeesNothing) {
   EXPECT_EQ(s.samples, 0);
   EXPECT_EQ(describe_clock_span(s), "");
   EXPECT_EQ(w.stop().samples, 0);  // stopping twice is harmless
+}
+
+// The samples travel in the report, so a trace exported later from the report (the GUI's) has the counter
+// tracks the CLI's --trace has.
+TEST(GpuClocks, TheRunReportCarriesEverySampleForTheTraceCounterTracks) {
+  RunReport r;
+  r.clocks.timeline = {{0.0, ClockSample{345, 71.26, 31, kClockGpuIdle}}, {10.004, busy(1755, 691.04, 0)}};
+  const std::string text = report_to_json(r).dump();
+  const std::vector<ClockPoint> points = clock_points_of_report(text);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[1].ms, 10.0);  // rounded to 10 us, as written
+  EXPECT_EQ(points[1].sm_mhz, 1755.0);
+  EXPECT_EQ(points[0].power_w, 71.3);
+  EXPECT_EQ(points[0].temperature_c, 31.0);
+  const std::vector<CounterTrack> tracks = clock_tracks(points);
+  ASSERT_EQ(tracks.size(), 3u);
+  EXPECT_EQ(tracks[0].points[1], std::make_pair(10000.0, 1755.0));
 }
 
 TEST(GpuClocks, TheRunReportSaysWhatTheClocksWereOrWhyTheyWereNotRead) {
