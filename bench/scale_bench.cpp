@@ -66,7 +66,7 @@ void BM_CodegenConcat(benchmark::State& state) {
   const fx::Graph g = wide(static_cast<int>(state.range(0)), false);
   std::size_t bytes = 0;
   for (auto _ : state) {
-    const fx::gpu::GroupCode code = fx::gpu::generate_group(g, std::vector<fx::NodeId>{0}, 0);
+    const fx::gpu::GroupCode code = fx::gpu::generate_group(g, std::vector<fx::NodeId>{0}, "fx_k");
     bytes = code.kernels.at(0).source.size();
     benchmark::DoNotOptimize(bytes);
   }

@@ -11,6 +11,7 @@ trap 'rm -rf "$XDG_CONFIG_HOME" "$XDG_CACHE_HOME"' EXIT
 shot() { xvfb-run -a -s "-screen 0 1600x1000x24" "$app" --auto-fuse --screenshot "$@"; }
 shot "$root/docs/gui-before-after.png" --view side-by-side "$root/sample_graphs/gpt2_block.json"
 shot "$root/docs/gui-why-not.png" --why-not q_b,masked "$root/sample_graphs/gpt2_block.json"
-xvfb-run -a -s "-screen 0 1600x1000x24" "$app" --lesson 02-vertical-fusion --lesson-step 2 --answer 1024 --instructor \
+# A 1600x900 projector: --instructor takes the whole screen.
+xvfb-run -a -s "-screen 0 1600x900x24" "$app" --lesson 02-vertical-fusion --lesson-step 2 --answer 1024 --instructor \
   --screenshot "$root/docs/workshop-lesson.png"
 echo "wrote docs/gui-before-after.png, docs/gui-why-not.png and docs/workshop-lesson.png"

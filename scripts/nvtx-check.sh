@@ -25,8 +25,8 @@ if [[ -z "${CLI:-}" ]]; then
 fi
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$OUT/cache}
 SAMPLE=$ROOT/sample_graphs/relu_mul_add.json
-# relu_mul_add auto-fuses into one group, g:mul, run by kernel fx_g0_y; unfused it is three groups, g:mul, g:add
-# and g:y, run by fx_g0_mul, fx_g1_add and fx_g2_y.
+# relu_mul_add auto-fuses into one group, g:mul, run by kernel fx_g_mul; unfused it is three groups, g:mul, g:add
+# and g:y, run by fx_g_mul (the mul alone), fx_g_add and fx_g_y: a kernel is named after its group.
 # No NVML sampling thread beside the profiler: a timing protocol with read_clocks off (docs/measurement.md).
 echo '{"format": "fusion-explorer/timing-protocol", "version": 1, "repeat": 3, "warmup": 1, "read_clocks": false}' \
   > "$OUT/nvtx/protocol.json"
@@ -41,7 +41,7 @@ if [[ -n "$NSYS" ]]; then
   "$NSYS" stats --force-export true --report nvtx_sum --format csv -o "$OUT/nvtx/relu_mul_add" \
     "$OUT/nvtx/relu_mul_add.nsys-rep" > "$OUT/nvtx/nsys-stats.log" 2>&1 || STATUS=1
   cat "$OUT"/nvtx/relu_mul_add_nvtx_sum*.csv 2>/dev/null | tee "$OUT/nvtx/nvtx_sum.csv" | cut -c1-160
-  for range in fused unfused g:mul g:add g:y fx_g0_y fx_g1_add; do
+  for range in fused unfused g:mul g:add g:y fx_g_mul fx_g_add; do
     grep -q -- "$range" "$OUT/nvtx/nvtx_sum.csv" || { echo "MISSING nsys range: $range"; STATUS=1; }
   done
 else
@@ -56,8 +56,8 @@ if [[ -n "$NCU" ]]; then
   grep -E '^"[0-9]' "$OUT/nvtx/ncu.csv" | cut -d, -f5 | sort | uniq -c | tee "$OUT/nvtx/ncu-kernels.txt"
   [[ -s "$OUT/nvtx/ncu-kernels.txt" ]] || { echo "MISSING: ncu profiled no kernel inside the range"; STATUS=1; }
   # The range filters: nothing from the unfused plan may be inside it.
-  grep -q "fx_g0_y" "$OUT/nvtx/ncu-kernels.txt" || { echo "MISSING: the fused kernel fx_g0_y"; STATUS=1; }
-  if grep -q "fx_g0_mul\|fx_g1_add" "$OUT/nvtx/ncu-kernels.txt"; then echo "UNFUSED kernel inside the fused range"; STATUS=1; fi
+  grep -q "fx_g_mul" "$OUT/nvtx/ncu-kernels.txt" || { echo "MISSING: the fused kernel fx_g_mul"; STATUS=1; }
+  if grep -q "fx_g_add\|fx_g_y" "$OUT/nvtx/ncu-kernels.txt"; then echo "UNFUSED kernel inside the fused range"; STATUS=1; fi
 else
   echo "ncu not found: skipped"
 fi

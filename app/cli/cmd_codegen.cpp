@@ -7,6 +7,7 @@
 #include "app/cli/cli_io.h"
 #include "app/cli/command.h"
 #include "app/cli/plan_source.h"
+#include "core/fusion/kernel_names.h"
 
 #ifdef FX_HAVE_CUDA
 #include "core/graph/graph_io.h"
@@ -96,7 +97,7 @@ int codegen(const std::vector<std::string>& argv, std::ostream& stdout_stream, s
       gj["none"] = "no generated kernel: " + why;
       continue;
     }
-    const gpu::GroupCode code = gpu::generate_group(g, nodes, group.io.outputs, id);
+    const gpu::GroupCode code = gpu::generate_group(g, nodes, group.io.outputs, generated_kernel_name(plans->fused, id));
     if (!code.note.empty()) {
       out << "// note: " << code.note << "\n";
       gj["note"] = code.note;

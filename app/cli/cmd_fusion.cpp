@@ -9,6 +9,7 @@
 #include "app/cli/command.h"
 #include "core/cost/device_description.h"
 #include "core/fusion/engine.h"
+#include "core/fusion/kernel_names.h"
 #include "core/graph/graph_io.h"
 
 namespace fx::cli {
@@ -70,21 +71,25 @@ void print_plan(std::ostream& out, const FusionEngine& e) {
   out << e.graph().name() << " on " << e.cost_model().device().name << ": " << plan.kernel_count() << " kernels, "
       << format_bytes(static_cast<double>(plan.bytes_moved())) << " moved, predicted " << us(plan.predicted_time_s())
       << "\n";
-  std::vector<std::string> ids, kinds, times, names;
-  for (const Group& grp : plan.groups()) {
+  std::vector<std::string> ids, kinds, kernels, times, names;
+  for (std::size_t i = 0; i < plan.groups().size(); ++i) {
+    const Group& grp = plan.groups()[i];
     std::string k, n;
     for (FusionKind kind : grp.kinds) k += (k.empty() ? "" : "+") + std::string(to_string(kind));
     for (NodeId node : grp.nodes) n += (n.empty() ? "" : " ") + e.graph().node(node).name;
     for (NodeId node : grp.recomputed) n += " (recomputes " + e.graph().node(node).name + ")";
     ids.push_back(grp.id);
     kinds.push_back(k);
+    kernels.push_back(group_kernel_name(e.graph(), plan, static_cast<int>(i)));
     times.push_back(grp.eliminated() ? "eliminated" : us(grp.cost.time_s));
     names.push_back(n);
   }
   const std::size_t wi = column_width(ids, 22), wk = column_width(kinds, 20), wt = column_width(times, 12);
+  const std::size_t wn = column_width(kernels, 16);
   for (std::size_t i = 0; i < ids.size(); ++i) {
     out << "  " << std::left << std::setw(static_cast<int>(wi)) << ids[i] << std::setw(static_cast<int>(wk)) << kinds[i]
-        << std::setw(static_cast<int>(wt)) << times[i] << names[i] << "\n";
+        << std::setw(static_cast<int>(wn)) << kernels[i] << std::setw(static_cast<int>(wt)) << times[i] << names[i]
+        << "\n";
   }
 }
 

@@ -12,6 +12,7 @@
 #include "app/gui/child_runner.h"
 #include "app/gui/cuda_highlighter.h"
 #include "app/gui/session.h"
+#include "core/fusion/kernel_names.h"
 #include "core/graph/graph_io.h"
 
 namespace fx::app {
@@ -147,6 +148,8 @@ void ExplainPanel::show_group(const Session& session, int group_index) {
                      .arg(qs(g.id).toHtmlEscaped(), kinds.join('+'), names(e.graph(), g.nodes));
   if (!g.recomputed.empty())
     html += tr("<p>Recomputes %1 instead of reading it from memory.</p>").arg(names(e.graph(), g.recomputed));
+  if (const std::string kernel = group_kernel_name(e.graph(), e.plan(), group_index); !kernel.empty())
+    html += tr("<p>Kernel: <code>%1</code> (its name in a run report and a profiler)</p>").arg(qs(kernel).toHtmlEscaped());
   html += traffic_html(e, g.nodes, g.cost);
   QStringList sources;  // where the user's program made these nodes (exported from PyTorch)
   for (NodeId n : g.nodes)

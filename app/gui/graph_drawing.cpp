@@ -104,6 +104,7 @@ DrawnNode drawn_group_node(const Graph& g, const GroupInfo& info, int group) {
   for (NodeId n : info.nodes) names << qs(g.node(n).name).toHtmlEscaped();
   d.tooltip = QStringLiteral("<b>%1</b><br>%2 node(s): %3<br>%4")
                   .arg(d.title.toHtmlEscaped()).arg(info.nodes.size()).arg(names.join(", "), info.summary.toHtmlEscaped());
+  if (!info.kernel.isEmpty()) d.tooltip += QObject::tr("<br>kernel: %1").arg(info.kernel.toHtmlEscaped());
   return d;
 }
 
@@ -230,6 +231,7 @@ QString node_tooltip(const Graph& g, NodeId id, const GroupInfo* group) {
   if (!n.source.empty()) text += QStringLiteral("<br>source: %1").arg(qs(n.source).toHtmlEscaped());
   if (group != nullptr && group->nodes.size() > 1)
     text += QStringLiteral("<br>group: %1 (%2)").arg(group->id.toHtmlEscaped(), group->kind);
+  if (group != nullptr && !group->kernel.isEmpty()) text += QObject::tr("<br>kernel: %1").arg(group->kernel.toHtmlEscaped());
   return text;
 }
 

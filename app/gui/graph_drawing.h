@@ -18,6 +18,7 @@ namespace fx::app {
 // A fusion group as the view needs it; filled from the engine's plan.
 struct GroupInfo {
   QString id;              // the engine's stable group id, "g:mul"
+  QString kernel;          // the name its kernel runs under, "fx_g_mul" (core's group_kernel_name); "" if not launched
   QString kind;            // "single", "vertical", "epilogue", "horizontal", "vertical+epilogue"...
   std::vector<NodeId> nodes;
   QString summary;         // one line: predicted bytes and time

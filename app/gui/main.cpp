@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QDockWidget>
 #include <QFileInfo>
+#include <QScreen>
 
 #include <cstdio>
 #include <cstring>
@@ -184,13 +185,17 @@ int main(int argc, char** argv) {
   QCommandLineOption lesson_answer(QStringLiteral("answer"),
                             QStringLiteral("with --lesson-step on a predict step: enter this prediction and reveal"),
                             QStringLiteral("TEXT"));
-  QCommandLineOption instructor(QStringLiteral("instructor"), QStringLiteral("instructor mode: large text, high contrast"));
+  QCommandLineOption instructor(QStringLiteral("instructor"),
+                                QStringLiteral("instructor mode: large text, high contrast, the whole screen"));
   parser.addOptions({autofuse, transformer, report, screenshot, timing, find, compare, view, why, lesson, lesson_step,
                      lesson_answer, instructor});
   parser.process(app);
 
   fx::app::MainWindow window;
-  window.resize(1500, 950);
+  // No larger than the screen: on a 1280x800 laptop or a 1600x900 projector the docks' default sizes are
+  // taken from the window that is actually shown.
+  const QScreen* screen = QGuiApplication::primaryScreen();
+  window.resize(screen ? QSize(1500, 950).boundedTo(screen->availableGeometry().size()) : QSize(1500, 950));
   window.show();
   const QString shot = parser.value(screenshot);
   const bool time_only = parser.isSet(timing);
@@ -227,7 +232,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fusion-explorer: --lesson: %s\n", window.last_error().toLocal8Bit().constData());
     return 2;
   }
-  if (parser.isSet(instructor)) window.set_instructor_mode(true);
+  if (parser.isSet(instructor)) {  // a projector: the whole screen for the lesson and the graph
+    window.set_instructor_mode(true);
+    if (screen) window.setGeometry(screen->availableGeometry());
+  }
   // Under --timing, "Accept all profitable" is timed on its own, after the first picture.
   const bool time_auto_fuse = time_only && parser.isSet(autofuse);
   if (parser.isSet(autofuse) && !time_auto_fuse && window.session().has_document()) window.session().auto_fuse();

@@ -9,7 +9,9 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
+#include <QScrollArea>
 #include <QSettings>
+#include <QTimer>
 #include <QApplication>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -77,7 +79,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   QSettings settings;
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-  restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  docks_sized_ = restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
   apply_palette(settings.value(QStringLiteral("view/dark"), false).toBool());
   set_ui_scale(settings.value(QStringLiteral("view/ui_scale"), 1.0).toDouble());
   update_title();
@@ -94,10 +96,20 @@ MainWindow::~MainWindow() {
 }
 
 void MainWindow::build_docks() {
-  auto dock = [this](const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area) {
+  // Panels of fixed parts (charts, forms) scroll inside their dock rather than hold it at their full height:
+  // tabbed with a table or under the Explanation, they would otherwise take the room the docks are given.
+  auto dock = [this](const QString& title, const QString& name, QWidget* w, Qt::DockWidgetArea area, bool scroll = false) {
     auto* d = new QDockWidget(title, this);
     d->setObjectName(name);
-    d->setWidget(w);
+    if (scroll) {
+      auto* area_widget = new QScrollArea(d);
+      area_widget->setWidgetResizable(true);
+      area_widget->setFrameShape(QFrame::NoFrame);
+      area_widget->setWidget(w);
+      d->setWidget(area_widget);
+    } else {
+      d->setWidget(w);
+    }
     addDockWidget(area, d);
     docks_.push_back(d);
     return d;
@@ -113,22 +125,21 @@ void MainWindow::build_docks() {
   history_ = new QUndoView(session_->undo_stack(), this);
   history_->setEmptyLabel(tr("<unfused graph>"));
   QDockWidget* cand = dock(tr("Candidates"), QStringLiteral("dock.candidates"), candidates_, Qt::BottomDockWidgetArea);
-  QDockWidget* runs = dock(tr("Measurements"), QStringLiteral("dock.run"), run_, Qt::BottomDockWidgetArea);
+  QDockWidget* runs = dock(tr("Measurements"), QStringLiteral("dock.run"), run_, Qt::BottomDockWidgetArea, true);
   tabifyDockWidget(cand, runs);
   cand->raise();
   connect(run_, &RunPanel::report_shown, runs, &QDockWidget::raise);  // an opened or finished run is shown
   QDockWidget* expl = dock(tr("Explanation"), QStringLiteral("dock.explain"), explain_, Qt::RightDockWidgetArea);
-  QDockWidget* what = dock(tr("What if"), QStringLiteral("dock.whatif"), whatif_, Qt::RightDockWidgetArea);
+  explain_dock_ = expl;
+  QDockWidget* what = dock(tr("What if"), QStringLiteral("dock.whatif"), whatif_, Qt::RightDockWidgetArea, true);
   QDockWidget* hist = dock(tr("History"), QStringLiteral("dock.history"), history_, Qt::RightDockWidgetArea);
   tabifyDockWidget(what, hist);
   compare_ = new ComparePanel(session_, scene_, this);
-  QDockWidget* comp = dock(tr("Compare"), QStringLiteral("dock.compare"), compare_, Qt::RightDockWidgetArea);
+  QDockWidget* comp = dock(tr("Compare"), QStringLiteral("dock.compare"), compare_, Qt::RightDockWidgetArea, true);
   tabifyDockWidget(hist, comp);
   connect(this, &MainWindow::picture_ready, compare_, &ComparePanel::apply_overlay);  // a relayout makes new items
+  what->raise();  // the tab under the Explanation: its smallest panel, so the Explanation keeps the height
   expl->raise();
-  resizeDocks({expl}, {460}, Qt::Horizontal);
-  resizeDocks({cand}, {220}, Qt::Vertical);
-  resizeDocks({expl, what}, {640, 200}, Qt::Vertical);  // the Explanation is what people read
 
   connect(candidates_, &CandidatesPanel::candidate_selected, this,
           [this](const QString& id, const std::vector<NodeId>& nodes) {
@@ -270,6 +281,23 @@ void MainWindow::update_title() {
 
 void MainWindow::search_next() { find_next(search_->text()); }
 
+void MainWindow::showEvent(QShowEvent* event) {
+  QMainWindow::showEvent(event);
+  if (docks_sized_) return;
+  docks_sized_ = true;
+  // After the first layout pass: docks resized before the window has its size keep their size hints.
+  QTimer::singleShot(0, this, [this] { apply_default_dock_sizes(); });
+}
+
+// The Explanation is what people read: about a third of the width and most of the right column's height; the
+// bottom panels a quarter of the height; the graph the rest.
+void MainWindow::apply_default_dock_sizes() {
+  auto named = [this](const char* name) { return findChild<QDockWidget*>(QLatin1String(name)); };
+  resizeDocks({explain_dock_}, {std::clamp(width() * 3 / 10, 380, 640)}, Qt::Horizontal);
+  resizeDocks({named("dock.candidates")}, {std::clamp(height() / 4, 150, 260)}, Qt::Vertical);
+  resizeDocks({explain_dock_, named("dock.whatif")}, {height() * 7 / 10, height() * 3 / 10}, Qt::Vertical);
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
   if (!maybe_save()) {
     event->ignore();
@@ -277,6 +305,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   }
   run_->cancel();
   session_->discard_autosave();
+  if (instructor_mode_) make_room_for_lesson(false);  // the saved layout keeps the panels instructor mode closed
   QSettings settings;
   settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
   settings.setValue(QStringLiteral("window/state"), saveState());

@@ -54,6 +54,7 @@ class MainWindow : public QMainWindow {
   RunPanel* run_panel() const { return run_; }
   ComparePanel* compare_panel() const { return compare_; }
   ExplainPanel* explain_panel() const { return explain_; }
+  QDockWidget* explain_dock() const { return explain_dock_; }
   CandidatesPanel* candidates_panel() const { return candidates_; }
   SideBySideView* side_by_side_view() const { return side_; }
   void set_view_mode(ViewMode mode);
@@ -101,6 +102,7 @@ class MainWindow : public QMainWindow {
 
  protected:
   void closeEvent(QCloseEvent* event) override;
+  void showEvent(QShowEvent* event) override;
 
  private:
   void build_docks();
@@ -112,6 +114,8 @@ class MainWindow : public QMainWindow {
   void build_lessons_menu();
   void on_lesson_action(int action);
   void fit_lesson_dock();
+  void make_room_for_lesson(bool on);
+  void apply_default_dock_sizes();
   void build_panels_menu(QMenu* view_menu);
   void build_status_bar();
   void build_navigation();
@@ -158,6 +162,7 @@ class MainWindow : public QMainWindow {
   std::vector<NodeId> changed_nodes_;  // nodes whose group an accept/reject changed: marked on the next picture
   CandidatesPanel* candidates_ = nullptr;
   ExplainPanel* explain_ = nullptr;
+  QDockWidget* explain_dock_ = nullptr;
   WhatIfPanel* whatif_ = nullptr;
   RunPanel* run_ = nullptr;
   ComparePanel* compare_ = nullptr;
@@ -165,6 +170,8 @@ class MainWindow : public QMainWindow {
   LessonPane* lesson_ = nullptr;
   QDockWidget* lesson_dock_ = nullptr;
   bool instructor_mode_ = false;
+  std::vector<QDockWidget*> given_way_;
+  bool docks_sized_ = false;  // by a restored window state, or by apply_default_dock_sizes on the first show  // right-hand docks closed for instructor mode, reopened after it
   QLineEdit* search_ = nullptr;
   QLabel* status_nodes_ = nullptr;
   QLabel* status_kernels_ = nullptr;

@@ -1,5 +1,6 @@
 // MainWindow's workshop side: the Lessons menu, the lesson pane beside the graph, instructor mode.
 #include <QDockWidget>
+#include <algorithm>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QStatusBar>
@@ -81,11 +82,29 @@ void MainWindow::on_lesson_action(int action) {
 }
 
 void MainWindow::set_instructor_mode(bool on) {
+  if (on != instructor_mode_) make_room_for_lesson(on);
   instructor_mode_ = on;
   set_ui_scale(on ? 1.5 : 1.0);
   lesson_->set_high_contrast(on);
   if (on) lesson_dock_->show();
   fit_lesson_dock();
+}
+
+// At projector size the right-hand panels' minimum widths beside the lesson pass a 1600-pixel screen and leave
+// the graph a strip: they close while instructor mode is on, and the ones that were open come back after it.
+void MainWindow::make_room_for_lesson(bool on) {
+  if (on) {
+    given_way_.clear();
+    for (QDockWidget* d : docks_) {
+      if (dockWidgetArea(d) != Qt::RightDockWidgetArea || d->isHidden()) continue;
+      given_way_.push_back(d);
+      d->hide();
+    }
+    return;
+  }
+  for (QDockWidget* d : given_way_) d->show();
+  if (std::find(given_way_.begin(), given_way_.end(), explain_dock()) != given_way_.end()) explain_dock()->raise();
+  given_way_.clear();
 }
 
 // After the pending layout pass: a dock resized before the window has laid out keeps its old width.

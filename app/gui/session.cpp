@@ -8,6 +8,7 @@
 
 #include "app/gui/fusion_commands.h"
 #include "app/import/onnx_import.h"
+#include "core/fusion/kernel_names.h"
 #include "core/graph/graph_io.h"
 
 namespace fx::app {
@@ -132,9 +133,12 @@ std::vector<GroupInfo> Session::group_infos(bool unfused) const {
   std::vector<GroupInfo> out;
   if (!engine_) return out;
   const Plan before = unfused ? Plan::unfused(*graph_, engine_->cost_model()) : Plan();
-  for (const Group& g : (unfused ? before : engine_->plan()).groups()) {
+  const Plan& plan = unfused ? before : engine_->plan();
+  for (std::size_t i = 0; i < plan.groups().size(); ++i) {
+    const Group& g = plan.groups()[i];
     GroupInfo info;
     info.id = qs(g.id);
+    info.kernel = qs(group_kernel_name(*graph_, plan, static_cast<int>(i)));
     info.kind = kinds_text(*graph_, g);
     info.nodes = g.nodes;
     info.summary = QStringLiteral("%1, %2 µs")

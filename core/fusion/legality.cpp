@@ -99,8 +99,8 @@ std::optional<FusionDecision> check_horizontal_gemm(const Graph& g, std::span<co
     return FusionDecision::no(Reason::epilogue_not_expressible,
                               name_of(g, n) + " follows the horizontal GEMM of " + name_of(g, contractions[0]) +
                                   ": one GEMM on concatenated weights runs as a strided-batched cuBLASLt call "
-                                  "without an epilogue; it would run as a second kernel that reads and writes "
-                                  "the GEMMs' outputs again");
+                                  "without an epilogue (no part's bias, residual or activation); it would run as a "
+                                  "second kernel that reads and writes the GEMMs' outputs again");
   }
   return std::nullopt;
 }

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 namespace fx {
 namespace {
 
 // The tail label of an add of a per-column [N] vector: the one add cuBLASLt applies.
 constexpr std::string_view kBiasAdd = "add(bias)";
+// The tail label of an add of a tensor of the output's shape and dtype, read as cuBLASLt's C with beta = 1.
+constexpr std::string_view kResidualAdd = "add(residual)";
 
 std::string name_of(const Graph& g, NodeId n) { return g.node(n).name + " (" + g.node(n).op + ")"; }
 
@@ -40,31 +43,24 @@ std::optional<ValueId> other_operand(const Graph& g, std::span<const NodeId> nod
   return o.value;
 }
 
-// The name choose_matmul_epilogue gives a tail op (kernels/executor/contraction_plan.cpp, matmul_tail).
-std::string matmul_tail_name(const Graph& g, std::span<const NodeId> nodes, NodeId n, ValueId v, std::int64_t cols) {
-  const Node& node = g.node(n);
-  if (scalar_multiplier(g, n)) return "mul_scalar";
-  if (node.op_id() != OpId::add) return node.op;
-  const auto other = other_operand(g, nodes, node, v);
-  const TensorType* t = other ? &g.value_type(*other) : nullptr;
-  if (t && t->numel() == cols && !t->shape.empty() && t->shape.back() == cols && t->dtype == node.type.dtype) {
-    return std::string(kBiasAdd);
-  }
-  if (node.inputs[0].is_scalar() || node.inputs[1].is_scalar()) return "add_scalar";
-  return "add";
-}
-
-// Why op ends an epilogue that already has (or not) a bias and an activation; none if it can join.
-EpilogueStop stop_reason(TailOp op, bool have_bias, bool have_activation) {
+// Why op ends the epilogue `t` has taken so far; none if it can join.
+EpilogueStop stop_reason(TailOp op, const CublasLtTail& t) {
+  const bool activation = t.activation != EpilogueActivation::none;
   switch (op) {
-    case TailOp::alpha: return have_bias || have_activation ? EpilogueStop::scale_after_epilogue : EpilogueStop::none;
+    case TailOp::alpha:
+      return t.residual || t.bias || activation ? EpilogueStop::scale_after_epilogue : EpilogueStop::none;
+    case TailOp::residual:
+      if (activation) return EpilogueStop::residual_after_activation;
+      return t.residual ? EpilogueStop::second_residual : EpilogueStop::none;
     case TailOp::bias:
-      if (have_activation) return EpilogueStop::activation_then_bias;
-      return have_bias ? EpilogueStop::second_bias : EpilogueStop::none;
+      if (activation) return EpilogueStop::activation_then_bias;
+      return t.bias ? EpilogueStop::second_bias : EpilogueStop::none;
     case TailOp::relu:
-    case TailOp::gelu_tanh: return have_activation ? EpilogueStop::second_activation : EpilogueStop::none;
+    case TailOp::gelu_tanh: return activation ? EpilogueStop::second_activation : EpilogueStop::none;
     case TailOp::gelu_erf: return EpilogueStop::erf_gelu;
-    case TailOp::full_add: return EpilogueStop::full_tensor_add;
+    case TailOp::broadcast_add: return EpilogueStop::broadcast_add;
+    case TailOp::self_add: return EpilogueStop::self_add;
+    case TailOp::computed_add: return EpilogueStop::computed_add;
     case TailOp::other: return EpilogueStop::unsupported_op;
   }
   return EpilogueStop::unsupported_op;
@@ -74,14 +70,26 @@ std::string explain(EpilogueStop stop, const std::string& op) {
   switch (stop) {
     case EpilogueStop::none: return {};
     case EpilogueStop::erf_gelu:
-      return "`gelu` is erf-based; cuBLASLt's GELU epilogue is the tanh approximation, exact only for `gelu_tanh`";
-    case EpilogueStop::full_tensor_add: return "`" + op + "` adds a full M x N tensor, not an [N] bias vector";
+      return "`gelu` is erf-based; cuBLASLt's GELU epilogue is the tanh approximation, exact only for `gelu_tanh` "
+             "(cuDNN's graph API has an erf GELU, but the executor runs matmuls on cuBLASLt)";
+    case EpilogueStop::broadcast_add:
+      return "`add` of a tensor broadcast to the output; cuBLASLt adds a per-column [N] bias vector or, as its C "
+             "input, a full tensor of the output's shape, not a broadcast one";
+    case EpilogueStop::self_add:
+      return "`add` adds the value to itself; cuBLASLt's C input must be another tensor already in memory";
+    case EpilogueStop::computed_add:
+      return "`add` reads a value computed in the same group; cuBLASLt reads its C input and bias from memory "
+             "before the call";
+    case EpilogueStop::residual_after_activation:
+      return "the residual add comes after the activation; cuBLASLt adds C (beta = 1) before the bias and activation";
+    case EpilogueStop::second_residual: return "a second residual add; cuBLASLt has one C input";
     case EpilogueStop::activation_then_bias:
       return "the bias comes after the activation; cuBLASLt adds the bias before it";
     case EpilogueStop::second_bias: return "a second bias add; cuBLASLt takes one bias vector";
     case EpilogueStop::second_activation: return "cuBLASLt applies one activation per epilogue";
     case EpilogueStop::scale_after_epilogue:
-      return "a multiplication by a scalar after the bias or activation; cuBLASLt's alpha scales the product before them";
+      return "a multiplication by a scalar after the residual, bias or activation; cuBLASLt's alpha scales the "
+             "product before them";
     case EpilogueStop::unsupported_op: break;
   }
   return "cuBLASLt has no `" + op + "` epilogue";
@@ -133,15 +141,20 @@ TailFit fit_cudnn_conv(const Graph& g, std::span<const NodeId> nodes, NodeId c, 
 }  // namespace
 
 TailOp classify_tail(std::string_view label) {
-  if (label == "mul_scalar") return TailOp::alpha;
-  if (label == kBiasAdd || label == "bias_add") return TailOp::bias;
-  if (label.starts_with("add(")) return TailOp::full_add;
+  static constexpr std::pair<std::string_view, TailOp> kLabels[] = {
+      {"mul_scalar", TailOp::alpha},           {kBiasAdd, TailOp::bias},
+      {"bias_add", TailOp::bias},              {kResidualAdd, TailOp::residual},
+      {"add(broadcast)", TailOp::broadcast_add}, {"add(itself)", TailOp::self_add},
+      {"add(computed)", TailOp::computed_add}};
+  for (const auto& [name, op] : kLabels) {
+    if (label == name) return op;
+  }
   const auto id = find_op_id(label);
   switch (id ? op_def(*id).epilogue : EpilogueOp::none) {
-    case EpilogueOp::add: return TailOp::full_add;
     case EpilogueOp::relu: return TailOp::relu;
     case EpilogueOp::gelu_tanh: return TailOp::gelu_tanh;
     case EpilogueOp::gelu_erf: return TailOp::gelu_erf;
+    case EpilogueOp::add:  // an add not labelled by its operand: nothing says cuBLASLt can take it
     case EpilogueOp::batchnorm:
     case EpilogueOp::none: return TailOp::other;
   }
@@ -152,7 +165,11 @@ std::string_view epilogue_stop_name(EpilogueStop s) {
   switch (s) {
     case EpilogueStop::none: return "none";
     case EpilogueStop::erf_gelu: return "erf_gelu";
-    case EpilogueStop::full_tensor_add: return "full_tensor_add";
+    case EpilogueStop::broadcast_add: return "broadcast_add";
+    case EpilogueStop::self_add: return "self_add";
+    case EpilogueStop::computed_add: return "computed_add";
+    case EpilogueStop::residual_after_activation: return "residual_after_activation";
+    case EpilogueStop::second_residual: return "second_residual";
     case EpilogueStop::activation_then_bias: return "activation_then_bias";
     case EpilogueStop::second_bias: return "second_bias";
     case EpilogueStop::second_activation: return "second_activation";
@@ -167,19 +184,38 @@ CublasLtTail cublaslt_tail(std::span<const std::string> tail) {
   for (; t.absorbed < tail.size(); ++t.absorbed) {
     const std::string& op = tail[t.absorbed];
     const TailOp kind = classify_tail(op);
-    t.stop = stop_reason(kind, t.bias, t.activation != EpilogueActivation::none);
+    t.stop = stop_reason(kind, t);
     if (t.stop != EpilogueStop::none) {
       t.why_not = explain(t.stop, op);
       break;
     }
-    if (kind == TailOp::alpha) continue;  // cuBLASLt's alpha: the caller multiplies the scalars
-    if (kind == TailOp::bias) {
-      t.bias = true;
-    } else {
-      t.activation = kind == TailOp::relu ? EpilogueActivation::relu : EpilogueActivation::gelu_tanh;
+    switch (kind) {
+      case TailOp::alpha: break;  // cuBLASLt's alpha: the caller multiplies the scalars
+      case TailOp::residual: t.residual = true; break;
+      case TailOp::bias: t.bias = true; break;
+      default: t.activation = kind == TailOp::relu ? EpilogueActivation::relu : EpilogueActivation::gelu_tanh;
     }
   }
   return t;
+}
+
+MatmulTailOp matmul_tail_op(const Graph& g, std::span<const NodeId> nodes, NodeId n, ValueId v) {
+  const Node& node = g.node(n);
+  if (const auto s = scalar_multiplier(g, n)) return {"mul_scalar", std::nullopt, *s};
+  if (node.op_id() != OpId::add) return {node.op, std::nullopt};
+  if (node.inputs[0].is_scalar() || node.inputs[1].is_scalar()) return {"add_scalar", std::nullopt};
+  const Operand& o = node.inputs[0].value == v ? node.inputs[1] : node.inputs[0];
+  if (o.value == v) return {"add(itself)", std::nullopt};
+  if (const auto p = g.producer(o.value); p && contains(nodes, *p)) return {"add(computed)", std::nullopt};
+  const TensorType& out = g.value_type(v);
+  const TensorType& t = g.value_type(o.value);
+  const std::int64_t cols = out.shape.empty() ? 1 : out.shape.back();
+  // The format gives an add's operands one dtype (op_infer), so the dtype tests only restate it.
+  if (t.dtype == out.dtype && t.numel() == cols && !t.shape.empty() && t.shape.back() == cols) {
+    return {std::string(kBiasAdd), o.value};
+  }
+  if (t == out) return {std::string(kResidualAdd), o.value};
+  return {"add(broadcast)", std::nullopt};
 }
 
 TailFit fit_cublaslt_epilogue(std::span<const std::string> tail) {
@@ -227,7 +263,7 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
     std::vector<std::string> ops;
     ValueId v = g.value_of(c);
     for (NodeId n : chain) {
-      ops.push_back(matmul_tail_name(g, nodes, n, v, cn.type.shape.back()));
+      ops.push_back(matmul_tail_op(g, nodes, n, v).label);
       v = g.value_of(n);
     }
     fit = fit_cublaslt_epilogue(ops);

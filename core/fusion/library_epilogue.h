@@ -3,10 +3,10 @@
 // offers keeps it one kernel. Anything else after the contraction runs as a second kernel that reads and
 // writes the contraction's output again, so the engine must not count it as fused.
 //
-// The cuBLASLt rule lives here once (cublaslt_tail), CUDA-free: the engine reads it through library_epilogue and
-// the executor through kernels/contraction/epilogue_choice.h, which only maps it onto cuBLASLt's enum. cuDNN's
-// rule is still restated in conv_call (kernels/executor/contraction_plan.cpp); tests/core/test_library_epilogue.cpp
-// pins it.
+// The cuBLASLt rule lives here once (cublaslt_tail, with matmul_tail_op labelling the ops), CUDA-free: the engine
+// reads it through library_epilogue and the executor through kernels/contraction/epilogue_choice.h, which only
+// maps it onto cuBLASLt's enum. cuDNN's rule is still restated in conv_call (kernels/executor/contraction_plan.cpp);
+// tests/core/test_library_epilogue.cpp pins it.
 #pragma once
 
 #include <cstddef>
@@ -21,34 +21,50 @@
 
 namespace fx {
 
-// cuBLASLt epilogues (cuBLASLt API reference, cublasLtEpilogue_t; tested on the GPU): an optional bias add of a per-column [N]
-// vector, then an optional relu or gelu_tanh (tanh approximation; erf `gelu` is not covered); multiplications by
-// a scalar before both are its alpha. Tail ops are
-// named as choose_matmul_epilogue names them: "add(bias)" for an [N] bias vector, "add" for a full-tensor
-// add, "add_scalar", "mul_scalar" (alpha), and otherwise the op name ("relu", "gelu_tanh", "gelu", "silu", "mul", ...).
-// A tail op by its label: "mul_scalar" is alpha, "add(bias)" (or "bias_add") the [N] bias vector, "add(...)" a full-tensor
-// add, and an op name is classified by its registry entry's epilogue trait. kernels/contraction uses it too.
-enum class TailOp : std::uint8_t { alpha, bias, relu, gelu_tanh, gelu_erf, full_add, other };
+// cuBLASLt epilogues (cuBLASLt API reference: cublasLtMatmul computes D = epilogue(alpha * A*B + beta * C), and
+// cublasLtEpilogue_t's bias and activation apply to that sum; tested on the GPU): an optional residual, a full
+// tensor of the output's shape and dtype read as C with beta = 1, and an optional bias add of a per-column [N]
+// vector, in either order (addition commutes), then an optional relu or gelu_tanh (tanh approximation; erf `gelu`
+// is not covered); multiplications by a scalar before all of them are its alpha.
+//
+// Tail ops are labelled as matmul_tail_op labels them:
+//   "mul_scalar"      a multiplication by a scalar literal (alpha)
+//   "add(bias)"       an add of a per-column [N] vector (also "bias_add")
+//   "add(residual)"   an add of a tensor in memory of the output's shape and dtype (C, beta = 1)
+//   "add(broadcast)"  an add of a tensor in memory that broadcasts to the output and is not an [N] vector
+//   "add(itself)"     an add of the chain's value to itself
+//   "add(computed)"   an add of a value computed in the same group
+//   "add_scalar"      an add of a scalar literal
+// and otherwise the op's name ("relu", "gelu_tanh", "gelu", "silu", "mul", ...), classified by its registry
+// entry's epilogue trait. kernels/contraction uses the same labels.
+enum class TailOp : std::uint8_t {
+  alpha, bias, residual, relu, gelu_tanh, gelu_erf, broadcast_add, self_add, computed_add, other
+};
 TailOp classify_tail(std::string_view label);
 
 // Why a tail stops being expressible: stable codes the UI can group by.
 enum class EpilogueStop : std::uint8_t {
-  none,                  // the whole tail fits the epilogue
-  erf_gelu,              // `gelu` is erf-based; cuBLASLt's GELU is the tanh approximation
-  full_tensor_add,       // an add of a full [M,N] tensor (residual), not a bias vector
-  activation_then_bias,  // a bias after the activation: cuBLASLt adds the bias first
-  second_bias,           // a second bias add (fold it into the first on the host instead)
-  second_activation,     // one activation per epilogue
-  scale_after_epilogue,  // a scalar multiply after the bias or activation (alpha scales the product only)
-  unsupported_op,        // anything else (sigmoid, mul, ...)
+  none,                       // the whole tail fits the epilogue
+  erf_gelu,                   // `gelu` is erf-based; cuBLASLt's GELU is the tanh approximation
+  broadcast_add,              // an add of a tensor broadcast to the output that is not an [N] bias vector
+  self_add,                   // an add of the value to itself: C must be another tensor
+  computed_add,               // an add of a value computed in the group: C is read from memory before the call
+  residual_after_activation,  // a residual add after the activation: C is added before it
+  second_residual,            // a second residual add: one C input
+  activation_then_bias,       // a bias after the activation: cuBLASLt adds the bias first
+  second_bias,                // a second bias add (fold it into the first on the host instead)
+  second_activation,          // one activation per epilogue
+  scale_after_epilogue,       // a scalar multiply after the residual, bias or activation (alpha scales A*B only)
+  unsupported_op,             // anything else (sigmoid, mul, ...)
 };
 std::string_view epilogue_stop_name(EpilogueStop s);
 
 enum class EpilogueActivation : std::uint8_t { none, relu, gelu_tanh };
 
-// The epilogue that covers tail[0, absorbed): a bias or not, one activation or none; `stop` and `why_not` say
-// why tail[absorbed] cannot join (none and "" when the whole tail fits).
+// The epilogue that covers tail[0, absorbed): a residual (C, beta = 1) or not, a bias or not, one activation or
+// none; `stop` and `why_not` say why tail[absorbed] cannot join (none and "" when the whole tail fits).
 struct CublasLtTail {
+  bool residual = false;
   bool bias = false;
   EpilogueActivation activation = EpilogueActivation::none;
   std::size_t absorbed = 0;
@@ -56,6 +72,17 @@ struct CublasLtTail {
   std::string why_not;
 };
 CublasLtTail cublaslt_tail(std::span<const std::string> tail);
+
+// One op of a matmul's tail as the rule reads it: its label, the tensor it reads from memory (the bias vector or
+// the residual), and the scalar of a "mul_scalar" (1 otherwise).
+struct MatmulTailOp {
+  std::string label;
+  std::optional<ValueId> operand;
+  double scale = 1.0;
+};
+// `n` in the group `nodes` reads `v`, the matmul's output or the value of the tail op before it (so v has the
+// output's type). The executor labels its tails with it too (kernels/executor/contraction_plan.cpp).
+MatmulTailOp matmul_tail_op(const Graph& g, std::span<const NodeId> nodes, NodeId n, ValueId v);
 
 struct TailFit {
   std::size_t absorbed = 0;  // tail[0, absorbed) fits the epilogue

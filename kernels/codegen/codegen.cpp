@@ -132,12 +132,6 @@ std::string layout_note(const std::string& layout, const std::vector<std::string
 
 namespace {
 
-std::string kernel_name(const Graph& g, int group_id, NodeId last) {
-  std::string s = "fx_g" + std::to_string(group_id) + "_";
-  for (char ch : g.node(last).name) s += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-  return s;
-}
-
 // The nodes of `group` that `outputs` depend on, in topological order.
 std::vector<NodeId> needed_nodes(const Graph& g, const std::vector<NodeId>& group, const std::vector<ValueId>& outputs) {
   const std::set<NodeId> in(group.begin(), group.end());
@@ -158,7 +152,7 @@ std::vector<NodeId> needed_nodes(const Graph& g, const std::vector<NodeId>& grou
 }
 
 GroupCode elementwise_group(const Graph& g, const std::vector<NodeId>& nodes, const std::vector<ValueId>& outputs,
-                            int group_id, const std::string& suffix) {
+                            const std::string& name_base) {
   // One kernel per output shape: a kernel loops over one index space.
   std::map<Shape, std::vector<ValueId>> by_shape;
   std::vector<Shape> order;
@@ -175,7 +169,7 @@ GroupCode elementwise_group(const Graph& g, const std::vector<NodeId>& nodes, co
   for (const Shape& s : order) {
     const auto& outs = by_shape[s];
     const std::vector<NodeId> need = needed_nodes(g, nodes, outs);
-    std::string name = kernel_name(g, group_id, *g.producer(outs.back())) + suffix;
+    std::string name = name_base;
     if (order.size() > 1) name += "_" + std::to_string(code.kernels.size());
     auto tiled = codegen::generate_transpose_tiled(g, need, outs, name);
     code.kernels.push_back(tiled ? std::move(*tiled) : codegen::generate_elementwise(g, need, outs, name));
@@ -183,13 +177,11 @@ GroupCode elementwise_group(const Graph& g, const std::vector<NodeId>& nodes, co
   return code;
 }
 
-GroupCode single_node(const Graph& g, NodeId n, int group_id, const CodegenOptions& options,
-                      const std::string& suffix = {}) {
+GroupCode single_node(const Graph& g, NodeId n, const std::string& name, const CodegenOptions& options) {
   const std::vector<NodeId> one = {n};
-  if (g.node(n).op_id() == OpId::max_pool2d) return {{codegen::generate_max_pool2d(g, n, kernel_name(g, group_id, n) + suffix)}, {}};
-  if (g.node(n).op_class() != OpClass::reduction) return elementwise_group(g, one, {g.value_of(n)}, group_id, suffix);
+  if (g.node(n).op_id() == OpId::max_pool2d) return {{codegen::generate_max_pool2d(g, n, name)}, {}};
+  if (g.node(n).op_class() != OpClass::reduction) return elementwise_group(g, one, {g.value_of(n)}, name);
   std::string why;
-  const std::string name = kernel_name(g, group_id, n) + suffix;
   auto row = codegen::generate_row_reduction(g, one, {g.value_of(n)}, name, options, why);
   GroupCode code;
   if (row) {
@@ -203,22 +195,23 @@ GroupCode single_node(const Graph& g, NodeId n, int group_id, const CodegenOptio
 
 }  // namespace
 
-GroupCode generate_group(const Graph& g, std::span<const NodeId> group, int group_id, const CodegenOptions& options) {
-  return generate_group(g, group, group_outputs(g, group), group_id, options);
+GroupCode generate_group(const Graph& g, std::span<const NodeId> group, const std::string& kernel_name,
+                         const CodegenOptions& options) {
+  return generate_group(g, group, group_outputs(g, group), kernel_name, options);
 }
 
 GroupCode generate_group(const Graph& g, std::span<const NodeId> group, const std::vector<ValueId>& outputs,
-                         int group_id, const CodegenOptions& options) {
+                         const std::string& kernel_name, const CodegenOptions& options) {
   if (std::string why = unsupported_reason(g, group); !why.empty()) throw std::invalid_argument(why);
   if (group.empty()) throw std::invalid_argument("empty group");
   const std::vector<NodeId> nodes = in_topo_order(g, group);
   if (outputs.empty()) return {};  // everything it computes is recomputed by its consumers: nothing to launch
-  if (nodes.size() == 1) return single_node(g, nodes[0], group_id, options);
+  if (nodes.size() == 1) return single_node(g, nodes[0], kernel_name, options);
   const bool has_reduction =
       std::any_of(nodes.begin(), nodes.end(), [&](NodeId n) { return g.node(n).op_class() == OpClass::reduction; });
-  if (!has_reduction) return elementwise_group(g, nodes, outputs, group_id, {});
+  if (!has_reduction) return elementwise_group(g, nodes, outputs, kernel_name);
   std::string why;
-  auto row = codegen::generate_row_reduction(g, nodes, outputs, kernel_name(g, group_id, nodes.back()),
+  auto row = codegen::generate_row_reduction(g, nodes, outputs, kernel_name,
                                              options, why);
   GroupCode code;
   if (row) {
@@ -226,7 +219,7 @@ GroupCode generate_group(const Graph& g, std::span<const NodeId> group, const st
     return code;
   }
   std::string chain_why;
-  if (auto chained = codegen::generate_chained_reduction(g, nodes, outputs, kernel_name(g, group_id, nodes.back()),
+  if (auto chained = codegen::generate_chained_reduction(g, nodes, outputs, kernel_name,
                                                           chain_why)) {
     code.kernels.push_back(std::move(*chained));
     return code;
@@ -235,14 +228,14 @@ GroupCode generate_group(const Graph& g, std::span<const NodeId> group, const st
   // Not one row-wise kernel: run the group's nodes one kernel each (correct, and the report says why).
   code.note = "not generated as one kernel: " + why + "; ran as one kernel per node";
   for (NodeId n : nodes) {
-    GroupCode part = single_node(g, n, group_id, options, "_" + std::to_string(code.kernels.size()));
+    GroupCode part = single_node(g, n, kernel_name + "_" + std::to_string(code.kernels.size()), options);
     for (auto& k : part.kernels) code.kernels.push_back(std::move(k));
   }
   return code;
 }
 
 GeneratedKernel generate_layout_transpose(DType type, std::int64_t batch, std::int64_t rows, std::int64_t cols,
-                                          int group_id, const std::string& label) {
+                                          const std::string& label) {
   if (batch < 1 || rows < 1 || cols < 1) throw std::invalid_argument("a layout conversion needs positive sizes");
   GraphSpec spec;
   spec.name = label;
@@ -256,7 +249,7 @@ GeneratedKernel generate_layout_transpose(DType type, std::int64_t batch, std::i
   spec.outputs = {label};
   Expected<Graph> g = build_graph(spec);
   if (!g.ok()) throw std::invalid_argument("layout conversion " + label + ": " + format_diagnostics(g.errors()));
-  GroupCode code = generate_group(*g, std::vector<NodeId>{0}, group_id);
+  GroupCode code = generate_group(*g, std::vector<NodeId>{0}, label);
   if (code.kernels.size() != 1) throw std::logic_error("layout conversion " + label + " did not become one kernel");
   return std::move(code.kernels[0]);
 }

@@ -69,21 +69,23 @@ struct CodegenOptions {
   int max_row_items = 32;  // registers per thread per row-level intermediate before the row leaves the chip
 };
 
-// Generates the kernels for one group (nodes in any order; they are sorted topologically). `group_id` names
-// the kernels ("fx_g3_..."). Throws std::invalid_argument when unsupported_reason() is not empty.
-GroupCode generate_group(const Graph& graph, std::span<const NodeId> group, int group_id,
+// Generates the kernels for one group (nodes in any order; they are sorted topologically), named
+// `kernel_name` (the plan's generated_kernel_name, "fx_g_mul"; several kernels of one group get "_0", "_1").
+// Throws std::invalid_argument when unsupported_reason() is not empty.
+GroupCode generate_group(const Graph& graph, std::span<const NodeId> group, const std::string& kernel_name,
                          const CodegenOptions& options = {});
 // The same with the values to write given (a plan's GroupIo::outputs): with rematerialisation a value read
 // by another group may be recomputed there, and `group` then includes the recomputed producers.
 GroupCode generate_group(const Graph& graph, std::span<const NodeId> group, const std::vector<ValueId>& outputs,
-                         int group_id, const CodegenOptions& options = {});
+                         const std::string& kernel_name, const CodegenOptions& options = {});
 
 // A layout conversion outside the graph: [batch, rows, cols] -> [batch, cols, rows] of one dtype, generated as
 // the same tiled transpose a graph's transpose gets. The executor converts NCHW to NHWC (rows = C, cols = H*W)
-// and back around cuDNN's channels-last convolutions with it. Named fx_g<group_id>_<label>; its parameters are
-// the source and the destination pointer. Throws std::invalid_argument for a non-positive size.
+// and back around cuDNN's channels-last convolutions with it. Named `name` (the served group's kernel name and
+// what it converts, "fx_g_conv_x_to_nhwc"); its parameters are the source and the destination pointer. Throws
+// std::invalid_argument for a non-positive size.
 GeneratedKernel generate_layout_transpose(DType type, std::int64_t batch, std::int64_t rows, std::int64_t cols,
-                                          int group_id, const std::string& label);
+                                          const std::string& name);
 
 // Whether the generator writes a channels-last variant of a kernel of this kind over these nodes: max_pool2d
 // over [N, C, H, W]. The executor runs it where the pool's input is kept NHWC between channels-last convolutions

@@ -18,9 +18,11 @@ EpilogueChoice choose_matmul_epilogue(const std::vector<std::string>& tail) {
   const CublasLtTail t = cublaslt_tail(tail);
   EpilogueChoice choice;
   choice.epilogue = combine(t.bias, t.activation);
+  choice.residual = t.residual;
   choice.absorbed = t.absorbed;
   choice.stop = t.stop;
-  const std::string covered = "cuBLASLt " + std::string(cublaslt_epilogue_name(choice.epilogue)) + " epilogue";
+  const std::string covered = "cuBLASLt " + std::string(cublaslt_epilogue_name(choice.epilogue)) + " epilogue" +
+                              (t.residual ? " with the residual as C (beta = 1)" : "");
   if (choice.fully_expressible()) {
     choice.message = covered + " covers the whole tail";
     if (t.activation == EpilogueActivation::gelu_tanh) choice.message += " (tanh approximation)";

@@ -16,10 +16,12 @@ namespace fx::gpu {
 using ::fx::EpilogueStop;
 using ::fx::epilogue_stop_name;
 
-// `epilogue` covers tail[0, absorbed); tail[absorbed, end) needs a second kernel that reads and writes the
-// M x N output once more (the honest two-kernel path). `message` is one line for people.
+// `epilogue` (with the residual as C, beta = 1, where `residual`) covers tail[0, absorbed); tail[absorbed, end)
+// needs a second kernel that reads and writes the M x N output once more (the honest two-kernel path).
+// `message` is one line for people.
 struct EpilogueChoice {
   MatmulEpilogue epilogue = MatmulEpilogue::none;
+  bool residual = false;
   std::size_t absorbed = 0;
   EpilogueStop stop = EpilogueStop::none;
   std::string message;
@@ -27,8 +29,8 @@ struct EpilogueChoice {
   bool fully_expressible() const { return stop == EpilogueStop::none; }
 };
 
-// tail: op names in order after the matmul. "add(bias)" (also "bias_add") is an add of an [N] vector
-// broadcast over rows; "add" alone is a full-tensor add. "relu", "gelu_tanh" and "gelu" (erf) are activations.
+// tail: the ops after the matmul in order, labelled as core's matmul_tail_op labels them ("add(bias)",
+// "add(residual)", "mul_scalar", "relu", ...: core/fusion/library_epilogue.h).
 EpilogueChoice choose_matmul_epilogue(const std::vector<std::string>& tail);
 
 }  // namespace fx::gpu

@@ -57,15 +57,18 @@ std::uint32_t alignment_of(const void* p) {
 
 struct PlanKey {
   MatmulProblem problem;
-  std::uint32_t align_a, align_b, align_c, align_bias;
-  // The alignments of cuBLAS's A, B, C and D: A is W (the caller's b), B is X (the caller's a), C and D are Y.
-  std::array<std::uint32_t, 4> cublas_alignments() const { return {align_b, align_a, align_c, align_c}; }
+  std::uint32_t align_a, align_b, align_c, align_bias, align_residual;
+  // The alignments of cuBLAS's A, B, C and D: A is W (the caller's b), B is X (the caller's a), D is Y, and C is
+  // the residual where there is one, else Y.
+  std::array<std::uint32_t, 4> cublas_alignments() const {
+    return {align_b, align_a, problem.residual ? align_residual : align_c, align_c};
+  }
   auto tie() const {
     const MatmulProblem& p = problem;
     const MatmulLayout l = resolve_layout(p);
     return std::tuple(p.batch, p.m, p.n, p.k, p.a_type, p.b_type, p.c_type, p.transpose_a, p.transpose_b,
-                      p.allow_tf32, p.epilogue, l.lda, l.ldb, l.ldc, l.stride_a, l.stride_b, l.stride_c, align_a,
-                      align_b, align_c, align_bias);
+                      p.allow_tf32, p.epilogue, p.residual, l.lda, l.ldb, l.ldc, l.stride_a, l.stride_b, l.stride_c,
+                      align_a, align_b, align_c, align_bias, align_residual);
   }
   bool operator<(const PlanKey& o) const { return tie() < o.tie(); }
 };
@@ -75,7 +78,7 @@ struct PlanKey {
 std::string search_key_text(const PlanKey& key, const cublasLtMatmulAlgo_t& heuristics_first) {
   std::string t = matmul_problem_text(key.problem) + " align " + std::to_string(key.align_a) + "," +
                   std::to_string(key.align_b) + "," + std::to_string(key.align_c) + "," + std::to_string(key.align_bias) +
-                  " heuristic";
+                  (key.problem.residual ? "," + std::to_string(key.align_residual) : std::string()) + " heuristic";
   for (std::uint64_t word : heuristics_first.data) t += " " + std::to_string(word);
   return t;
 }
@@ -147,9 +150,17 @@ constexpr std::size_t kMaxVariants = 256;
 struct Operands {
   const void* a;
   const void* b;
+  const void* residual;  // cuBLAS's C where the problem has a residual (beta = 1); null otherwise
   void* c;
   CUstream_st* stream;
 };
+
+// cuBLAS's C and beta: the residual with beta = 1, or Y with beta = 0 (C is then not read).
+struct CInput {
+  const void* c;
+  float beta;
+};
+CInput c_input(const void* residual, const void* y) { return residual ? CInput{residual, 1.0f} : CInput{y, 0.0f}; }
 
 template <class T>
 void set_desc(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, const T& value) {
@@ -276,8 +287,8 @@ struct Matmul::Impl {
     if (handle) cublasLtDestroy(handle);
   }
   const Plan& plan_for(const MatmulProblem& p, const Operands& ops, const void* bias);
-  void launch(const Plan& plan, const cublasLtMatmulAlgo_t& algo, float alpha, const void* a, const void* b, const void* bias,
-              void* c, CUstream_st* stream);
+  void launch(const Plan& plan, const cublasLtMatmulAlgo_t& algo, float alpha, const void* a, const void* b,
+              EpilogueInputs in, void* c, CUstream_st* stream);
   Plan build_plan(const PlanKey& key, const void* bias, const Operands& ops);
   // The search's result kept by an earlier run (TuningCache), if every configuration in it is still accepted.
   bool reuse_search(Plan& plan, const PlanKey& key, const TuningKey& tkey);
@@ -305,10 +316,11 @@ struct Matmul::Impl {
 };
 
 std::optional<double> Matmul::Impl::time_algo(const Plan& plan, const cublasLtMatmulAlgo_t& algo, const Operands& ops) {
-  const float alpha = 1.0f, beta = 0.0f;
+  const float alpha = 1.0f;
+  const CInput in = c_input(ops.residual, ops.c);  // a residual is timed as it runs: C read with beta = 1
   auto launch = [&] {
-    return cublasLtMatmul(handle, plan.desc.get(), &alpha, ops.b, plan.w_layout.get(), ops.a, plan.x_layout.get(), &beta,
-                          ops.c, plan.y_layout.get(), ops.c, plan.y_layout.get(), &algo, workspace.get(),
+    return cublasLtMatmul(handle, plan.desc.get(), &alpha, ops.b, plan.w_layout.get(), ops.a, plan.x_layout.get(),
+                          &in.beta, in.c, plan.y_layout.get(), ops.c, plan.y_layout.get(), &algo, workspace.get(),
                           workspace.bytes(), ops.stream);
   };
   // A candidate cuBLASLt refuses at launch is skipped; its status is not an error of the run.
@@ -569,14 +581,16 @@ void Matmul::Impl::keep_search(const Plan& plan, const TuningKey& tkey) {
 namespace {
 
 // A plan serves one problem at one alignment class of its pointers.
-PlanKey key_of(const MatmulProblem& p, const void* a, const void* b, const void* bias, const void* c) {
-  return PlanKey{p, alignment_of(a), alignment_of(b), alignment_of(c), epilogue_has_bias(p.epilogue) ? alignment_of(bias) : 0u};
+PlanKey key_of(const MatmulProblem& p, const void* a, const void* b, EpilogueInputs in, const void* c) {
+  return PlanKey{p, alignment_of(a), alignment_of(b), alignment_of(c),
+                 epilogue_has_bias(p.epilogue) ? alignment_of(in.bias) : 0u,
+                 p.residual ? alignment_of(in.residual) : 0u};
 }
 
 }  // namespace
 
 const Plan& Matmul::Impl::plan_for(const MatmulProblem& p, const Operands& ops, const void* bias) {
-  PlanKey key = key_of(p, ops.a, ops.b, bias, ops.c);
+  PlanKey key = key_of(p, ops.a, ops.b, {bias, ops.residual}, ops.c);
   auto it = plans.find(key);
   if (it == plans.end()) {
     Plan plan = build_plan(key, bias, ops);
@@ -595,37 +609,44 @@ Matmul::~Matmul() = default;
 Matmul::Matmul(Matmul&&) noexcept = default;
 Matmul& Matmul::operator=(Matmul&&) noexcept = default;
 
-void Matmul::run(const MatmulProblem& p, const void* a, const void* b, const void* bias, void* c,
+void Matmul::run(const MatmulProblem& p, const void* a, const void* b, EpilogueInputs in, void* c,
                  CUstream_st* stream) {
   if (std::string error = validate_matmul(p); !error.empty()) throw std::invalid_argument("matmul: " + error);
-  if (epilogue_has_bias(p.epilogue) != (bias != nullptr)) {
+  if (epilogue_has_bias(p.epilogue) != (in.bias != nullptr)) {
     throw std::invalid_argument(std::string("matmul: epilogue ") + std::string(matmul_epilogue_name(p.epilogue)) +
-                                (bias ? " takes no bias" : " needs a bias pointer"));
+                                (in.bias ? " takes no bias" : " needs a bias pointer"));
+  }
+  if (p.residual != (in.residual != nullptr)) {
+    throw std::invalid_argument(p.residual ? "matmul: a problem with a residual needs its pointer"
+                                           : "matmul: a residual pointer for a problem without one");
   }
   if (!a || !b || !c) throw std::invalid_argument("matmul: null operand pointer");
-  const Plan& plan = impl_->plan_for(p, Operands{a, b, c, stream}, bias);
-  impl_->launch(plan, plan.algo, p.alpha, a, b, bias, c, stream);
+  // The search launches the product many times: a residual in Y's own buffer would be added again each time.
+  if (in.residual == c) throw std::invalid_argument("matmul: the residual must not be the output's buffer");
+  const Plan& plan = impl_->plan_for(p, Operands{a, b, in.residual, c, stream}, in.bias);
+  impl_->launch(plan, plan.algo, p.alpha, a, b, in, c, stream);
 }
 
-void Matmul::run_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, const void* bias,
+void Matmul::run_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, EpilogueInputs in,
                           void* c, CUstream_st* stream) {
   if (!a || !b || !c) throw std::invalid_argument("matmul: null operand pointer");
-  const auto it = impl_->plans.find(key_of(p, a, b, bias, c));
+  const auto it = impl_->plans.find(key_of(p, a, b, in, c));
   if (it == impl_->plans.end() || i >= it->second.finalists.size()) {
     throw std::logic_error("matmul: finalist " + std::to_string(i) + " of a problem whose search kept " +
                            std::to_string(it == impl_->plans.end() ? 0 : it->second.finalists.size()));
   }
-  impl_->launch(it->second, it->second.finalists[i], p.alpha, a, b, bias, c, stream);
+  impl_->launch(it->second, it->second.finalists[i], p.alpha, a, b, in, c, stream);
 }
 
 void Matmul::Impl::launch(const Plan& plan, const cublasLtMatmulAlgo_t& algo, float alpha, const void* a, const void* b,
-                          const void* bias, void* c, CUstream_st* stream) {
+                          EpilogueInputs in, void* c, CUstream_st* stream) {
   // The bias pointer is per call; the plan's descriptor only fixed its alignment class.
-  if (bias) set_desc<const void*>(plan.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
-  const float beta = 0.0f;
-  FX_CUDA_CALL(cublasLtMatmul(handle, plan.desc.get(), &alpha, b, plan.w_layout.get(), a, plan.x_layout.get(), &beta,
-                              c, plan.y_layout.get(), c, plan.y_layout.get(), &algo, workspace.get(), workspace.bytes(),
-                              stream));
+  if (in.bias) set_desc<const void*>(plan.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, in.bias);
+  // C has Y's layout (row-major Y is column-major Y^T, and so is the residual), so one descriptor serves both.
+  const CInput cin = c_input(in.residual, c);
+  FX_CUDA_CALL(cublasLtMatmul(handle, plan.desc.get(), &alpha, b, plan.w_layout.get(), a, plan.x_layout.get(),
+                              &cin.beta, cin.c, plan.y_layout.get(), c, plan.y_layout.get(), &algo, workspace.get(),
+                              workspace.bytes(), stream));
 }
 
 std::size_t Matmul::cached_plan_count() const { return impl_->plans.size(); }
@@ -642,24 +663,24 @@ std::string Matmul::algorithm_choice(const MatmulProblem& p) const {
   return {};
 }
 
-std::size_t Matmul::finalist_count(const MatmulProblem& p, const void* a, const void* b, const void* bias,
+std::size_t Matmul::finalist_count(const MatmulProblem& p, const void* a, const void* b, EpilogueInputs in,
                                    const void* c) const {
-  const auto it = impl_->plans.find(key_of(p, a, b, bias, c));
+  const auto it = impl_->plans.find(key_of(p, a, b, in, c));
   return it == impl_->plans.end() ? 0 : it->second.finalists.size();
 }
 
-std::string Matmul::finalists_id(const MatmulProblem& p, const void* a, const void* b, const void* bias,
+std::string Matmul::finalists_id(const MatmulProblem& p, const void* a, const void* b, EpilogueInputs in,
                                  const void* c) const {
-  const auto it = impl_->plans.find(key_of(p, a, b, bias, c));
+  const auto it = impl_->plans.find(key_of(p, a, b, in, c));
   if (it == impl_->plans.end() || it->second.finalists.empty()) return {};
   std::string words;
   for (const auto& f : it->second.finalists) words += algo_json(f).dump();
   return hex64(fnv1a64(words));
 }
 
-void Matmul::choose_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, const void* bias,
+void Matmul::choose_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, EpilogueInputs in,
                              const void* c, const std::vector<double>& plan_ms, const std::string& timed_as) {
-  const auto it = impl_->plans.find(key_of(p, a, b, bias, c));
+  const auto it = impl_->plans.find(key_of(p, a, b, in, c));
   if (it == impl_->plans.end() || i >= it->second.finalists.size()) {
     throw std::logic_error("matmul: no finalist " + std::to_string(i) + " to choose");
   }

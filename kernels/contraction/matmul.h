@@ -1,5 +1,5 @@
-// Matrix multiplication on cuBLASLt with fused epilogues (bias, ReLU, tanh-GELU), for the executor.
-// All matrices are row-major as the graph format stores them: Y[M,N] = X[M,K] * W[K,N] (+ b[N]).
+// Matrix multiplication on cuBLASLt with fused epilogues (residual, bias, ReLU, tanh-GELU), for the executor.
+// All matrices are row-major as the graph format stores them: Y[M,N] = X[M,K] * W[K,N] (+ R[M,N]) (+ b[N]).
 // No vendor header leaks from here: the cuBLASLt handle, workspace and plan cache sit behind a pimpl.
 #pragma once
 
@@ -46,10 +46,23 @@ struct MatmulProblem {
   // cuBLASLt's alpha: D = alpha * (A B) before the epilogue's bias and activation. A multiplication of the
   // product by a scalar (attention's 1/sqrt(d)) costs nothing here. Per call: plans are shared across alphas.
   float alpha = 1.0f;
+  // cuBLASLt's C input with beta = 1: D = act(alpha * (A B) + R + bias), R a tensor of Y's type and layout (same
+  // ldc and batch stride), read from its own buffer (EpilogueInputs::residual), never Y's.
+  bool residual = false;
   std::optional<std::int64_t> lda{}, ldb{}, ldc{};
   std::optional<std::int64_t> batch_stride_a{}, batch_stride_b{}, batch_stride_c{};
 
   bool operator==(const MatmulProblem&) const = default;
+};
+
+// What the epilogue reads besides the product: the bias vector where the epilogue has one, the residual where
+// the problem has one. A bias pointer alone converts to it, so a call without a residual reads as before.
+struct EpilogueInputs {
+  const void* bias = nullptr;
+  const void* residual = nullptr;
+  EpilogueInputs() = default;
+  EpilogueInputs(const void* bias_vector) : bias(bias_vector) {}  // NOLINT(google-explicit-constructor)
+  EpilogueInputs(const void* bias_vector, const void* residual_tensor) : bias(bias_vector), residual(residual_tensor) {}
 };
 
 // The problem with every default filled in: what is actually handed to cuBLASLt.
@@ -95,10 +108,11 @@ class Matmul {
   Matmul(const Matmul&) = delete;
   Matmul& operator=(const Matmul&) = delete;
 
-  // Enqueues the product on `stream` (nullptr: the legacy default stream). Device pointers; bias is required
-  // exactly when the epilogue has one. Throws std::invalid_argument for a malformed problem and GpuError
-  // (code CUBLAS_STATUS_NOT_SUPPORTED) when cuBLASLt offers no algorithm for it.
-  void run(const MatmulProblem& p, const void* a, const void* b, const void* bias, void* c, CUstream_st* stream);
+  // Enqueues the product on `stream` (nullptr: the legacy default stream). Device pointers; the bias is required
+  // exactly when the epilogue has one, the residual exactly when the problem has one (and must not be c).
+  // Throws std::invalid_argument for a malformed problem and GpuError (code CUBLAS_STATUS_NOT_SUPPORTED) when
+  // cuBLASLt offers no algorithm for it.
+  void run(const MatmulProblem& p, const void* a, const void* b, EpilogueInputs in, void* c, CUstream_st* stream);
 
   std::size_t cached_plan_count() const;
   // Keeps each problem's search in `cache` and, with `reuse`, takes an earlier run's search from it instead of
@@ -120,13 +134,15 @@ class Matmul {
   // checks are not repeated), choose_finalist makes finalist i the one run() launches and adds the
   // times (of the whole of what was timed, `timed_as`, e.g. "its 3 GEMMs together") to algorithm_choice. Both
   // throw std::logic_error where the plan does not hold finalist i.
-  std::size_t finalist_count(const MatmulProblem& p, const void* a, const void* b, const void* bias, const void* c) const;
+  std::size_t finalist_count(const MatmulProblem& p, const void* a, const void* b, EpilogueInputs in,
+                             const void* c) const;
   // The finalists' configurations as a fingerprint (16 hex digits; "" where there are none): a choice among
   // them kept by an earlier run holds only for the same finalists.
-  std::string finalists_id(const MatmulProblem& p, const void* a, const void* b, const void* bias, const void* c) const;
-  void run_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, const void* bias, void* c,
+  std::string finalists_id(const MatmulProblem& p, const void* a, const void* b, EpilogueInputs in,
+                           const void* c) const;
+  void run_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, EpilogueInputs in, void* c,
                     CUstream_st* stream);
-  void choose_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, const void* bias,
+  void choose_finalist(std::size_t i, const MatmulProblem& p, const void* a, const void* b, EpilogueInputs in,
                        const void* c, const std::vector<double>& plan_ms, const std::string& timed_as = "");
 
  private:

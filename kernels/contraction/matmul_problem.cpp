@@ -105,6 +105,8 @@ std::string matmul_problem_text(const MatmulProblem& p) {
     << dtype_name(p.b_type) << " " << dtype_name(p.c_type) << " transpose " << p.transpose_a << p.transpose_b
     << " tf32 " << p.allow_tf32 << " epilogue " << static_cast<int>(p.epilogue) << " ld " << l.lda << "," << l.ldb
     << "," << l.ldc << " strides " << l.stride_a << "," << l.stride_b << "," << l.stride_c;
+  // Only where set, so that the text of every problem without a residual (a tuning cache's keys) stays as it was.
+  if (p.residual) s << " residual 1";
   return s.str();
 }
 
@@ -112,13 +114,14 @@ std::string describe_matmul(const MatmulProblem& p) {
   std::ostringstream s;
   s << "cuBLASLt ";
   if (p.epilogue == MatmulEpilogue::none) {
-    s << "GEMM, no epilogue";
+    s << (p.residual ? "GEMM" : "GEMM, no epilogue");
   } else {
     s << cublaslt_epilogue_name(p.epilogue) << " epilogue";
     if (p.epilogue == MatmulEpilogue::gelu_tanh || p.epilogue == MatmulEpilogue::gelu_tanh_bias) {
       s << " (tanh approximation)";
     }
   }
+  if (p.residual) s << ", residual added as C (beta = 1)";
   if (p.alpha != 1.0f) s << ", alpha " << p.alpha;
   if (p.a_type == DType::f32) {
     s << (p.allow_tf32 ? ", TF32 tensor cores" : ", FP32 (no TF32)");

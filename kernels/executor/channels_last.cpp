@@ -1,11 +1,11 @@
 #include "kernels/executor/channels_last.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
 
+#include "core/fusion/kernel_names.h"
 #include "kernels/codegen/codegen.h"
 #include "kernels/common/cuda_call.h"
 #include "kernels/common/event_timing.h"
@@ -39,17 +39,6 @@ struct Variant {
   GeneratedKernel kernel;
   LoadedKernel loaded;
 };
-
-// "fx_g12_relu" -> 12: a generated conversion is named after the group of the step it serves.
-int group_index_of(const std::string& kernel_name) {
-  int n = 0;
-  std::size_t i = 4;
-  if (kernel_name.rfind("fx_g", 0) != 0) return 0;
-  for (; i < kernel_name.size() && std::isdigit(static_cast<unsigned char>(kernel_name[i])); ++i) {
-    n = n * 10 + (kernel_name[i] - '0');
-  }
-  return n;
-}
 
 // "a, b and 3 more": the steps a conversion is for.
 std::string name_list(const std::vector<std::string>& names) {
@@ -97,8 +86,9 @@ Step conversion_step(CompiledProgram& im, PlanId p, const Planned& pl, const Lay
     if (c.to_nhwc) throw std::logic_error(g.value_name(v) + " is read NHWC by no convolution");
     const Shape& shape = g.value_type(v).shape;
     if (shape.size() != 4) throw std::logic_error(g.value_name(v) + " is kept NHWC but is not [N, C, H, W]");
-    GeneratedKernel k = generate_layout_transpose(g.value_type(v).dtype, shape[0], shape[2] * shape[3], shape[1],
-                                                  group_index_of(neighbour.kernel.name), g.value_name(v) + "_to_nchw");
+    // Named after the group of the step it serves: "fx_g_relu_y_to_nchw".
+    const std::string name = "fx_" + c_identifier(neighbour.group) + "_" + c_identifier(g.value_name(v)) + "_to_nchw";
+    GeneratedKernel k = generate_layout_transpose(g.value_type(v).dtype, shape[0], shape[2] * shape[3], shape[1], name);
     conversion.loaded = im.load(k.source, k.name);
     conversion.function = conversion.loaded.function();
     k.alternatives.clear();

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "core/fusion/kernel_names.h"
 #include "kernels/codegen/emit.h"
 #include "kernels/codegen/test_fault.h"
 #include "kernels/common/cuda_call.h"
@@ -83,11 +84,11 @@ void apply_test_fault_switch(CompiledPlan& ps) {
 
 // The steps of a group of elementwise, reduction and layout nodes: generated kernels, compiled later.
 void append_generated_steps(const Graph& graph, CompiledPlan& ps, const Group& group, const std::vector<NodeId>& nodes,
-                            int group_index) {
+                            const std::string& kernel_name) {
   if (std::string why = unsupported_reason(graph, nodes); !why.empty()) {
     throw std::invalid_argument("cannot run group " + group.id + ": " + why);
   }
-  GroupCode code = generate_group(graph, nodes, group.io.outputs, group_index);
+  GroupCode code = generate_group(graph, nodes, group.io.outputs, kernel_name);
   if (!code.note.empty()) ps.notes.push_back(group.id + ": " + code.note);
   for (GeneratedKernel& k : code.kernels) {
     Step s = step_of_group(group);
@@ -131,16 +132,16 @@ void CompiledProgram::compile(PlanId p, const Plan& plan) {
   ps.name = std::string(plan_name(p));
   ps.predicted_ms = plan.predicted_time_s() * 1e3;
   ps.bytes = plan.bytes_moved();
-  int index = 0;
-  for (const Group& group : plan.groups()) {
+  for (int index = 0; index < static_cast<int>(plan.groups().size()); ++index) {
+    const Group& group = plan.groups()[static_cast<std::size_t>(index)];
     if (group.eliminated()) continue;
     std::vector<NodeId> nodes = group.nodes;
     nodes.insert(nodes.end(), group.recomputed.begin(), group.recomputed.end());
-    if (append_sort_step(*this, p, group, nodes)) continue;  // CUB, not generated code
+    if (append_sort_step(*this, p, group, nodes, kernel_stem(plan, index))) continue;  // CUB, not generated code
     if (has_contraction(graph, nodes)) {  // cuBLASLt/cuDNN calls, then generated kernels for what is left
-      append_contraction_steps(*this, p, group, nodes, index++);
+      append_contraction_steps(*this, p, group, nodes, kernel_stem(plan, index));
     } else {
-      append_generated_steps(graph, ps, group, nodes, index++);
+      append_generated_steps(graph, ps, group, nodes, generated_kernel_name(plan, index));
     }
   }
   if (p == PlanId::fused) apply_test_fault_switch(ps);

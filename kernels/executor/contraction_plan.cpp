@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "core/fusion/kernel_names.h"
 #include "core/fusion/library_epilogue.h"
 #include "kernels/contraction/epilogue_choice.h"
 #include "kernels/executor/executor.h"
@@ -25,10 +26,10 @@ std::int64_t product(const Shape& s, std::size_t begin, std::size_t end) {
   return p;
 }
 
-std::string safe_name(const std::string& s) {
-  std::string out;
-  for (char ch : s) out += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-  return out;
+// A call's name: the library, the group's kernel stem (core's kernel_stem) and the call's last node; a group's
+// only call drops the node (plan_contraction_group), so its name is the group's: "cublaslt_g_q_mm".
+std::string call_name(const char* library, const std::string& stem, const std::string& node) {
+  return std::string(library) + "_" + stem + "_" + c_identifier(node);
 }
 
 // Batch dimensions padded on the left with ones to `rank` entries (numpy alignment).
@@ -115,37 +116,16 @@ std::optional<ValueId> other_operand(const GroupView& gv, const Node& node, Valu
 
 struct MatmulTail {
   std::vector<NodeId> chain;
-  std::vector<std::string> ops;  // as choose_matmul_epilogue names them
-  std::vector<std::optional<ValueId>> bias;  // the vector of each "add(bias)"
-  std::vector<double> scale;                 // the scalar of each "mul_scalar" (1 for the other ops)
+  std::vector<MatmulTailOp> ops;  // labelled by core's matmul_tail_op, as choose_matmul_epilogue reads them
 };
 
-MatmulTail matmul_tail(const GroupView& gv, NodeId mm, std::int64_t n) {
+MatmulTail matmul_tail(const GroupView& gv, NodeId mm) {
+  const std::vector<NodeId> group(gv.in.begin(), gv.in.end());
   MatmulTail t;
   ValueId v = gv.g.value_of(mm);
   while (auto next = chain_successor(gv, v)) {
-    const Node& node = gv.g.node(*next);
-    std::string op = node.op;
-    std::optional<ValueId> bias;
-    double scale = 1.0;
-    if (const auto s = scalar_multiplier(gv.g, *next)) {
-      op = "mul_scalar";  // the GEMM's alpha
-      scale = *s;
-    } else if (node.op_id() == OpId::add) {
-      auto other = other_operand(gv, node, v);
-      const TensorType* ot = other ? &gv.g.value_type(*other) : nullptr;
-      if (ot && ot->numel() == n && !ot->shape.empty() && ot->shape.back() == n && ot->dtype == node.type.dtype) {
-        op = "add(bias)", bias = other;
-      } else if (node.inputs[0].is_scalar() || node.inputs[1].is_scalar()) {
-        op = "add_scalar";  // not a tensor add: cuBLASLt has no epilogue for it
-      }
-    } else if (node.inputs.size() != 1) {
-      op = node.op;  // an op with other operands: choose_matmul_epilogue reports it as unsupported
-    }
     t.chain.push_back(*next);
-    t.ops.push_back(op);
-    t.bias.push_back(bias);
-    t.scale.push_back(scale);
+    t.ops.push_back(matmul_tail_op(gv.g, group, *next, v));
     v = gv.g.value_of(*next);
   }
   return t;
@@ -168,7 +148,7 @@ MatmulOperands matmul_operands(const GroupView& gv, NodeId mm) {
   return ops;
 }
 
-LibraryCall matmul_call(const GroupView& gv, NodeId mm, int group_index, std::vector<std::string>& notes) {
+LibraryCall matmul_call(const GroupView& gv, NodeId mm, const std::string& stem, std::vector<std::string>& notes) {
   const Graph& g = gv.g;
   LibraryCall call;
   call.kind = LibraryCallKind::matmul;
@@ -178,18 +158,23 @@ LibraryCall matmul_call(const GroupView& gv, NodeId mm, int group_index, std::ve
   call.b = {ops.b};
   call.nodes = ops.folded;
   call.nodes.push_back(mm);
-  const MatmulTail tail = matmul_tail(gv, mm, call.matmul.n);
-  const EpilogueChoice choice = choose_matmul_epilogue(tail.ops);
+  const MatmulTail tail = matmul_tail(gv, mm);
+  std::vector<std::string> labels;
+  for (const MatmulTailOp& op : tail.ops) labels.push_back(op.label);
+  const EpilogueChoice choice = choose_matmul_epilogue(labels);
   call.matmul.epilogue = choice.epilogue;
+  call.matmul.residual = choice.residual;
   for (std::size_t i = 0; i < choice.absorbed; ++i) {
+    const MatmulTailOp& op = tail.ops[i];
     call.nodes.push_back(tail.chain[i]);
-    if (tail.bias[i]) call.bias = tail.bias[i];
-    call.matmul.alpha *= static_cast<float>(tail.scale[i]);
+    if (op.operand) (classify_tail(op.label) == TailOp::residual ? call.residual : call.bias) = op.operand;
+    call.matmul.alpha *= static_cast<float>(op.scale);
   }
   call.inputs = {call.a, call.b[0]};
   if (call.bias) call.inputs.push_back(*call.bias);
+  if (call.residual) call.inputs.push_back(*call.residual);
   call.outputs = {g.value_of(call.nodes.back())};
-  call.name = "cublaslt_g" + std::to_string(group_index) + "_" + safe_name(g.node(call.nodes.back()).name);
+  call.name = call_name("cublaslt", stem, g.node(call.nodes.back()).name);
   call.description = describe_matmul(call.matmul);
   for (NodeId t : ops.folded) {
     call.description += "; " + g.node(t).name + " read as a transposed operand";
@@ -217,7 +202,7 @@ Conv2dProblem conv_problem(const Graph& g, const Node& node) {
   return p;
 }
 
-LibraryCall conv_call(const GroupView& gv, NodeId cv, int group_index, std::vector<std::string>& notes) {
+LibraryCall conv_call(const GroupView& gv, NodeId cv, const std::string& stem, std::vector<std::string>& notes) {
   const Graph& g = gv.g;
   const Node& node = g.node(cv);
   LibraryCall call;
@@ -267,7 +252,7 @@ LibraryCall conv_call(const GroupView& gv, NodeId cv, int group_index, std::vect
     for (std::size_t i = 1; i < 5; ++i) call.inputs.push_back(g.node(*call.folded_batchnorm).inputs[i].value);
   }
   call.outputs = {v};
-  call.name = "cudnn_g" + std::to_string(group_index) + "_" + safe_name(g.node(call.nodes.back()).name);
+  call.name = call_name("cudnn", stem, g.node(call.nodes.back()).name);
   call.description = describe_conv2d(p);
   if (call.folded_batchnorm) {
     call.description += "; batchnorm folded into conv weights at plan time";
@@ -292,8 +277,9 @@ std::vector<std::vector<NodeId>> horizontal_sets(const GroupView& gv, const std:
     const Node& node = gv.g.node(mm);
     const LibraryCall& call = single.at(mm);
     const ValueId b = node.inputs[1].value;
-    if (call.matmul.batch != 1 || call.matmul.epilogue != MatmulEpilogue::none || !gv.g.is_input(b) ||
-        gv.g.value_type(b).shape.size() != 2 || call.nodes.front() != mm) {  // (a folded transpose comes first)
+    // call.nodes is {mm} alone unless the call absorbed a folded transpose (first) or a tail (alpha, residual,
+    // bias, activation): one strided-batched GEMM on stacked weights has no epilogue of any part.
+    if (call.matmul.batch != 1 || call.nodes.size() != 1 || !gv.g.is_input(b) || gv.g.value_type(b).shape.size() != 2) {
       continue;
     }
     auto key = std::tuple(node.inputs[0].value, node.attrs.get_bool("transpose_b"), gv.g.value_type(b).shape,
@@ -310,7 +296,7 @@ std::vector<std::vector<NodeId>> horizontal_sets(const GroupView& gv, const std:
 }
 
 LibraryCall horizontal_call(const Graph& g, const std::vector<NodeId>& parts, const std::map<NodeId, LibraryCall>& single,
-                            int group_index) {
+                            const std::string& stem) {
   LibraryCall call;
   call.kind = LibraryCallKind::horizontal_matmul;
   call.matmul = single.at(parts[0]).matmul;
@@ -328,8 +314,7 @@ LibraryCall horizontal_call(const Graph& g, const std::vector<NodeId>& parts, co
   p.batch_stride_a = 0;
   p.batch_stride_b = p.k * p.n;
   p.batch_stride_c = p.m * p.n;  // the arena's spacing of the outputs replaces it at launch
-  call.name = "cublaslt_g" + std::to_string(group_index) + "_" + safe_name(g.node(parts[0]).name) + "_x" +
-              std::to_string(parts.size());
+  call.name = "cublaslt_" + stem + "_x" + std::to_string(parts.size());
   call.description = describe_matmul(p) + "; horizontal: " + std::to_string(parts.size()) +
                      " GEMMs as one strided-batched GEMM on weights stacked once at plan time, outputs packed";
   return call;
@@ -366,7 +351,7 @@ bool has_contraction(const Graph& g, std::span<const NodeId> nodes) {
 }
 
 ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const NodeId> nodes,
-                                            const std::vector<ValueId>& outputs, int group_index) {
+                                            const std::vector<ValueId>& outputs, const std::string& stem) {
   GroupView gv{g, std::set<NodeId>(nodes.begin(), nodes.end()), std::set<ValueId>(outputs.begin(), outputs.end())};
   ContractionGroupPlan plan;
   std::vector<NodeId> contractions, matmuls;
@@ -378,8 +363,8 @@ ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const Node
   std::map<NodeId, LibraryCall> single;
   std::map<NodeId, std::vector<std::string>> single_notes;
   for (NodeId n : contractions) {
-    single[n] = g.node(n).op_id() == OpId::matmul ? matmul_call(gv, n, group_index, single_notes[n])
-                                         : conv_call(gv, n, group_index, single_notes[n]);
+    single[n] = g.node(n).op_id() == OpId::matmul ? matmul_call(gv, n, stem, single_notes[n])
+                                                  : conv_call(gv, n, stem, single_notes[n]);
   }
   std::map<NodeId, const std::vector<NodeId>*> merged;  // first part -> its set; other parts -> nullptr
   const auto sets = horizontal_sets(gv, matmuls, single);
@@ -391,8 +376,11 @@ ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const Node
       plan.calls.push_back(single[n]);
       plan.notes.insert(plan.notes.end(), single_notes[n].begin(), single_notes[n].end());
     } else if (merged[n]) {
-      plan.calls.push_back(horizontal_call(g, *merged[n], single, group_index));
+      plan.calls.push_back(horizontal_call(g, *merged[n], single, stem));
     }
+  }
+  if (plan.calls.size() == 1 && plan.calls[0].kind != LibraryCallKind::horizontal_matmul) {
+    plan.calls[0].name = plan.calls[0].kind == LibraryCallKind::conv2d ? "cudnn_" + stem : "cublaslt_" + stem;
   }
   check_inputs_ready(gv, plan.calls);
   std::set<NodeId> done;

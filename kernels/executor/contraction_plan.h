@@ -20,7 +20,7 @@ namespace fx::gpu {
 constexpr double kTf32Tolerance = 2e-3;
 
 enum class LibraryCallKind : std::uint8_t {
-  matmul,             // one (batched) cuBLASLt GEMM, perhaps with an epilogue
+  matmul,             // one (batched) cuBLASLt GEMM, perhaps with an epilogue and a residual as C
   horizontal_matmul,  // P matmuls sharing their left operand: one strided-batched GEMM on stacked weights
   conv2d,             // one cuDNN convolution, perhaps with bias (+ ReLU) fused and a batchnorm folded in
 };
@@ -29,7 +29,7 @@ std::string_view library_call_kind_name(LibraryCallKind k);
 // One launch through a vendor library.
 struct LibraryCall {
   LibraryCallKind kind = LibraryCallKind::matmul;
-  std::string name;             // report name, e.g. "cublaslt_g3_mm"
+  std::string name;             // report name, e.g. "cublaslt_g_mm" (core/fusion/kernel_names.h)
   std::vector<NodeId> nodes;    // graph nodes it computes (contractions and the epilogue it absorbed)
   std::vector<ValueId> inputs;  // graph values it reads from the arena
   std::vector<ValueId> outputs; // values it writes (horizontal: one per part, in part order)
@@ -42,6 +42,7 @@ struct LibraryCall {
   ValueId a = -1;
   std::vector<ValueId> b;  // one weight per part
   std::optional<ValueId> bias;
+  std::optional<ValueId> residual;  // read as cuBLASLt's C with beta = 1 (matmul.residual); matmul only
   // horizontal_matmul: each part as a call of its own (kind matmul, in part order), the way the group runs
   // where the merged call is the slower on the device (layout tuning times the two: layout_tuning.h).
   std::vector<LibraryCall> parts;
@@ -65,11 +66,11 @@ struct ContractionGroupPlan {
 
 bool has_contraction(const Graph& g, std::span<const NodeId> nodes);
 
-// Plans one group: nodes (any order) and the values it must write (the plan's GroupIo::outputs). `group_index`
-// names the calls. Throws std::invalid_argument for work it cannot run (a contraction prologue inside the group,
+// Plans one group: nodes (any order) and the values it must write (the plan's GroupIo::outputs). `stem` (core's
+// kernel_stem of the group) names the calls. Throws std::invalid_argument for work it cannot run (a contraction prologue inside the group,
 // a batch broadcast cuBLASLt's strided batches cannot express, ...), with a message naming the node.
 ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const NodeId> nodes,
-                                            const std::vector<ValueId>& outputs, int group_index);
+                                            const std::vector<ValueId>& outputs, const std::string& stem);
 
 // Per graph output downstream of an f32 contraction: the TF32 tolerance, 2e-3 * sqrt(the longest chain of TF32
 // contractions above it), capped at 1e-2, where it is looser than the dtype's. Outputs not listed keep

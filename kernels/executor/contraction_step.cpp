@@ -66,15 +66,16 @@ bool LibraryStep::offers_nhwc(const Graph& g) const {
   return call_.kind == LibraryCallKind::conv2d && call_.conv.groups == 1 && !call_.conv.nhwc && g.is_input(call_.w);
 }
 
-void LibraryStep::load_nhwc(CompiledProgram& im, int group_index) {
+void LibraryStep::load_nhwc(CompiledProgram& im) {
   if (!offers_nhwc(im.graph) || !nhwc_[0].empty()) return;
   nhwc_problem_ = call_.conv;
   nhwc_problem_.nhwc = true;
   const Conv2dProblem& p = call_.conv;
   const Conv2dOutputShape out = conv2d_output_shape(p);
-  const std::string& conv = im.graph.node(call_.nodes.front()).name;
-  nhwc_kernels_[0] = generate_layout_transpose(p.type, p.n, p.c, p.h * p.w, group_index, conv + "_x_to_nhwc");
-  nhwc_kernels_[1] = generate_layout_transpose(p.type, out.n, out.p * out.q, out.k, group_index, conv + "_y_to_nchw");
+  // Named as the call is, generated: "cudnn_g_conv" -> "fx_g_conv_x_to_nhwc".
+  const std::string conv = "fx_" + call_.name.substr(call_.name.find('_') + 1);
+  nhwc_kernels_[0] = generate_layout_transpose(p.type, p.n, p.c, p.h * p.w, conv + "_x_to_nhwc");
+  nhwc_kernels_[1] = generate_layout_transpose(p.type, out.n, out.p * out.q, out.k, conv + "_y_to_nchw");
   for (int i = 0; i < 2; ++i) {
     const GeneratedKernel& k = nhwc_kernels_[i];
     std::vector<const std::string*> sources = {&k.source};
@@ -281,15 +282,16 @@ void LibraryStep::launch(const PlanBuffers& b, cudaStream_t stream, CallPart par
   }
   if (!rt.matmul) rt.matmul = std::make_unique<Matmul>();
   const GemmOperands o = gemm_operands(b);
-  rt.matmul->run(gemm_problem(b), o.a, o.b, o.bias, o.c, stream);
+  rt.matmul->run(gemm_problem(b), o.a, o.b, o.epilogue, o.c, stream);
 }
 
 LibraryStep::GemmOperands LibraryStep::gemm_operands(const PlanBuffers& buffers) const {
   if (!is_gemm()) throw std::logic_error(call_.name + " is not a GEMM");
   const void* b = call_.kind == LibraryCallKind::matmul ? buffers.value(call_.b[0]) : weights_.get();
   if (!b) throw std::logic_error(call_.name + " launched before preparation");
-  return {buffers.value(call_.a), b, call_.bias ? buffers.value(*call_.bias) : nullptr,
-          buffers.value(call_.outputs[0])};
+  const void* bias = call_.bias ? buffers.value(*call_.bias) : nullptr;
+  const void* residual = call_.residual ? buffers.value(*call_.residual) : nullptr;
+  return {buffers.value(call_.a), b, {bias, residual}, buffers.value(call_.outputs[0])};
 }
 
 MatmulProblem LibraryStep::gemm_problem(const PlanBuffers& b) const {
@@ -299,13 +301,13 @@ MatmulProblem LibraryStep::gemm_problem(const PlanBuffers& b) const {
 std::size_t LibraryStep::gemm_finalists(const PlanBuffers& b) const {
   if (!is_gemm() || !runtime_->matmul) return 0;
   const GemmOperands o = gemm_operands(b);
-  return runtime_->matmul->finalist_count(gemm_problem(b), o.a, o.b, o.bias, o.c);
+  return runtime_->matmul->finalist_count(gemm_problem(b), o.a, o.b, o.epilogue, o.c);
 }
 
 std::string LibraryStep::gemm_finalists_id(const PlanBuffers& b) const {
   if (!is_gemm() || !runtime_->matmul) return {};
   const GemmOperands o = gemm_operands(b);
-  return runtime_->matmul->finalists_id(gemm_problem(b), o.a, o.b, o.bias, o.c);
+  return runtime_->matmul->finalists_id(gemm_problem(b), o.a, o.b, o.epilogue, o.c);
 }
 
 Matmul& LibraryStep::searched_matmul() const {
@@ -315,13 +317,13 @@ Matmul& LibraryStep::searched_matmul() const {
 
 void LibraryStep::launch_finalist(const PlanBuffers& b, cudaStream_t stream, std::size_t i) const {
   const GemmOperands o = gemm_operands(b);
-  searched_matmul().run_finalist(i, gemm_problem(b), o.a, o.b, o.bias, o.c, stream);
+  searched_matmul().run_finalist(i, gemm_problem(b), o.a, o.b, o.epilogue, o.c, stream);
 }
 
 void LibraryStep::choose_finalist(const PlanBuffers& b, std::size_t i, const std::vector<double>& ms,
                                   const std::string& timed_as) const {
   const GemmOperands o = gemm_operands(b);
-  searched_matmul().choose_finalist(i, gemm_problem(b), o.a, o.b, o.bias, o.c, ms, timed_as);
+  searched_matmul().choose_finalist(i, gemm_problem(b), o.a, o.b, o.epilogue, o.c, ms, timed_as);
 }
 
 // Horizontal: the part outputs sit at equal spacing in the arena (plan_memory places one step's outputs back to
@@ -351,12 +353,12 @@ void name_step_after(const Graph& g, const LibraryCall& call, StepInfo& s) {
 }
 
 void append_contraction_steps(CompiledProgram& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes,
-                              int group_index) {
+                              const std::string& stem) {
   const Graph& g = im.graph;
   CompiledPlan& ps = im.plan(p);
   im.tolerances = tf32_output_tolerances(g);
   if (!im.contraction) im.contraction = std::make_shared<ContractionRuntime>();
-  ContractionGroupPlan cp = plan_contraction_group(g, nodes, group.io.outputs, group_index);
+  ContractionGroupPlan cp = plan_contraction_group(g, nodes, group.io.outputs, stem);
   std::string launches;
   for (LibraryCall& call : cp.calls) {
     launches += (launches.empty() ? "" : " + ") + call.name + " (" + call.description + ")";
@@ -366,14 +368,14 @@ void append_contraction_steps(CompiledProgram& im, PlanId p, const Group& group,
     // The channels-last way is compiled only when the run times layouts or forces it.
     const int forced = im.options.force_layout;
     if (((im.options.autotune && forced < 0) || forced >= 1) && library->offers_nhwc(g)) {
-      library->load_nhwc(im, group_index);
+      library->load_nhwc(im);
     }
     s.action = LibraryLaunch{std::move(library)};
     ps.steps.push_back(std::move(s));
   }
   std::size_t generated = 0;
   if (!cp.rest.empty()) {
-    GroupCode code = generate_group(g, cp.rest, cp.rest_outputs, group_index);
+    GroupCode code = generate_group(g, cp.rest, cp.rest_outputs, "fx_" + stem);
     if (!code.note.empty()) cp.notes.push_back(code.note);
     for (GeneratedKernel& k : code.kernels) {
       Step s = step_of_group(group);

@@ -64,7 +64,7 @@ class LibraryStep {
   // Whether this call can run channels-last (see above), and the compiled conversions once load_nhwc ran.
   bool offers_nhwc(const Graph& g) const;
   // Generates and compiles the conversions (named after the group, as its other kernels are).
-  void load_nhwc(CompiledProgram& im, int group_index);
+  void load_nhwc(CompiledProgram& im);
   bool nhwc_ready() const { return !nhwc_[0].empty() && weights_nhwc_.get() != nullptr; }
   // Once tuning kept the NCHW call: frees the NHWC scratch and weights, and preparation makes them no more.
   void drop_nhwc();
@@ -105,7 +105,7 @@ class LibraryStep {
   struct GemmOperands {
     const void* a;
     const void* b;
-    const void* bias;
+    EpilogueInputs epilogue;  // the bias vector and the residual (cuBLASLt's C), where the call has them
     void* c;
   };
   GemmOperands gemm_operands(const PlanBuffers& b) const;
@@ -134,7 +134,7 @@ void name_step_after(const Graph& g, const LibraryCall& call, StepInfo& s);
 // Adds a contraction group's steps to plan p: its library calls, then generated kernels for the elementwise
 // nodes no epilogue absorbed; notes say why a group takes more than one launch.
 void append_contraction_steps(CompiledProgram& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes,
-                              int group_index);
+                              const std::string& stem);
 // Runs every library step's preparation (after fill_inputs, before any launch).
 void prepare_library_steps(CompiledProgram& im);
 // What the plans' library calls allocate outside the arena: each call's prepared_bytes (a call shared by

@@ -21,7 +21,7 @@ struct FaultSite {
   bool has_step() const { return step >= 0; }
   // "exact", "last_launched" or "none" (no plan step had been launched): the report's "attribution".
   std::string attribution() const;
-  // One phrase for people: "fused plan step 0 (kernel fx_g0_y, group g:mul), during verification".
+  // One phrase for people: "fused plan step 0 (kernel fx_g_mul, group g:mul), during verification".
   std::string describe() const;
 };
 

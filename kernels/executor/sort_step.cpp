@@ -54,7 +54,8 @@ void SortStep::launch(const PlanBuffers& b, cudaStream_t stream) const {
                         b.memory.sort_workspace_bytes(), stream));
 }
 
-bool append_sort_step(CompiledProgram& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes) {
+bool append_sort_step(CompiledProgram& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes,
+                      const std::string& stem) {
   const Graph& g = im.graph;
   NodeId sort_node = -1;
   for (NodeId n : nodes) {
@@ -72,7 +73,7 @@ bool append_sort_step(CompiledProgram& im, PlanId p, const Group& group, const s
   FX_CUDA_CALL(row_sort_workspace_bytes(sort->sort(), workspace));
   im.sort_workspace_bytes = std::max(im.sort_workspace_bytes, workspace);
   Step s = step_of_group(group, SortLaunch{std::move(sort)});
-  s.kernel.name = "cub_" + node.op + "_" + node.name;
+  s.kernel.name = "cub_" + stem;
   s.kernel.kind = KernelKind::cub_sort;
   s.kernel.nodes = {sort_node};
   s.kernel.inputs = {node.inputs[0].value};

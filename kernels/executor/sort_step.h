@@ -26,7 +26,8 @@ class SortStep {
 
 // When the group is a sort or topk node, adds its step to plan p (and grows the shared workspace) and
 // returns true; false for any other group. Throws std::invalid_argument for a sort it cannot run (an axis
-// with more than one element after it, or a sort fused with other nodes).
-bool append_sort_step(CompiledProgram& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes);
+// with more than one element after it, or a sort fused with other nodes). The step is named "cub_" + stem.
+bool append_sort_step(CompiledProgram& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes,
+                      const std::string& stem);
 
 }  // namespace fx::gpu

@@ -31,7 +31,7 @@ TEST(RunFault, ParsesTheFaultReport) {
   EXPECT_EQ(fault->code, 700);
   EXPECT_EQ(fault->plan, QStringLiteral("fused"));
   EXPECT_EQ(fault->step, 0);
-  EXPECT_EQ(fault->kernel, QStringLiteral("fx_g0_y"));
+  EXPECT_EQ(fault->kernel, QStringLiteral("fx_g_mul"));
   EXPECT_EQ(fault->group, QStringLiteral("g:mul"));
   EXPECT_EQ(fault->attribution, QStringLiteral("exact"));
   EXPECT_TRUE(fault->describe().contains(QStringLiteral("this is the kernel that faulted")));
@@ -79,7 +79,7 @@ TEST(RunFault, ThePanelSaysWhatFaultedAndKeepsWorking) {
     EXPECT_FALSE(finished.at(0).at(0).toBool());
     const QString message = finished.at(0).at(1).toString();
     EXPECT_TRUE(message.contains(QStringLiteral("cudaErrorIllegalAddress"))) << message.toStdString();
-    EXPECT_TRUE(message.contains(QStringLiteral("fused plan, step 0: kernel fx_g0_y of group g:mul"))) << message.toStdString();
+    EXPECT_TRUE(message.contains(QStringLiteral("fused plan, step 0: kernel fx_g_mul of group g:mul"))) << message.toStdString();
     EXPECT_TRUE(message.contains(QStringLiteral("nothing was measured"))) << message.toStdString();
     EXPECT_FALSE(panel.report());
     EXPECT_TRUE(panel.device_available());

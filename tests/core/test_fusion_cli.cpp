@@ -159,6 +159,13 @@ TEST(FusionCli, CodegenWritesItsKernelsAsJsonOrSaysWhyNot) {
     EXPECT_GT(layout["grid"].get<long long>(), 0);
   }
   EXPECT_EQ(k["layouts"][2]["block"], 512);
+  // The kernel goes by its group's name, as `fuse` lists the group.
+  EXPECT_EQ(j["groups"][0]["id"], "g:mul");
+  EXPECT_EQ(k["name"], "fx_g_mul");
+  r = cli("fuse " + sample("relu_mul_add.json") + " --auto -o " + (dir / "fused.json").string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("g:mul"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fx_g_mul"), std::string::npos) << r.out;
   r = cli("codegen " + sample("qkv_bf16.json") + " --json " + out);
   ASSERT_EQ(r.status, 0) << r.out;
   std::ifstream in2(out);

@@ -157,6 +157,32 @@ TEST(GoldenGpt2, QkvBiasAddsGoIntoTheGemmEpilogueNotTheHeadSplit) {
   }
 }
 
+// The residual adds after the attention projection and the MLP's output projection are cuBLASLt's C input
+// (beta = 1): each projection, its bias and its residual are one call, 15 kernels in all (16 before residuals
+// joined the GEMMs: res1 sat in ln2's row kernel and y ran alone). The mask add after the scores broadcasts a
+// [1024, 1024] tensor over batch and heads, which C cannot be, and says so.
+TEST(GoldenGpt2, ResidualAddsAreTheProjectionsCInput) {
+  FusionEngine engine(sample("gpt2_block.json"), test_device());
+  engine.auto_fuse();
+  const Graph& g = engine.graph();
+  const Plan& plan = engine.plan();
+  EXPECT_EQ(plan.kernel_count(), 15) << engine.decision_log_json();
+  EXPECT_EQ(names(g, plan.group_of_node(testing::node(g, "o_mm")).nodes),
+            (std::vector<std::string>{"o_mm", "o_b", "res1"}));
+  EXPECT_EQ(names(g, plan.group_of_node(testing::node(g, "pr_mm")).nodes),
+            (std::vector<std::string>{"pr_mm", "pr_b", "y"}));
+  EXPECT_EQ(names(g, plan.group_of_node(testing::node(g, "ln2")).nodes), std::vector<std::string>{"ln2"});
+  const Group& proj = plan.group_of_node(testing::node(g, "o_mm"));
+  EXPECT_EQ(proj.cost.tensors_written, 1);  // res1 only: o_b never reaches memory
+  const std::vector<NodeId> scores = {testing::node(g, "scores"), testing::node(g, "scaled"),
+                                      testing::node(g, "masked")};
+  const FusionDecision mask = check_group(g, scores, engine.options());
+  EXPECT_EQ(mask.reason, Reason::epilogue_not_expressible) << mask.message;
+  EXPECT_NE(mask.message.find("masked (add) after scores (matmul): `add` of a tensor broadcast to the output"),
+            std::string::npos)
+      << mask.message;
+}
+
 TEST(GoldenGpt2, BlockFusesAndKeepsHeadSplitApartWithAReason) {
   FusionEngine engine(sample("gpt2_block.json"), test_device());
   const int unfused = engine.plan().kernel_count();

@@ -2,6 +2,7 @@
 // sections), the decision log, what-if limits, determinism.
 #include <nlohmann/json.hpp>
 
+#include "core/fusion/kernel_names.h"
 #include "core/generate/transformer.h"
 #include "tests/core/fusion_test_util.h"
 
@@ -15,6 +16,34 @@ TEST(FusionPlan, UnfusedPlanHasOneGroupPerNode) {
   FusionEngine engine(sample("relu_mul_add.json"), test_device());
   EXPECT_EQ(engine.plan().kernel_count(), 3);
   EXPECT_EQ(engine.plan().groups()[0].id, "g:mul");
+}
+
+// A group's one name: its id on the graph and in tables, the same text in its kernels' names.
+TEST(FusionPlan, KernelNamesCarryTheGroupId) {
+  FusionEngine engine(sample("relu_mul_add.json"), test_device());
+  EXPECT_EQ(generated_kernel_name(engine.plan(), 2), "fx_g_y");
+  engine.auto_fuse();
+  ASSERT_EQ(engine.plan().groups().size(), 1u);
+  EXPECT_EQ(engine.plan().groups()[0].id, "g:mul");
+  EXPECT_EQ(kernel_stem(engine.plan(), 0), "g_mul");
+  EXPECT_EQ(group_kernel_name(engine.graph(), engine.plan(), 0), "fx_g_mul");
+  FusionEngine mlp(sample("mlp_relu_f32.json"), test_device());
+  mlp.auto_fuse();
+  EXPECT_EQ(group_kernel_name(mlp.graph(), mlp.plan(), mlp.plan().group_of(testing::node(mlp.graph(), "mm"))), "cublaslt_g_mm");
+  FusionEngine conv(sample("conv_bn_relu.json"), test_device());
+  conv.auto_fuse();
+  EXPECT_EQ(group_kernel_name(conv.graph(), conv.plan(), conv.plan().group_of(testing::node(conv.graph(), "conv"))), "cudnn_g_conv");
+}
+
+// Ids that become the same C identifier ("g:a.b", "g:a_b") keep kernel names apart by the later group's index.
+TEST(FusionPlan, KernelNamesStayApartWhereIdsMeetAsIdentifiers) {
+  const Graph g = testing::graph_from(testing::graph_json(R"([{"name": "x", "shape": [4], "dtype": "f32"}])",
+      R"([{"name": "a.b", "op": "relu", "inputs": ["x"]}, {"name": "a_b", "op": "exp", "inputs": ["a.b"]}])", R"(["a_b"])"));
+  const Plan plan = Plan::unfused(g, CostModel(test_device()));
+  ASSERT_EQ(plan.groups().size(), 2u);
+  EXPECT_EQ(kernel_stem(plan, 0), "g_a_b");
+  EXPECT_EQ(kernel_stem(plan, 1), "g_a_b_1");
+  EXPECT_EQ(c_identifier("layers.0/q-proj"), "layers_0_q_proj");
 }
 
 TEST(FusionPlan, RestoringARecordedStateIsExact) {

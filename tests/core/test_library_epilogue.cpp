@@ -19,7 +19,7 @@ struct TailCase {
   const char* why;       // a phrase of the refusal, "" when the whole tail fits
 };
 
-TEST(LibraryEpilogue, CublasLtCoversBiasThenReluOrGeluTanhOnly) {
+TEST(LibraryEpilogue, CublasLtCoversResidualAndBiasThenReluOrGeluTanhOnly) {
   const std::vector<TailCase> cases = {
       {{}, 0, ""},
       {{"add(bias)"}, 1, ""},
@@ -37,7 +37,21 @@ TEST(LibraryEpilogue, CublasLtCoversBiasThenReluOrGeluTanhOnly) {
       {{"mul_scalar"}, 1, ""},
       {{"mul_scalar", "mul_scalar", "add(bias)", "relu"}, 4, ""},
       {{"add(bias)", "mul_scalar"}, 1, "alpha scales the product before them"},
-      {{"add"}, 0, "full M x N tensor"},
+      // A residual is C with beta = 1: added with the bias, in either order, before the activation.
+      {{"add(residual)"}, 1, ""},
+      {{"add(residual)", "relu"}, 2, ""},
+      {{"add(bias)", "add(residual)", "relu"}, 3, ""},
+      {{"add(residual)", "add(bias)", "gelu_tanh"}, 3, ""},
+      {{"mul_scalar", "add(residual)", "add(bias)"}, 3, ""},
+      {{"add(residual)", "mul_scalar"}, 1, "after the residual, bias or activation"},
+      {{"relu", "add(residual)"}, 1, "residual add comes after the activation"},
+      {{"add(bias)", "gelu_tanh", "add(residual)"}, 2, "residual add comes after the activation"},
+      {{"add(residual)", "add(residual)"}, 1, "second residual add; cuBLASLt has one C input"},
+      {{"add(broadcast)"}, 0, "broadcast to the output"},
+      {{"add(bias)", "add(broadcast)"}, 1, "not a broadcast one"},
+      {{"add(itself)"}, 0, "adds the value to itself"},
+      {{"add(computed)"}, 0, "computed in the same group"},
+      {{"add"}, 0, "no `add` epilogue"},  // an add nobody labelled by its operand
       {{"relu", "add(bias)"}, 1, "bias comes after the activation"},
       {{"add(bias)", "add(bias)"}, 1, "second bias"},
       {{"relu", "gelu_tanh"}, 1, "one activation"},
@@ -86,19 +100,101 @@ TEST(LibraryEpilogue, MatmulTailsInAGraph) {
   EXPECT_NE(silu.message.find("cuBLASLt has no `silu` epilogue"), std::string::npos) << silu.message;
 }
 
-TEST(LibraryEpilogue, BiasReluIsOneCallAndAResidualAddIsNot) {
+TEST(LibraryEpilogue, BiasResidualReluIsOneCallAndAResidualAfterTheActivationIsNot) {
   const Graph g = graph_from(graph_json(kMm, R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
                                                   {"name": "add", "op": "add", "inputs": ["mm", "b"]},
-                                                  {"name": "act", "op": "relu", "inputs": ["add"]},
-                                                  {"name": "res", "op": "add", "inputs": ["act", "r"]}])",
-                                        R"(["res"])"));
-  const LibraryEpilogue fits = of(g, {"mm", "add", "act"});
+                                                  {"name": "res", "op": "add", "inputs": ["r", "add"]},
+                                                  {"name": "act", "op": "relu", "inputs": ["res"]},
+                                                  {"name": "res2", "op": "add", "inputs": ["act", "r"]}])",
+                                        R"(["res2"])"));
+  const LibraryEpilogue fits = of(g, {"mm", "add", "res", "act"});
   EXPECT_TRUE(fits.expressible()) << fits.message;
   EXPECT_EQ(fits.library, "cuBLASLt");
-  EXPECT_EQ(fits.absorbed, (std::vector<NodeId>{node(g, "add"), node(g, "act")}));
-  const LibraryEpilogue residual = of(g, {"mm", "add", "act", "res"});
-  EXPECT_EQ(residual.stop, node(g, "res"));
-  EXPECT_NE(residual.message.find("full M x N tensor"), std::string::npos) << residual.message;
+  EXPECT_EQ(fits.absorbed, (std::vector<NodeId>{node(g, "add"), node(g, "res"), node(g, "act")}));
+  const MatmulTailOp res = matmul_tail_op(g, std::vector<NodeId>{node(g, "mm"), node(g, "add"), node(g, "res")},
+                                          node(g, "res"), *g.find_value("add"));
+  EXPECT_EQ(res.label, "add(residual)");
+  EXPECT_EQ(res.operand, g.find_value("r"));  // read as C, whichever side of the add it is on
+  const LibraryEpilogue after = of(g, {"mm", "add", "res", "act", "res2"});
+  EXPECT_EQ(after.stop, node(g, "res2"));
+  EXPECT_NE(after.message.find("res2 (add) after mm (matmul): the residual add comes after the activation"),
+            std::string::npos)
+      << after.message;
+}
+
+TEST(LibraryEpilogue, ResidualBeforeTheBiasAndAResidualThatIsTheMatmulsOwnInput) {
+  // x @ W + x with a square W: C reads x while the GEMM reads it as A; D is a buffer of its own, so the call
+  // reads x twice and writes nothing either read.
+  const char* square = R"([{"name": "x", "shape": [64, 32], "dtype": "bf16"},
+                           {"name": "W", "shape": [32, 32], "dtype": "bf16"},
+                           {"name": "b", "shape": [32], "dtype": "bf16"}])";
+  const Graph g = graph_from(graph_json(square, R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+                                                     {"name": "res", "op": "add", "inputs": ["mm", "x"]},
+                                                     {"name": "add", "op": "add", "inputs": ["res", "b"]},
+                                                     {"name": "y", "op": "gelu_tanh", "inputs": ["add"]}])",
+                                        R"(["y"])"));
+  const LibraryEpilogue fits = of(g, {"mm", "res", "add", "y"});
+  EXPECT_TRUE(fits.expressible()) << fits.message;
+  EXPECT_EQ(fits.absorbed.size(), 3u);
+}
+
+// Each add cuBLASLt cannot take, with its reason.
+TEST(LibraryEpilogue, AddsThatAreNoResidualSayWhy) {
+  const char* inputs = R"([{"name": "x", "shape": [512, 256], "dtype": "f32"},
+                           {"name": "W", "shape": [256, 128], "dtype": "f32"},
+                           {"name": "r", "shape": [512, 128], "dtype": "f32"},
+                           {"name": "r2", "shape": [512, 128], "dtype": "f32"},
+                           {"name": "rows", "shape": [512, 1], "dtype": "f32"},
+                           {"name": "z", "shape": [512, 128], "dtype": "f32"}])";
+  struct Case {
+    const char* tail;  // nodes after mm, the last one named "t" (the one that stops the epilogue)
+    const char* why;
+  };
+  const std::vector<Case> cases = {
+      {R"({"name": "t", "op": "add", "inputs": ["mm", "rows"]})", "`add` of a tensor broadcast to the output"},
+      {R"({"name": "t", "op": "add", "inputs": ["mm", "mm"]})", "adds the value to itself"},
+      {R"({"name": "z2", "op": "relu", "inputs": ["z"]}, {"name": "t", "op": "add", "inputs": ["mm", "z2"]})",
+       "reads a value computed in the same group"},
+      {R"({"name": "a", "op": "add", "inputs": ["mm", "r"]}, {"name": "t", "op": "add", "inputs": ["a", "r2"]})",
+       "a second residual add"},
+      {R"({"name": "a", "op": "add", "inputs": ["mm", "r"]}, {"name": "t", "op": "mul", "inputs": ["a", 0.5]})",
+       "a multiplication by a scalar after the residual"},
+  };
+  for (const Case& c : cases) {
+    const std::string json = std::string(R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]}, )") + c.tail + "]";
+    const Graph g = graph_from(graph_json(inputs, json, R"(["t"])"));
+    std::vector<NodeId> nodes;
+    for (NodeId n = 0; n < g.num_nodes(); ++n) nodes.push_back(n);
+    const LibraryEpilogue lib = library_epilogue(g, nodes, node(g, "mm"));
+    EXPECT_FALSE(lib.expressible()) << c.tail;
+    EXPECT_EQ(lib.stop, node(g, "t")) << c.tail << ": " << lib.message;
+    EXPECT_NE(lib.message.find(c.why), std::string::npos) << c.tail << ": " << lib.message;
+  }
+}
+
+// Auto-fuse takes matmul -> bias -> residual -> relu as one group, priced as the one call it is: x, W, b and r
+// read once each, only the result written (no intermediate of the chain reaches memory).
+TEST(LibraryEpilogue, AResidualGroupIsPricedAsOneCallThatReadsTheResidualOnce) {
+  const char* inputs = R"([{"name": "x", "shape": [4096, 1024], "dtype": "bf16"},
+                           {"name": "W", "shape": [1024, 1024], "dtype": "bf16", "role": "weight"},
+                           {"name": "b", "shape": [1024], "dtype": "bf16"},
+                           {"name": "r", "shape": [4096, 1024], "dtype": "bf16"}])";
+  const Graph g = graph_from(graph_json(inputs, R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+                                                    {"name": "add", "op": "add", "inputs": ["mm", "b"]},
+                                                    {"name": "res", "op": "add", "inputs": ["add", "r"]},
+                                                    {"name": "y", "op": "relu", "inputs": ["res"]}])",
+                                        R"(["y"])"));
+  FusionEngine engine(g, testing::test_device());
+  const FusionDecision d = engine.explain(node(g, "add"), node(g, "res"));
+  EXPECT_TRUE(d.fuse) << d.message;
+  engine.auto_fuse();
+  ASSERT_EQ(engine.plan().groups().size(), 1u) << engine.decision_log_json();
+  const GroupCost& c = engine.plan().groups()[0].cost;
+  const std::int64_t tensor = 4096LL * 1024 * 2, weight = 1024LL * 1024 * 2, bias = 1024 * 2;
+  EXPECT_EQ(c.tensors_read, 4);
+  EXPECT_EQ(c.bytes_read, tensor + weight + bias + tensor);
+  EXPECT_EQ(c.tensors_written, 1);
+  EXPECT_EQ(c.bytes_written, tensor);
 }
 
 std::string conv_graph(const char* dtype, const std::string& tail) {

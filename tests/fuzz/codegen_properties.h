@@ -14,6 +14,7 @@
 
 #include "core/cost/device_description.h"
 #include "core/fusion/engine.h"
+#include "core/fusion/kernel_names.h"
 #include "core/graph/graph_io.h"
 #include "kernels/codegen/codegen.h"
 
@@ -72,7 +73,7 @@ inline std::optional<std::string> check_plan_codegen(const Graph& g, const Plan&
     nodes.insert(nodes.end(), grp.recomputed.begin(), grp.recomputed.end());
     gpu::GroupCode code;
     try {
-      code = gpu::generate_group(g, nodes, grp.io.outputs, static_cast<int>(i));
+      code = gpu::generate_group(g, nodes, grp.io.outputs, generated_kernel_name(plan, static_cast<int>(i)));
     } catch (const std::invalid_argument& e) {
       if (std::string_view(e.what()).empty()) return std::string(which) + ": " + grp.id + " refused without a message";
       continue;

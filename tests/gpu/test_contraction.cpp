@@ -43,9 +43,10 @@ std::vector<double> slice(const std::vector<double>& v, std::size_t offset, std:
   return out;
 }
 
-// The reference for a packed, non-transposed problem; batch strides of 0 broadcast.
+// The reference for a packed, non-transposed problem; batch strides of 0 broadcast. A residual (packed like Y)
+// is added before the epilogue, as cuBLASLt adds C.
 std::vector<double> reference(const MatmulProblem& p, const std::vector<double>& a, const std::vector<double>& b,
-                              const std::vector<double>& bias) {
+                              const std::vector<double>& bias, const std::vector<double>& residual = {}) {
   const auto l = fx::gpu::resolve_layout(p);
   std::vector<double> y;
   for (std::int64_t i = 0; i < p.batch; ++i) {
@@ -54,7 +55,8 @@ std::vector<double> reference(const MatmulProblem& p, const std::vector<double>&
     std::vector<double> yi = fx::test::matmul_ref(ai, bi, p.m, p.n, p.k);
     for (std::size_t e = 0; e < yi.size(); ++e) {
       const double bv = bias.empty() ? 0.0 : bias[e % static_cast<std::size_t>(p.n)];
-      y.push_back(apply_epilogue(p.epilogue, yi[e], bv));
+      const double rv = residual.empty() ? 0.0 : residual[y.size()];
+      y.push_back(apply_epilogue(p.epilogue, yi[e] + rv, bv));
     }
   }
   return y;
@@ -104,18 +106,31 @@ INSTANTIATE_TEST_SUITE_P(All, ContractionMatmulEpilogueTest, ::testing::ValuesIn
                                   std::string(fx::gpu::matmul_epilogue_name(param_info.param.epilogue));
                          });
 
+// X stored [K, M] and W stored [N, K], and their row-major [M, K] and [K, N] copies for the packed reference.
+struct TransposedOperands {
+  Operand at, bt;
+  std::vector<double> a, b;
+  TransposedOperands(std::int64_t m, std::int64_t n, std::int64_t k, unsigned seed)
+      : at(fx::test::random_operand(k * m, DType::f32, 1.0f, seed)),
+        bt(fx::test::random_operand(n * k, DType::f32, 1.0f, seed + 1)),
+        a(m * k),
+        b(k * n) {
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < k; ++j) a[i * k + j] = at.host[j * m + i];
+    for (std::int64_t i = 0; i < k; ++i)
+      for (std::int64_t j = 0; j < n; ++j) b[i * n + j] = bt.host[j * k + i];
+  }
+};
+
 TEST(ContractionMatmul, TransposedOperands) {
   FX_SKIP_WITHOUT_CUDA_DEVICE();
-  // X stored [K, M] and W stored [N, K]: compare with the reference on explicitly transposed copies.
   const std::int64_t m = 48, n = 40, k = 72;
-  const Operand at = fx::test::random_operand(k * m, DType::f32, 1.0f, 21);
-  const Operand bt = fx::test::random_operand(n * k, DType::f32, 1.0f, 22);
+  const TransposedOperands ops(m, n, k, 21);
+  const Operand& at = ops.at;
+  const Operand& bt = ops.bt;
+  const std::vector<double>& a = ops.a;
+  const std::vector<double>& b = ops.b;
   const Operand bias = fx::test::random_operand(n, DType::f32, 1.0f, 23);
-  std::vector<double> a(m * k), b(k * n);
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < k; ++j) a[i * k + j] = at.host[j * m + i];
-  for (std::int64_t i = 0; i < k; ++i)
-    for (std::int64_t j = 0; j < n; ++j) b[i * n + j] = bt.host[j * k + i];
   MatmulProblem p{.m = m, .n = n, .k = k};
   p.transpose_a = p.transpose_b = true;
   p.epilogue = MatmulEpilogue::relu_bias;
@@ -127,6 +142,82 @@ TEST(ContractionMatmul, TransposedOperands) {
   EXPECT_LT(fx::test::relative_error(fx::test::download(c.get(), m * n, DType::f32),
                                      reference(packed, a, b, bias.host)),
             kF32.tolerance);
+}
+
+// A residual R of Y's shape is cuBLASLt's C with beta = 1: Y = epilogue(alpha * X W + R + b). Batched, with
+// alpha, through every search candidate (the search times each with C read, as it runs), and with the bias and
+// activation applied after R, in f32 and bf16.
+class ContractionMatmulResidualTest : public ::testing::TestWithParam<EpilogueCase> {};
+
+TEST_P(ContractionMatmulResidualTest, AddsTheResidualBeforeTheBiasAndActivation) {
+  FX_SKIP_WITHOUT_CUDA_DEVICE();
+  const auto& [prec, epilogue] = GetParam();
+  MatmulProblem p{.batch = 3, .m = 64, .n = 96, .k = 128};
+  p.a_type = p.b_type = p.c_type = prec.type;
+  p.epilogue = epilogue;
+  p.residual = true;
+  p.alpha = 0.5f;
+  const Operand a = fx::test::random_operand(3 * 64 * 128, prec.type, 1.0f, 111);
+  const Operand b = fx::test::random_operand(3 * 128 * 96, prec.type, 0.2f, 112);
+  const Operand bias = fx::test::random_operand(96, prec.type, 1.0f, 113);
+  const Operand r = fx::test::random_operand(3 * 64 * 96, prec.type, 1.0f, 114);
+  fx::test::DeviceArray c(3 * 64 * 96 * static_cast<std::size_t>(fx::dtype_size(prec.type)));
+  const bool has_bias = fx::gpu::epilogue_has_bias(epilogue);
+  Matmul matmul;
+  matmul.run(p, a.device.get(), b.device.get(), {has_bias ? bias.device.get() : nullptr, r.device.get()}, c.get(),
+             nullptr);
+  std::vector<double> scaled = a.host;  // alpha scales the product only, not R
+  for (double& v : scaled) v *= 0.5;
+  MatmulProblem plain = p;
+  plain.alpha = 1.0f;
+  const auto want = reference(plain, scaled, b.host, has_bias ? bias.host : std::vector<double>{}, r.host);
+  EXPECT_LT(fx::test::relative_error(fx::test::download(c.get(), 3 * 64 * 96, prec.type), want), prec.tolerance)
+      << fx::gpu::describe_matmul(p) << "; " << matmul.algorithm_choice(p);
+  // R is read, never written.
+  EXPECT_EQ(fx::test::download(r.device.get(), 3 * 64 * 96, prec.type), r.host);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, ContractionMatmulResidualTest,
+                         ::testing::Values(EpilogueCase{kF32, MatmulEpilogue::none},
+                                           EpilogueCase{kF32, MatmulEpilogue::relu_bias},
+                                           EpilogueCase{kBf16, MatmulEpilogue::none},
+                                           EpilogueCase{kBf16, MatmulEpilogue::relu_bias},
+                                           EpilogueCase{kBf16, MatmulEpilogue::gelu_tanh_bias}),
+                         [](const auto& param_info) {
+                           return std::string(param_info.param.precision.name) + "_" +
+                                  std::string(fx::gpu::matmul_epilogue_name(param_info.param.epilogue));
+                         });
+
+// With X and W read transposed, R still has Y's row-major layout: cuBLASLt's C takes Y's descriptor, which the
+// transpose flags of A and B do not touch.
+TEST(ContractionMatmul, ResidualWithTransposedOperandsHasTheOutputsLayout) {
+  FX_SKIP_WITHOUT_CUDA_DEVICE();
+  const std::int64_t m = 48, n = 40, k = 72;
+  const TransposedOperands ops(m, n, k, 121);
+  const Operand r = fx::test::random_operand(m * n, DType::f32, 1.0f, 123);
+  MatmulProblem p{.m = m, .n = n, .k = k};
+  p.transpose_a = p.transpose_b = true;
+  p.residual = true;
+  fx::test::DeviceArray c(m * n * sizeof(float));
+  Matmul matmul;
+  matmul.run(p, ops.at.device.get(), ops.bt.device.get(), {nullptr, r.device.get()}, c.get(), nullptr);
+  MatmulProblem packed = p;
+  packed.transpose_a = packed.transpose_b = false;
+  EXPECT_LT(fx::test::relative_error(fx::test::download(c.get(), m * n, DType::f32),
+                                     reference(packed, ops.a, ops.b, {}, r.host)),
+            kF32.tolerance);
+}
+
+TEST(ContractionMatmul, RejectsAResidualInTheOutputsBufferOrWithoutItsPointer) {
+  FX_SKIP_WITHOUT_CUDA_DEVICE();
+  fx::test::DeviceArray buf(64 * 64 * sizeof(float)), y(64 * 64 * sizeof(float));
+  MatmulProblem p{.m = 64, .n = 64, .k = 64};
+  p.residual = true;
+  Matmul matmul;
+  EXPECT_THROW(matmul.run(p, buf.get(), buf.get(), nullptr, y.get(), nullptr), std::invalid_argument);
+  EXPECT_THROW(matmul.run(p, buf.get(), buf.get(), {nullptr, y.get()}, y.get(), nullptr), std::invalid_argument);
+  p.residual = false;
+  EXPECT_THROW(matmul.run(p, buf.get(), buf.get(), {nullptr, buf.get()}, y.get(), nullptr), std::invalid_argument);
 }
 
 // The search goes beyond the heuristic's list: the attention-scores shape of gpt2_block, scaled down (q k^T over

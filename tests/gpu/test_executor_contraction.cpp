@@ -246,12 +246,12 @@ TEST(ExecutorContractionGpu, HorizontalMatmulRunsAsItsGemmsWhenLayoutTwoIsForced
     EXPECT_EQ(k.kind, "matmul") << fused_paths(r);
     EXPECT_EQ(k.library, "cuBLASLt");
     EXPECT_EQ(k.nodes, std::vector<std::string>{std::string(1, "qkv"[i])});
-    EXPECT_NE(k.path.find("run alone, one of cublaslt_g0_q_x3's 3 GEMMs: layout 2 of 2, set by hand"), std::string::npos)
+    EXPECT_NE(k.path.find("run alone, one of cublaslt_g_q_x3's 3 GEMMs: layout 2 of 2, set by hand"), std::string::npos)
         << fused_paths(r);
     EXPECT_NE(k.path.find("algorithm"), std::string::npos) << fused_paths(r);
   }
-  EXPECT_TRUE(has_note(r.fused, "3 launches: cublaslt_g0_q_x3 runs as its 3 GEMMs (cublaslt_g0_q + cublaslt_g0_k + "
-                                "cublaslt_g0_v), set by hand"))
+  EXPECT_TRUE(has_note(r.fused, "3 launches: cublaslt_g_q_x3 runs as its 3 GEMMs (cublaslt_g_q_q + cublaslt_g_q_k + "
+                                "cublaslt_g_q_v), set by hand"))
       << ::testing::PrintToString(r.fused.notes);
 }
 
@@ -264,7 +264,7 @@ TEST(ExecutorContractionGpu, HorizontalMatmulWayIsTimed) {
   expect_verified(r, "small qkv, way timed");
   EXPECT_TRUE(has_path(r.fused, "the strided-batched call 0.")) << fused_paths(r);
   EXPECT_TRUE(has_path(r.fused, " ms, its 3 GEMMs alone 0.")) << fused_paths(r);
-  const bool alone = has_path(r.fused, "run alone, one of cublaslt_g0_q_x3's 3 GEMMs: the faster way");
+  const bool alone = has_path(r.fused, "run alone, one of cublaslt_g_q_x3's 3 GEMMs: the faster way");
   EXPECT_NE(alone, has_path(r.fused, "one strided-batched call, the faster")) << fused_paths(r);
   EXPECT_EQ(r.fused.kernels.size(), alone ? 5u : 3u) << fused_paths(r);
   EXPECT_EQ(r.fused.kernels[0].kind, alone ? "matmul" : "horizontal_matmul") << fused_paths(r);
@@ -377,7 +377,7 @@ TEST(ExecutorContractionGpu, ConvRunsChannelsLastAsThreeSteps) {
   expect_verified(r, "small conv_bn_relu, NHWC");
   EXPECT_FALSE(r.reference_checks.empty()) << r.reference_note;
   ASSERT_EQ(r.fused.kernels.size(), 3u) << fused_paths(r);
-  EXPECT_EQ(r.fused.kernels[0].name, "fx_g0_conv_x_to_nhwc");
+  EXPECT_EQ(r.fused.kernels[0].name, "fx_g_conv_x_to_nhwc");
   EXPECT_EQ(r.fused.kernels[0].library, "generated (NVRTC)");
   EXPECT_EQ(r.fused.kernels[0].bytes, 2 * 2 * 8 * 10 * 10 * 4);
   EXPECT_EQ(r.fused.kernels[1].library, "cuDNN");
@@ -394,7 +394,7 @@ TEST(ExecutorContractionGpu, ConvRunsChannelsLastAsThreeSteps) {
             std::string::npos)
       << fused_paths(r);
   EXPECT_NE(r.fused.kernels[1].path.find("batchnorm folded"), std::string::npos) << fused_paths(r);
-  EXPECT_EQ(r.fused.kernels[2].name, "fx_g0_conv_y_to_nchw");
+  EXPECT_EQ(r.fused.kernels[2].name, "fx_g_conv_y_to_nchw");
   EXPECT_EQ(r.fused.kernels[2].kind, "transpose_tiled");
   EXPECT_TRUE(std::any_of(r.fused.notes.begin(), r.fused.notes.end(),
                           [](const std::string& n) { return n.find("runs channels-last, as 3 launches") != std::string::npos; }));
@@ -548,6 +548,8 @@ TEST(ExecutorContractionGpu, SamplesAtFullSize) {
     EXPECT_LE(r.fused.kernels.size(), r.unfused.kernels.size()) << s;
     if (s == "gpt2_block") {  // its GEMMs' search finalists timed again in the plan (tune_gemm)
       EXPECT_TRUE(has_path(r.fused, " best timed again in the plan: ")) << fused_paths(r);
+      // res1 and y are the attention and MLP output projections' C input (beta = 1)
+      EXPECT_TRUE(has_path(r.fused, "BIAS epilogue, residual added as C (beta = 1)")) << fused_paths(r);
     }
     std::cout << "  " << s << ": unfused " << r.unfused.kernels.size() << " launches " << r.unfused.total_ms
               << " ms, fused " << r.fused.kernels.size() << " launches " << r.fused.total_ms << " ms\n"

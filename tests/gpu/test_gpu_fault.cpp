@@ -22,7 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Small enough to run in a blink; relu(x*w+b) auto-fuses into one group, "g:mul", whose kernel is fx_g0_y.
+// Small enough to run in a blink; relu(x*w+b) auto-fuses into one group, "g:mul", whose kernel is fx_g_mul.
 constexpr const char* kGraph = R"({"format": "fusion-explorer/graph", "version": 1, "name": "fault_probe",
   "inputs": [{"name": "x", "shape": [1024, 256], "dtype": "f32"}, {"name": "w", "shape": [256], "dtype": "f32"},
              {"name": "b", "shape": [256], "dtype": "f32"}],
@@ -65,7 +65,7 @@ void expect_fault_report(const CliRun& r, const std::string& group) {
   const std::size_t at = r.err.find("fusion-cli run: GPU fault: ");
   ASSERT_NE(at, std::string::npos) << r.err;
   const std::string line = r.err.substr(at, r.err.find('\n', at) - at);
-  EXPECT_NE(line.find("fused plan step 0 (kernel fx_g0_y, group " + group + "), during verification"), std::string::npos)
+  EXPECT_NE(line.find("fused plan step 0 (kernel fx_g_mul, group " + group + "), during verification"), std::string::npos)
       << line;
   EXPECT_NE(line.find("this is the step that faulted"), std::string::npos) << line;
   EXPECT_NE(line.find("exit code 4"), std::string::npos) << line;
@@ -82,7 +82,7 @@ void expect_fault_report(const CliRun& r, const std::string& group) {
   EXPECT_TRUE(f["error"] == "cudaErrorIllegalAddress" || f["error"] == "cudaErrorLaunchFailure") << f.dump(2);
   EXPECT_EQ(f["plan"], "fused");
   EXPECT_EQ(f["step"], 0);
-  EXPECT_EQ(f["kernel"], "fx_g0_y");
+  EXPECT_EQ(f["kernel"], "fx_g_mul");
   EXPECT_EQ(f["group"], group);
   EXPECT_EQ(f["phase"], "verification");
   EXPECT_EQ(f["attribution"], "exact");
@@ -112,7 +112,7 @@ TEST(GpuFault, WithoutTheSwitchTheSameRunSucceeds) {
   const auto j = r.report();
   EXPECT_EQ(j["status"], "ok");
   ASSERT_EQ(j["plans"].size(), 2u);
-  EXPECT_EQ(j["plans"][1]["kernels"][0]["name"], "fx_g0_y");  // the kernel the fault tests name
+  EXPECT_EQ(j["plans"][1]["kernels"][0]["name"], "fx_g_mul");  // the kernel the fault tests name, the group's name
   EXPECT_TRUE(fs::exists(r.dir / "rows.csv"));
   fs::remove_all(r.dir);
 }

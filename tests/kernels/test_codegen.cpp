@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "core/fusion/engine.h"
+#include "core/fusion/kernel_names.h"
 #include "core/graph/graph_io.h"
 #include "kernels/codegen/codegen.h"
 #include "kernels/nvrtc/nvrtc_compiler.h"
@@ -25,12 +26,13 @@ std::string fused_source(const std::string& sample) {
   FusionEngine engine(load(sample), DeviceDescription::h100_sxm());
   engine.auto_fuse();
   std::string all;
-  int id = 0;
-  for (const Group& group : engine.plan().groups()) {
+  for (int i = 0; i < static_cast<int>(engine.plan().groups().size()); ++i) {
+    const Group& group = engine.plan().groups()[static_cast<std::size_t>(i)];
     std::vector<NodeId> nodes = group.nodes;
     nodes.insert(nodes.end(), group.recomputed.begin(), group.recomputed.end());
     if (group.eliminated() || !unsupported_reason(engine.graph(), nodes).empty()) continue;
-    for (const auto& k : generate_group(engine.graph(), nodes, group.io.outputs, id++).kernels) all += k.source;
+    const std::string name = generated_kernel_name(engine.plan(), i);
+    for (const auto& k : generate_group(engine.graph(), nodes, group.io.outputs, name).kernels) all += k.source;
   }
   return all;
 }
@@ -53,7 +55,7 @@ TEST(Codegen, ElementwiseKernelsOfferAnEightByteLayoutToTime) {
       "outputs": ["y"]})");
     EXPECT_TRUE(g.ok());
     const std::vector<NodeId> all = {0, 1};
-    auto code = generate_group(*g, all, 0);
+    auto code = generate_group(*g, all, "fx_k");
     EXPECT_EQ(code.kernels.size(), 1u);
     return code.kernels.front();
   };
@@ -94,7 +96,7 @@ TEST(Codegen, LargeElementwiseKernelsAlsoOfferWideBlocks) {
       "outputs": ["y"]})");
     EXPECT_TRUE(g.ok());
     const std::vector<NodeId> all = {0, 1};
-    return generate_group(*g, all, 0).kernels.front();
+    return generate_group(*g, all, "fx_k").kernels.front();
   };
   const GeneratedKernel big = kernel("[2048, 2048]");  // 2M threads of 2 elements: 4096 blocks of 512
   ASSERT_EQ(big.alternatives.size(), 2u);
@@ -146,7 +148,7 @@ TEST(Codegen, TransposeHasAOneElementLayoutToo) {
   const Graph g = load("transpose_chain.json");
   std::vector<NodeId> all;
   for (NodeId n = 0; n < g.num_nodes(); ++n) all.push_back(n);
-  const auto k = generate_group(g, all, 0).kernels;
+  const auto k = generate_group(g, all, "fx_k").kernels;
   ASSERT_EQ(k.size(), 1u);
   EXPECT_EQ(k[0].layout, "64x64 tiles, 4 warps, 4 elements per access (16-byte accesses)");
   EXPECT_EQ(k[0].block, 128);
@@ -179,7 +181,7 @@ Graph inline_graph(const std::string& inputs, const std::string& nodes) {
 std::vector<GeneratedKernel> whole_graph_kernels(const Graph& g) {
   std::vector<NodeId> all;
   for (NodeId n = 0; n < g.num_nodes(); ++n) all.push_back(n);
-  return generate_group(g, all, 0).kernels;
+  return generate_group(g, all, "fx_k").kernels;
 }
 
 TEST(Codegen, BatchedTransposeTilesTheLastTwoDimsAndLoopsOverTheBatch) {
@@ -351,16 +353,16 @@ TEST(Codegen, GroupOutputsAndInputs) {
   for (NodeId n = 0; n < g.num_nodes(); ++n) all.push_back(n);
   EXPECT_EQ(group_outputs(g, all).size(), g.outputs().size());
   EXPECT_EQ(group_inputs(g, all).size(), g.inputs().size());
-  const GroupCode code = generate_group(g, all, 7);
+  const GroupCode code = generate_group(g, all, "fx_g_a");
   ASSERT_EQ(code.kernels.size(), 1u);
-  EXPECT_EQ(code.kernels[0].name.rfind("fx_g7_", 0), 0u);
+  EXPECT_EQ(code.kernels[0].name, "fx_g_a");
 }
 
 TEST(Codegen, RefusesCustomAndContraction) {
   const Graph g = load("mlp_relu_f32.json");
   const std::vector<NodeId> mm = {*g.find_node("mm")};
   EXPECT_NE(unsupported_reason(g, mm).find("cuBLASLt"), std::string::npos);
-  EXPECT_THROW(generate_group(g, mm, 0), std::invalid_argument);
+  EXPECT_THROW(generate_group(g, mm, "fx_k"), std::invalid_argument);
 }
 
 // Every sample, both plans: every generated kernel compiles for sm_90, in each of its layouts.
@@ -374,12 +376,13 @@ TEST(CodegenNvrtc, EverySampleCompilesForSm90) {
     const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
     engine.auto_fuse();
     for (const Plan* plan : {&unfused, &engine.plan()}) {
-      int id = 0;
-      for (const Group& group : plan->groups()) {
+      for (int i = 0; i < static_cast<int>(plan->groups().size()); ++i) {
+        const Group& group = plan->groups()[static_cast<std::size_t>(i)];
         std::vector<NodeId> nodes = group.nodes;
         nodes.insert(nodes.end(), group.recomputed.begin(), group.recomputed.end());
         if (group.eliminated() || !unsupported_reason(engine.graph(), nodes).empty()) continue;
-        for (const auto& k : generate_group(engine.graph(), nodes, group.io.outputs, id++).kernels) {
+        const std::string name = generated_kernel_name(*plan, i);
+        for (const auto& k : generate_group(engine.graph(), nodes, group.io.outputs, name).kernels) {
           std::vector<const std::string*> sources = {&k.source};  // and every layout the executor may time
           for (const KernelLayout& alt : k.alternatives) sources.push_back(&alt.source);
           for (const std::string* source : sources) {
@@ -401,19 +404,19 @@ TEST(CodegenNvrtc, EverySampleCompilesForSm90) {
 // The conversions around a channels-last convolution: [N, C, H*W] <-> [N, H*W, C] as the tiled transpose,
 // named after the group and the convolution, compiling for sm_90; nonsense sizes refused.
 TEST(CodegenNvrtc, LayoutConversionIsATiledTransposeThatCompiles) {
-  const GeneratedKernel to_nhwc = generate_layout_transpose(DType::f32, 32, 64, 56 * 56, 4, "conv_x_to_nhwc");
-  EXPECT_EQ(to_nhwc.name, "fx_g4_conv_x_to_nhwc");
+  const GeneratedKernel to_nhwc = generate_layout_transpose(DType::f32, 32, 64, 56 * 56, "fx_g_conv_x_to_nhwc");
+  EXPECT_EQ(to_nhwc.name, "fx_g_conv_x_to_nhwc");
   EXPECT_EQ(to_nhwc.kind, KernelKind::transpose_tiled);
   EXPECT_EQ(to_nhwc.bytes_moved, 2 * 32 * 64 * 56 * 56 * 4);
   EXPECT_EQ(to_nhwc.grid, 32 * 1 * 49);  // 64-wide tiles: 64 channels -> 1, 3136 positions -> 49, per image
-  const GeneratedKernel to_nchw = generate_layout_transpose(DType::bf16, 2, 25, 8, 0, "c_y_to_nchw");
+  const GeneratedKernel to_nchw = generate_layout_transpose(DType::bf16, 2, 25, 8, "fx_g_c_y_to_nchw");
   EXPECT_EQ(to_nchw.kind, KernelKind::elementwise) << "an 8-wide innermost dim gains nothing from a tile";
   EXPECT_NE(to_nchw.source.find("fx_bf16"), std::string::npos);
   NvrtcCompiler compiler{std::filesystem::path{}};
   for (const GeneratedKernel* k : {&to_nhwc, &to_nchw}) {
     EXPECT_GT(compiler.compile(k->source, k->name, "sm_90")->size(), 1000u) << k->name;
   }
-  EXPECT_THROW(generate_layout_transpose(DType::f32, 0, 4, 4, 0, "bad"), std::invalid_argument);
+  EXPECT_THROW(generate_layout_transpose(DType::f32, 0, 4, 4, "bad"), std::invalid_argument);
 }
 
 // max_pool2d: its own kernel (a window op is never fused), one thread per output element over its window,
@@ -428,12 +431,12 @@ TEST(CodegenNvrtc, MaxPool2dIsAWindowKernelThatCompiles) {
     ASSERT_TRUE(g.ok()) << format_diagnostics(g.errors());
     const std::vector<NodeId> one = {0};
     EXPECT_TRUE(unsupported_reason(*g, one).empty());
-    const GroupCode code = generate_group(*g, one, 2);
+    const GroupCode code = generate_group(*g, one, "fx_g_p");
     ASSERT_EQ(code.kernels.size(), 1u);
     const GeneratedKernel& k = code.kernels[0];
     EXPECT_EQ(k.kind, KernelKind::window_pool);
     EXPECT_EQ(kernel_kind_name(k.kind), "window_pool");
-    EXPECT_EQ(k.name, "fx_g2_p");
+    EXPECT_EQ(k.name, "fx_g_p");
     EXPECT_EQ(k.grid, (32 * 64 * 56 * 56 + 255) / 256);
     const std::int64_t size = std::string(dtype) == "f32" ? 4 : 2;
     EXPECT_EQ(k.bytes_moved, 32 * 64 * (112 * 112 + 56 * 56) * size);
@@ -456,7 +459,7 @@ TEST(CodegenNvrtc, MaxPool2dHasAChannelsLastVariantThatCompiles) {
                   {"name": "r", "op": "relu", "inputs": ["p"]}],
         "outputs": ["r"]})");
     ASSERT_TRUE(g.ok()) << format_diagnostics(g.errors());
-    const GeneratedKernel nchw = generate_group(*g, std::vector<NodeId>{0}, 2).kernels.at(0);
+    const GeneratedKernel nchw = generate_group(*g, std::vector<NodeId>{0}, "fx_k").kernels.at(0);
     ASSERT_TRUE(has_channels_last_variant(*g, nchw.kind, nchw.nodes));
     const GeneratedKernel k = generate_channels_last_variant(*g, nchw);
     EXPECT_EQ(k.name, nchw.name);
@@ -473,7 +476,7 @@ TEST(CodegenNvrtc, MaxPool2dHasAChannelsLastVariantThatCompiles) {
     EXPECT_NE(k.source.find("((long long)h * W + w) * C]"), std::string::npos) << k.source;
     EXPECT_EQ(nchw.source.find(" * C]"), std::string::npos) << "the NCHW kernel is unchanged";
     EXPECT_GT(compiler.compile(k.source, k.name, "sm_90")->size(), 1000u) << k.source;
-    const GeneratedKernel relu = generate_group(*g, std::vector<NodeId>{1}, 3).kernels.at(0);
+    const GeneratedKernel relu = generate_group(*g, std::vector<NodeId>{1}, "fx_k").kernels.at(0);
     EXPECT_FALSE(has_channels_last_variant(*g, relu.kind, relu.nodes));
     EXPECT_THROW(generate_channels_last_variant(*g, relu), std::invalid_argument);
   }
@@ -491,9 +494,9 @@ int ptx_count(const std::string& ptx, const std::string& what) {
 // makes of the generated source, so a change of the source (or of NVRTC) that loses the vectors fails here.
 TEST(CodegenNvrtc, TransposeLayoutsMoveSixteenBytesPerAccess) {
   const NvrtcCompiler compiler{std::filesystem::path{}};
-  const GeneratedKernel to_nhwc = generate_layout_transpose(DType::f32, 32, 64, 56 * 56, 0, "conv_x_to_nhwc");
-  const GeneratedKernel to_nchw = generate_layout_transpose(DType::f32, 32, 56 * 56, 64, 0, "conv_y_to_nchw");
-  const GeneratedKernel half = generate_layout_transpose(DType::bf16, 8, 256, 512, 0, "h_to_nhwc");
+  const GeneratedKernel to_nhwc = generate_layout_transpose(DType::f32, 32, 64, 56 * 56, "conv_x_to_nhwc");
+  const GeneratedKernel to_nchw = generate_layout_transpose(DType::f32, 32, 56 * 56, 64, "conv_y_to_nchw");
+  const GeneratedKernel half = generate_layout_transpose(DType::bf16, 8, 256, 512, "h_to_nhwc");
   for (const GeneratedKernel* k : {&to_nhwc, &to_nchw, &half}) {
     SCOPED_TRACE(k->name);
     ASSERT_EQ(k->alternatives.size(), 2u);

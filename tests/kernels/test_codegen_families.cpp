@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/fusion/engine.h"
+#include "core/fusion/kernel_names.h"
 #include "core/graph/graph_io.h"
 #include "kernels/codegen/codegen.h"
 #include "kernels/nvrtc/nvrtc_compiler.h"
@@ -38,7 +39,7 @@ GeneratedKernel only_fused_kernel(const Graph& graph) {
   engine.auto_fuse();
   EXPECT_EQ(engine.plan().groups().size(), 1u) << engine.decision_log_json();
   const Group& group = engine.plan().groups().front();
-  GroupCode code = generate_group(engine.graph(), group.nodes, group.io.outputs, 0);
+  GroupCode code = generate_group(engine.graph(), group.nodes, group.io.outputs, generated_kernel_name(engine.plan(), 0));
   EXPECT_EQ(code.kernels.size(), 1u) << code.note;
   EXPECT_TRUE(code.note.empty()) << code.note;
   return code.kernels.empty() ? GeneratedKernel{} : std::move(code.kernels.front());
@@ -142,7 +143,7 @@ TEST(CodegenReductions, AChainWithTooFewRowsRunsAsAKernelPerNodeAndSaysWhy) {
   const Graph g = chain("f32", 8, R"("y")");
   std::vector<NodeId> all;
   for (NodeId n = 0; n < g.num_nodes(); ++n) all.push_back(n);
-  const GroupCode code = generate_group(g, all, 0);
+  const GroupCode code = generate_group(g, all, "fx_k");
   EXPECT_EQ(code.kernels.size(), all.size());
   EXPECT_NE(code.note.find("only 8 outer rows"), std::string::npos) << code.note;
 }

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/fusion/kernel_names.h"
 #include "core/graph/graph_io.h"
 #include "kernels/codegen/codegen.h"
 #include "kernels/nvrtc/nvrtc_compiler.h"
@@ -54,7 +55,7 @@ void expect_compiles(const Graph& g) {
   for (std::size_t i = 0; i < plan.groups().size(); ++i) {
     const Group& grp = plan.groups()[i];
     if (!unsupported_reason(g, grp.nodes).empty()) continue;
-    for (const auto& k : generate_group(g, grp.nodes, grp.io.outputs, static_cast<int>(i)).kernels) {
+    for (const auto& k : generate_group(g, grp.nodes, grp.io.outputs, generated_kernel_name(plan, static_cast<int>(i))).kernels) {
       EXPECT_NO_THROW(compiler.compile(k.source, k.name, "sm_90")) << k.source;
     }
   }
@@ -70,7 +71,7 @@ TEST(CodegenReliability, AnyUtf8NameGeneratesCodeThatCompiles) {
     SCOPED_TRACE(name);
     const Graph g = load_text(chain_of({name}));
     const auto start = std::chrono::steady_clock::now();
-    const GroupCode code = generate_group(g, std::vector<NodeId>{0}, 0);
+    const GroupCode code = generate_group(g, std::vector<NodeId>{0}, "fx_k");
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0 * kSlowdown);
     ASSERT_EQ(code.kernels.size(), 1u);
   }
@@ -85,7 +86,7 @@ TEST(CodegenReliability, ManyNamesWithOneIdentifierBaseStayDistinctAndFast) {
   expect_compiles(g);
   std::vector<NodeId> all;
   for (NodeId n = 0; n < g.num_nodes(); ++n) all.push_back(n);
-  const std::string src = generate_group(g, all, 0).kernels.at(0).source;
+  const std::string src = generate_group(g, all, "fx_k").kernels.at(0).source;
   EXPECT_NE(src.find("const float t___2 ="), std::string::npos) << src;  // the second of "ñ", "é", ...
 }
 
@@ -98,10 +99,10 @@ TEST(CodegenReliability, LiteralsBeyondF32AreInfinityConstantsThatCompile) {
               {"name": "n", "op": "layernorm", "inputs": ["s"], "attrs": {"axis": -1, "eps": 1e39}},
               {"name": "k", "op": "add", "inputs": ["i", 1e300]}],
     "outputs": ["n", "k"]})");
-  const std::string src = generate_group(g, std::vector<NodeId>{0}, 0).kernels.at(0).source;
+  const std::string src = generate_group(g, std::vector<NodeId>{0}, "fx_k").kernels.at(0).source;
   EXPECT_NE(src.find("__int_as_float(0x7f800000)"), std::string::npos) << src;
   EXPECT_EQ(src.find("inf.0f"), std::string::npos) << src;
-  const std::string ints = generate_group(g, std::vector<NodeId>{3}, 0).kernels.at(0).source;
+  const std::string ints = generate_group(g, std::vector<NodeId>{3}, "fx_k").kernels.at(0).source;
   EXPECT_NE(ints.find("9223372036854775807LL"), std::string::npos) << ints;  // saturated, not undefined
   expect_compiles(g);
 }
@@ -118,7 +119,7 @@ TEST(CodegenReliability, ConcatOfManyOperandsGeneratesInLinearTime) {
                             inputs + R"(], "nodes": [{"name": "c", "op": "concat", "inputs": [)" + operands +
                             R"(], "attrs": {"axis": 1}}], "outputs": ["c"]})");
   const auto start = std::chrono::steady_clock::now();
-  const GroupCode code = generate_group(g, std::vector<NodeId>{0}, 0);
+  const GroupCode code = generate_group(g, std::vector<NodeId>{0}, "fx_k");
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(code.kernels.size(), 1u);
   EXPECT_EQ(code.kernels[0].inputs.size(), static_cast<std::size_t>(kOperands));

@@ -18,6 +18,7 @@ struct TailCase {
   MatmulEpilogue epilogue;
   std::size_t absorbed;
   EpilogueStop stop;
+  bool residual = false;  // cuBLASLt's C with beta = 1
 };
 
 class ContractionEpilogueChoiceTest : public ::testing::TestWithParam<TailCase> {};
@@ -28,6 +29,7 @@ TEST_P(ContractionEpilogueChoiceTest, ChoosesEpilogueAndStop) {
   EXPECT_EQ(choice.epilogue, c.epilogue) << choice.message;
   EXPECT_EQ(choice.absorbed, c.absorbed) << choice.message;
   EXPECT_EQ(choice.stop, c.stop) << choice.message;
+  EXPECT_EQ(choice.residual, c.residual) << choice.message;
   EXPECT_EQ(choice.fully_expressible(), c.absorbed == c.tail.size());
 }
 
@@ -43,7 +45,21 @@ INSTANTIATE_TEST_SUITE_P(
                       TailCase{{"relu", "add(bias)"}, MatmulEpilogue::relu, 1, EpilogueStop::activation_then_bias},
                       TailCase{{"add(bias)", "add(bias)"}, MatmulEpilogue::bias, 1, EpilogueStop::second_bias},
                       TailCase{{"relu", "gelu_tanh"}, MatmulEpilogue::relu, 1, EpilogueStop::second_activation},
-                      TailCase{{"add(residual)", "relu"}, MatmulEpilogue::none, 0, EpilogueStop::full_tensor_add},
+                      TailCase{{"add(residual)", "relu"}, MatmulEpilogue::relu, 2, EpilogueStop::none, true},
+                      TailCase{{"add(bias)", "add(residual)", "relu"}, MatmulEpilogue::relu_bias, 3,
+                               EpilogueStop::none, true},
+                      TailCase{{"add(residual)", "add(bias)", "gelu_tanh"}, MatmulEpilogue::gelu_tanh_bias, 3,
+                               EpilogueStop::none, true},
+                      TailCase{{"add(residual)"}, MatmulEpilogue::none, 1, EpilogueStop::none, true},
+                      TailCase{{"relu", "add(residual)"}, MatmulEpilogue::relu, 1,
+                               EpilogueStop::residual_after_activation},
+                      TailCase{{"add(residual)", "add(residual)"}, MatmulEpilogue::none, 1,
+                               EpilogueStop::second_residual, true},
+                      TailCase{{"add(residual)", "mul_scalar"}, MatmulEpilogue::none, 1,
+                               EpilogueStop::scale_after_epilogue, true},
+                      TailCase{{"add(broadcast)"}, MatmulEpilogue::none, 0, EpilogueStop::broadcast_add},
+                      TailCase{{"add(itself)"}, MatmulEpilogue::none, 0, EpilogueStop::self_add},
+                      TailCase{{"add(computed)"}, MatmulEpilogue::none, 0, EpilogueStop::computed_add},
                       TailCase{{"add(bias)", "relu", "mul"}, MatmulEpilogue::relu_bias, 2,
                                EpilogueStop::unsupported_op},
                       TailCase{{"sigmoid"}, MatmulEpilogue::none, 0, EpilogueStop::unsupported_op},
@@ -60,6 +76,13 @@ TEST(ContractionEpilogueChoice, ErfGeluMessageNamesTheApproximation) {
   EXPECT_NE(choice.message.find("BIAS"), std::string::npos) << choice.message;
 }
 
+TEST(ContractionEpilogueChoice, ResidualMessageNamesTheCInput) {
+  const auto whole = choose_matmul_epilogue({"add(bias)", "add(residual)", "relu"});
+  EXPECT_EQ(whole.message, "cuBLASLt RELU_BIAS epilogue with the residual as C (beta = 1) covers the whole tail");
+  const auto after = choose_matmul_epilogue({"add(bias)", "relu", "add(residual)"});
+  EXPECT_NE(after.message.find("residual add comes after the activation"), std::string::npos) << after.message;
+}
+
 TEST(ContractionMatmulDescribe, NamesEpilogueAndMath) {
   MatmulProblem p{.m = 8192, .n = 4096, .k = 4096};
   p.allow_tf32 = true;
@@ -68,6 +91,11 @@ TEST(ContractionMatmulDescribe, NamesEpilogueAndMath) {
   p.allow_tf32 = false;
   p.epilogue = MatmulEpilogue::relu_bias;
   EXPECT_EQ(fx::gpu::describe_matmul(p), "cuBLASLt RELU_BIAS epilogue, FP32 (no TF32)");
+  p.residual = true;
+  EXPECT_EQ(fx::gpu::describe_matmul(p), "cuBLASLt RELU_BIAS epilogue, residual added as C (beta = 1), FP32 (no TF32)");
+  p.epilogue = MatmulEpilogue::none;
+  EXPECT_EQ(fx::gpu::describe_matmul(p), "cuBLASLt GEMM, residual added as C (beta = 1), FP32 (no TF32)");
+  p.residual = false;
   p.a_type = p.b_type = p.c_type = DType::bf16;
   p.epilogue = MatmulEpilogue::none;
   p.batch = 3;
@@ -112,6 +140,16 @@ TEST(ContractionMatmulDescribe, SaysWhatTimingTheFinalistsInThePlanKept) {
   EXPECT_EQ(describe_finalist_choice(0, algo, {0.2812, 0.2901}, "", true),
             "the search's 1 best and the heuristic's first timed again in the plan: its pick stays (0.2812 ms; "
             "the heuristic's first 0.2901 ms)");
+}
+
+// The tuning cache keys searches by this text: a residual changes the problem (C is read), and the text of a
+// problem without one is what it was before residuals existed, so kept searches stay valid.
+TEST(ContractionMatmulDescribe, ProblemTextNamesAResidualOnlyWhereThereIsOne) {
+  MatmulProblem p{.m = 4, .n = 8, .k = 16};
+  const std::string plain = fx::gpu::matmul_problem_text(p);
+  EXPECT_EQ(plain.find("residual"), std::string::npos) << plain;
+  p.residual = true;
+  EXPECT_EQ(fx::gpu::matmul_problem_text(p), plain + " residual 1");
 }
 
 TEST(ContractionMatmulLayout, DefaultsArePacked) {

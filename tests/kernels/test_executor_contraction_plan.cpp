@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/fusion/engine.h"
+#include "core/fusion/kernel_names.h"
 #include "core/graph/graph_io.h"
 #include "kernels/executor/contraction_plan.h"
 #include "kernels/executor/executor.h"
@@ -41,7 +42,7 @@ ContractionGroupPlan auto_group(const Graph& g, const std::string& member) {
   FusionEngine engine(g, DeviceDescription::h100_sxm());
   engine.auto_fuse();
   const Group& group = engine.plan().group_of_node(node(g, member));
-  return plan_contraction_group(g, group.nodes, group.io.outputs, 0);
+  return plan_contraction_group(g, group.nodes, group.io.outputs, kernel_stem(engine.plan(), engine.plan().group_of(node(g, member))));
 }
 
 ContractionGroupPlan group_of(const Graph& g, const std::vector<std::string>& members) {
@@ -54,7 +55,7 @@ ContractionGroupPlan group_of(const Graph& g, const std::vector<std::string>& me
   }
   const Plan plan = Plan::from_groups(g, CostModel(DeviceDescription::h100_sxm()), specs);
   const Group& group = plan.group_of_node(mine[0]);
-  return plan_contraction_group(g, group.nodes, group.io.outputs, 0);
+  return plan_contraction_group(g, group.nodes, group.io.outputs, kernel_stem(plan, plan.group_of(mine[0])));
 }
 
 bool mentions(const std::vector<std::string>& notes, const std::string& text) {
@@ -99,6 +100,7 @@ TEST(ContractionPlan, ReluBiasF32IsOneCublasLtCallWithTf32) {
   EXPECT_EQ(names(g, c.nodes), (std::vector<std::string>{"mm", "add", "y"}));
   EXPECT_EQ(c.outputs, std::vector<ValueId>{value(g, "y")});
   EXPECT_EQ(c.description, "cuBLASLt RELU_BIAS epilogue, TF32 tensor cores");
+  EXPECT_EQ(c.name, "cublaslt_g_mm");  // the group's only call goes by the group's name (g:mm)
   EXPECT_TRUE(p.rest.empty());
 }
 
@@ -128,16 +130,71 @@ TEST(ContractionPlan, ErfGeluKeepsTheBiasEpilogueAndLeavesGeluToOneGeneratedKern
   EXPECT_TRUE(mentions(p.notes, "erf-based")) << ::testing::PrintToString(p.notes);
 }
 
-TEST(ContractionPlan, ResidualAddAfterBiasIsASecondKernel) {
-  // Auto-fuse no longer makes this group (EPILOGUE_NOT_EXPRESSIBLE); a hand-made plan still runs correctly.
+TEST(ContractionPlan, ResidualAddAfterBiasIsTheGemmsCInput) {
+  // gpt2_block's attention projection: res1 = x + (merged @ Wo + bo) is one cuBLASLt call, x read as C.
   const Graph g = load_sample("gpt2_block");
   const ContractionGroupPlan p = group_of(g, {"o_mm", "o_b", "res1"});
   ASSERT_EQ(p.calls.size(), 1u);
-  EXPECT_EQ(p.calls[0].matmul.epilogue, MatmulEpilogue::bias);
-  EXPECT_EQ(p.calls[0].matmul.m, 8 * 1024);  // [8,1024,768] @ [768,768]: the batch folds into M
-  EXPECT_EQ(p.calls[0].matmul.batch, 1);
-  EXPECT_EQ(names(g, p.rest), std::vector<std::string>{"res1"});
-  EXPECT_TRUE(mentions(p.notes, "full M x N tensor")) << ::testing::PrintToString(p.notes);
+  const LibraryCall& c = p.calls[0];
+  EXPECT_EQ(c.matmul.epilogue, MatmulEpilogue::bias);
+  EXPECT_TRUE(c.matmul.residual);
+  EXPECT_EQ(c.residual, value(g, "x"));
+  EXPECT_EQ(c.bias, value(g, "bo"));
+  EXPECT_EQ(c.matmul.m, 8 * 1024);  // [8,1024,768] @ [768,768]: the batch folds into M, as it does for x
+  EXPECT_EQ(c.matmul.batch, 1);
+  EXPECT_EQ(c.inputs, (std::vector<ValueId>{value(g, "merged"), value(g, "Wo"), value(g, "bo"), value(g, "x")}));
+  EXPECT_EQ(c.outputs, std::vector<ValueId>{value(g, "res1")});
+  EXPECT_EQ(c.description, "cuBLASLt BIAS epilogue, residual added as C (beta = 1), TF32 tensor cores");
+  EXPECT_TRUE(p.rest.empty());
+}
+
+TEST(ContractionPlan, BiasResidualReluIsOneCallAndAResidualAfterTheActivationIsASecondKernel) {
+  const std::string inputs = R"({"name": "x", "shape": [2, 64, 32], "dtype": "bf16"},
+                                {"name": "W", "shape": [32, 16], "dtype": "bf16"},
+                                {"name": "b", "shape": [16], "dtype": "bf16"},
+                                {"name": "r", "shape": [2, 64, 16], "dtype": "bf16"})";
+  const Graph g = inline_graph(inputs, R"({"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+                                          {"name": "add", "op": "add", "inputs": ["mm", "b"]},
+                                          {"name": "res", "op": "add", "inputs": ["r", "add"]},
+                                          {"name": "y", "op": "relu", "inputs": ["res"]},
+                                          {"name": "z", "op": "add", "inputs": ["y", "r"]})",
+                               R"("z")");
+  const ContractionGroupPlan one = group_of(g, {"mm", "add", "res", "y"});
+  ASSERT_EQ(one.calls.size(), 1u);
+  EXPECT_EQ(one.calls[0].matmul.epilogue, MatmulEpilogue::relu_bias);
+  EXPECT_TRUE(one.calls[0].matmul.residual);
+  EXPECT_EQ(one.calls[0].residual, value(g, "r"));
+  EXPECT_EQ(names(g, one.calls[0].nodes), (std::vector<std::string>{"mm", "add", "res", "y"}));
+  EXPECT_TRUE(one.rest.empty());
+  EXPECT_TRUE(one.notes.empty()) << ::testing::PrintToString(one.notes);
+  // A second residual after the relu: the call stops at the relu, z is a generated kernel, and the note says why.
+  const ContractionGroupPlan two = group_of(g, {"mm", "add", "res", "y", "z"});
+  ASSERT_EQ(two.calls.size(), 1u);
+  EXPECT_EQ(two.calls[0].outputs, std::vector<ValueId>{value(g, "y")});
+  EXPECT_EQ(names(g, two.rest), std::vector<std::string>{"z"});
+  EXPECT_TRUE(mentions(two.notes, "residual add comes after the activation")) << ::testing::PrintToString(two.notes);
+}
+
+// Matmuls sharing x where one has a residual in the group: the strided-batched GEMM on stacked weights takes no
+// epilogue of any part, so the two run as their own calls, the residual one reading its C.
+TEST(ContractionPlan, AMatmulWithAResidualIsNotMergedIntoAHorizontalGemm) {
+  const Graph g = inline_graph(R"({"name": "x", "shape": [64, 32], "dtype": "f32"},
+                                  {"name": "W1", "shape": [32, 16], "dtype": "f32"},
+                                  {"name": "W2", "shape": [32, 16], "dtype": "f32"},
+                                  {"name": "r", "shape": [64, 16], "dtype": "f32"})",
+                               R"({"name": "a", "op": "matmul", "inputs": ["x", "W1"]},
+                                  {"name": "b", "op": "matmul", "inputs": ["x", "W2"]},
+                                  {"name": "res", "op": "add", "inputs": ["b", "r"]})",
+                               R"("a", "res")");
+  const ContractionGroupPlan p = group_of(g, {"a", "b", "res"});
+  ASSERT_EQ(p.calls.size(), 2u);
+  EXPECT_EQ(p.calls[0].kind, LibraryCallKind::matmul);
+  EXPECT_FALSE(p.calls[0].residual);
+  EXPECT_EQ(p.calls[1].kind, LibraryCallKind::matmul);
+  EXPECT_EQ(p.calls[1].residual, value(g, "r"));
+  EXPECT_TRUE(p.rest.empty());
+  // Without the residual the two merge.
+  EXPECT_EQ(group_of(g, {"a", "b"}).calls.at(0).kind, LibraryCallKind::horizontal_matmul);
 }
 
 TEST(ContractionPlan, AttentionScoresAreOneBatchedTransposedGemm) {
@@ -154,6 +211,9 @@ TEST(ContractionPlan, AttentionScoresAreOneBatchedTransposedGemm) {
   // scores * 0.125 is the GEMM's alpha: only the mask add is left for a second kernel.
   EXPECT_FLOAT_EQ(mm.alpha, 0.125f);
   EXPECT_EQ(names(g, p.rest), (std::vector<std::string>{"masked"}));
+  // The [1024, 1024] mask broadcasts over batch and heads: not a residual of the scores' [8, 12, 1024, 1024].
+  EXPECT_FALSE(mm.residual);
+  EXPECT_TRUE(mentions(p.notes, "`add` of a tensor broadcast to the output")) << ::testing::PrintToString(p.notes);
   const ContractionGroupPlan ctx = auto_group(g, "ctx");
   ASSERT_EQ(ctx.calls.size(), 1u);
   EXPECT_EQ(ctx.calls[0].matmul.batch, 96);
@@ -188,7 +248,9 @@ TEST(ContractionPlan, QkvIsOneStridedBatchedGemmOnStackedWeights) {
     EXPECT_EQ(part.nodes, std::vector<NodeId>{c.nodes[i]});
     EXPECT_TRUE(part.parts.empty());
   }
-  EXPECT_EQ(c.parts[1].name, "cublaslt_g0_k");
+  // Every call carries the group's name: the merged call, and its parts by their nodes.
+  EXPECT_EQ(c.name, "cublaslt_g_q_x3");
+  EXPECT_EQ(c.parts[1].name, "cublaslt_g_q_k");
   // gpt2's Q, K, V projections read the layernorm's [8,1024,768] output: the batch folds into M first.
   const Graph gpt = load_sample("gpt2_block");
   const ContractionGroupPlan q = group_of(gpt, {"q_mm", "k_mm", "v_mm"});
@@ -229,6 +291,7 @@ TEST(ContractionPlan, ConvBatchnormReluFoldsAndFusesIntoOneCudnnCall) {
   EXPECT_EQ(c.bias_terms, std::vector<ValueId>{value(g, "bias")});
   EXPECT_NE(c.description.find("batchnorm folded into conv weights at plan time"), std::string::npos);
   EXPECT_NE(c.description.find("TF32 tensor cores allowed"), std::string::npos);
+  EXPECT_EQ(c.name, "cudnn_g_conv");
   EXPECT_TRUE(p.rest.empty());
 }
 

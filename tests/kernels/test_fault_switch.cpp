@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fusion/engine.h"
+#include "core/fusion/kernel_names.h"
 #include "core/graph/graph_io.h"
 #include "kernels/codegen/test_fault.h"
 #include "kernels/common/sticky_error.h"
@@ -62,9 +63,10 @@ PlanKernels unfused_kernels(const std::string& sample) {
   EXPECT_TRUE(g.ok());
   FusionEngine engine(std::move(g).value(), DeviceDescription::h100_sxm());
   PlanKernels out;
-  int id = 0;
-  for (const Group& group : engine.plan().groups()) {
-    for (auto& k : generate_group(engine.graph(), group.nodes, group.io.outputs, id++).kernels) {
+  for (int i = 0; i < static_cast<int>(engine.plan().groups().size()); ++i) {
+    const Group& group = engine.plan().groups()[static_cast<std::size_t>(i)];
+    const std::string name = generated_kernel_name(engine.plan(), i);
+    for (auto& k : generate_group(engine.graph(), group.nodes, group.io.outputs, name).kernels) {
       out.groups.push_back(group.id);
       out.kernels.push_back(std::move(k));
     }
@@ -132,7 +134,7 @@ GpuFault sample_fault() {
   site.phase = "verification";
   site.plan = "fused";
   site.step = 0;
-  site.kernel = "fx_g0_y";
+  site.kernel = "fx_g_mul";
   site.group = "g:mul";
   site.exact = true;
   return GpuFault(cause, site);

@@ -1,0 +1,37 @@
+#include "core/fusion/kernel_names.h"
+
+#include <cctype>
+
+namespace fx {
+
+std::string c_identifier(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  for (char ch : name) out += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  return out;
+}
+
+std::string kernel_stem(const Plan& plan, int group_index) {
+  const auto& groups = plan.groups();
+  const std::string stem = c_identifier(groups.at(static_cast<std::size_t>(group_index)).id);
+  for (int i = 0; i < group_index; ++i) {
+    if (c_identifier(groups[static_cast<std::size_t>(i)].id) == stem) return stem + "_" + std::to_string(group_index);
+  }
+  return stem;
+}
+
+std::string generated_kernel_name(const Plan& plan, int group_index) { return "fx_" + kernel_stem(plan, group_index); }
+
+std::string group_kernel_name(const Graph& g, const Plan& plan, int group_index) {
+  const Group& group = plan.groups().at(static_cast<std::size_t>(group_index));
+  if (group.eliminated()) return {};
+  for (NodeId n : group.nodes) {
+    const OpId op = g.node(n).op_id();
+    if (op == OpId::sort || op == OpId::topk) return "cub_" + kernel_stem(plan, group_index);
+    if (g.node(n).op_class() != OpClass::contraction) continue;
+    return (op == OpId::conv2d ? "cudnn_" : "cublaslt_") + kernel_stem(plan, group_index);
+  }
+  return generated_kernel_name(plan, group_index);
+}
+
+}  // namespace fx
