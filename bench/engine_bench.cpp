@@ -57,6 +57,8 @@ void BM_LoadFusedTransformer(benchmark::State& state) {
 
 // 333 layers x 30 nodes = 9,990 nodes (plus inputs); 83 layers about 2,500: the ratio shows near-linear growth.
 BENCHMARK(BM_AutoFuseTransformer)->Arg(83)->Arg(333)->Unit(benchmark::kMillisecond);
+// 3,300 layers = 99,000 nodes: the large-graph target (docs/gui.md), a few runs only.
+BENCHMARK(BM_AutoFuseTransformer)->Arg(3300)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_CandidatesTransformer)->Arg(333)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_LoadFusedTransformer)->Arg(333)->Unit(benchmark::kMillisecond);
 

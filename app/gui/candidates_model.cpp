@@ -24,7 +24,10 @@ QString micros(double s) { return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 
 QString kind_text(const FusionEngine& engine, const Candidate& c) {
   QString kind = qs(to_string(c.kind));
   if (c.kind == FusionKind::epilogue) {
-    const Group* producer = engine.plan().find(c.group_a);
+    // A group's id is "g:" and its first node's name: found through the graph's name index, since Plan::find
+    // scans every group (per candidate, that made opening 99,000 nodes quadratic).
+    const auto first = engine.graph().find_node(c.group_a.substr(2));
+    const Group* producer = first ? &engine.plan().group_of_node(*first) : nullptr;
     const bool heavy_producer = producer != nullptr && std::any_of(producer->nodes.begin(), producer->nodes.end(), [&](NodeId n) {
       const OpClass k = engine.graph().node(n).op_class();
       return k == OpClass::reduction || k == OpClass::contraction;

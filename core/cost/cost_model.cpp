@@ -1,7 +1,6 @@
 #include "core/cost/cost_model.h"
 
 #include <algorithm>
-#include <sstream>
 
 namespace fx {
 namespace {
@@ -59,11 +58,9 @@ double CostModel::time_of(std::int64_t bytes, double flops, DType dtype, bool te
 }
 
 std::string describe_traffic(const GroupCost& c) {
-  std::ostringstream out;
-  out << c.tensors_read << (c.tensors_read == 1 ? " read + " : " reads + ") << c.tensors_written
-      << (c.tensors_written == 1 ? " write = " : " writes = ")
-      << format_bytes(static_cast<double>(c.bytes_moved()));
-  return out.str();
+  return std::to_string(c.tensors_read) + (c.tensors_read == 1 ? " read + " : " reads + ") +
+         std::to_string(c.tensors_written) + (c.tensors_written == 1 ? " write = " : " writes = ") +
+         format_bytes(static_cast<double>(c.bytes_moved()));
 }
 
 }  // namespace fx

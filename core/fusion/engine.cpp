@@ -124,8 +124,9 @@ int FusionEngine::auto_fuse() {
   ++step_;
   Partition p(*graph_, model_, plan_);
   std::priority_queue<QueueEntry> queue;
+  using Detail = Partition::Detail;
   auto consider = [&](int a, int b) {
-    Candidate c = p.evaluate(a, b, options_, rejected_);
+    const Candidate c = p.evaluate(a, b, options_, rejected_, Detail::verdict);
     if (c.decision.fuse) {
       queue.push({priority(c), p.first_pos(a), p.first_pos(b), a, b, p.version(a), p.version(b)});
     }
@@ -137,7 +138,7 @@ int FusionEngine::auto_fuse() {
     const QueueEntry e = queue.top();
     queue.pop();
     if (!p.alive(e.a) || !p.alive(e.b) || p.version(e.a) != e.version_a || p.version(e.b) != e.version_b) continue;
-    Candidate c = p.evaluate(e.a, e.b, options_, rejected_);
+    const Candidate c = p.evaluate(e.a, e.b, options_, rejected_, Detail::full);  // spelled out for the log
     if (!c.decision.fuse) continue;
     if (priority(c) < e.saved * (1 - 1e-9)) {  // worth less than when queued: back in line
       queue.push({priority(c), e.first_a, e.first_b, e.a, e.b, e.version_a, e.version_b});

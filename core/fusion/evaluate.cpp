@@ -1,19 +1,26 @@
 // Partition::evaluate: the verdict on one proposed merge, with the arithmetic people need to trust it.
 #include <algorithm>
 #include <cmath>
-#include <sstream>
+#include <charconv>
 
 #include "core/fusion/partition.h"
 
 namespace fx {
 namespace {
 
+// std::to_chars with a precision writes what printf (and a std::fixed stream) writes, several times faster:
+// auto-fuse formats a few numbers for every candidate it logs.
 std::string us(double seconds) {
-  std::ostringstream out;
-  out.setf(std::ios::fixed);
-  out.precision(seconds < 1e-4 ? 2 : 1);
-  out << seconds * 1e6 << " us";
-  return out.str();
+  char buf[400];  // room for the largest double written in full
+  const auto end = std::to_chars(buf, buf + sizeof buf, seconds * 1e6, std::chars_format::fixed,
+                                 seconds < 1e-4 ? 2 : 1).ptr;
+  return std::string(buf, end) + " us";
+}
+
+// A share in percent with two significant digits, as a default-formatted stream with precision 2 writes it.
+std::string percent(double value) {
+  char buf[64];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, value, std::chars_format::general, 2).ptr);
 }
 
 bool shares_input(const Graph& g, const std::vector<NodeId>& a, const std::vector<NodeId>& b) {
@@ -45,13 +52,17 @@ std::string traffic(const GroupCost& c, int kernels) {
 
 }  // namespace
 
-Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const std::set<std::string>& rejected) {
+Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const std::set<std::string>& rejected,
+                              Detail detail) {
   Candidate c;
+  const bool full = detail == Detail::full;
   const bool edge = has_edge(a, b);
-  c.id = pair_id(a, b, edge);
-  c.kind = c.id[0] == 'h' ? FusionKind::horizontal : c.id[0] == 'e' ? FusionKind::epilogue : FusionKind::vertical;
-  c.group_a = group_id(a);
-  c.group_b = group_id(b);
+  c.kind = pair_kind(a, b, edge);
+  if (full || !rejected.empty()) c.id = candidate_id(c.kind, a, b);
+  if (full) {
+    c.group_a = group_id(a);
+    c.group_b = group_id(b);
+  }
   c.nodes = nodes(a);
   c.nodes.insert(c.nodes.end(), nodes(b).begin(), nodes(b).end());
   std::sort(c.nodes.begin(), c.nodes.end(), [&](NodeId x, NodeId y) { return topo_pos_[static_cast<std::size_t>(x)] < topo_pos_[static_cast<std::size_t>(y)]; });
@@ -61,7 +72,7 @@ Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const 
   c.bytes_before = before.bytes_moved();
   c.time_after_s = c.time_before_s;
   c.bytes_after = c.bytes_before;
-  const std::string what = std::string(to_string(c.kind)) + " " + c.group_a + " + " + c.group_b;
+  const std::string what = full ? std::string(to_string(c.kind)) + " " + c.group_a + " + " + c.group_b : std::string();
 
   if (!edge && !shares_input(g_, nodes(a), nodes(b))) {
     c.decision = FusionDecision::no(Reason::not_related, what + ": no edge and no shared input between them");
@@ -82,6 +93,10 @@ Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const 
     return c;
   }
   if (const std::vector<int> path = cycle_path(a, b); !path.empty()) {
+    if (!full) {
+      c.decision = FusionDecision::no(Reason::cycle, {});
+      return c;
+    }
     std::string names;
     for (int s : path) {
       if (!names.empty()) names += " -> ";
@@ -105,12 +120,18 @@ Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const 
     }
   }
   RecomputeChoice choice;
-  if (c.strategy == Strategy::multi_output) choice = weigh_recompute(c, a, b, options, before, after);
+  if (c.strategy == Strategy::multi_output) choice = weigh_recompute(c, a, b, options, before, after, detail);
   c.time_before_s = before.time_s;
   c.bytes_before = before.bytes_moved();
   c.time_after_s = after.time_s;
   c.bytes_after = after.bytes_moved();
   const double saved = c.time_before_s - c.time_after_s;
+  if (!full) {
+    const bool written = c.strategy != Strategy::merge && choice.intermediate_written;
+    c.decision = saved <= 0 ? FusionDecision::no(Reason::not_profitable, {})
+                            : FusionDecision{true, written ? Reason::output_needed_elsewhere : Reason::fusible, {}, {}};
+    return c;
+  }
   std::string arithmetic = "unfused " + traffic(before, choice.kernels_before) + "; fused " +
                            traffic(after, choice.kernels_after) + choice.how;
   if (after.compute_bound()) {
@@ -122,10 +143,7 @@ Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const 
   } else {
     const bool written = c.strategy != Strategy::merge && choice.intermediate_written;
     const Reason r = written ? Reason::output_needed_elsewhere : Reason::fusible;
-    std::ostringstream pct;
-    pct.precision(2);
-    pct << 100.0 * saved / c.time_before_s;
-    c.decision = {true, r, what + ": " + arithmetic + "; saves " + us(saved) + " (" + pct.str() + "%)" +
+    c.decision = {true, r, what + ": " + arithmetic + "; saves " + us(saved) + " (" + percent(100.0 * saved / c.time_before_s) + "%)" +
                                concat_note(g_, c.nodes), {}};
   }
   c.decision.with("unfused_us", c.time_before_s * 1e6)
@@ -146,9 +164,10 @@ Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const 
 // different extents). The one-kernel figure is an estimate (later merges may still meet a cycle or a size
 // limit). Linear in the producer's consumers.
 Partition::RecomputeChoice Partition::weigh_recompute(Candidate& c, int a, int b, const EngineOptions& options,
-                                                      GroupCost& before, GroupCost& after) {
+                                                      GroupCost& before, GroupCost& after, Detail detail) {
+  const bool full = detail == Detail::full;
   RecomputeChoice choice;
-  choice.how = "; one kernel with several outputs: an intermediate is still written for its other consumers";
+  if (full) choice.how = "; one kernel with several outputs: an intermediate is still written for its other consumers";
   if (!options.allow_recompute || c.kind == FusionKind::horizontal || !recomputable(g_, nodes(a))) return choice;
   const std::vector<int> consumers = consumer_groups(a);
   std::vector<int> hosts;  // consumers that can recompute a: b (the caller checked a + b) and legal others
@@ -167,18 +186,23 @@ Partition::RecomputeChoice Partition::weigh_recompute(Candidate& c, int a, int b
     if (!one_kernel && h != b) multi += cost(h);
     if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) recompute += cost(h);
   }
-  std::string where;
-  for (int h : hosts) where += (where.empty() ? "" : ", ") + group_id(h);
-  const std::string alternative = one_kernel ? "one kernel for " + group_id(a) + " and all its consumers"
-                                             : "one kernel with several outputs";
+  std::string where, alternative;
+  if (full) {
+    for (int h : hosts) where += (where.empty() ? "" : ", ") + group_id(h);
+    alternative = one_kernel ? "one kernel for " + group_id(a) + " and all its consumers" : "one kernel with several outputs";
+  }
   if (recompute.time_s >= multi.time_s) {
-    choice.how = "; one kernel with several outputs: " + group_id(a) +
-                 "'s result is still written for its other consumers (recomputing it in " + where + " would cost " +
-                 us(recompute.time_s) + ", " + alternative + " " + us(multi.time_s) + ")";
+    if (full) {
+      choice.how = "; one kernel with several outputs: " + group_id(a) +
+                   "'s result is still written for its other consumers (recomputing it in " + where +
+                   " would cost " + us(recompute.time_s) + ", " + alternative + " " + us(multi.time_s) + ")";
+    }
     return choice;
   }
   c.strategy = Strategy::recompute;
-  for (int h : hosts) c.recompute_in.push_back(group_id(h));
+  if (full) {
+    for (int h : hosts) c.recompute_in.push_back(group_id(h));
+  }
   before = cost(a);
   for (int h : hosts) before += cost(h);
   after = hosts_after;
@@ -187,6 +211,7 @@ Partition::RecomputeChoice Partition::weigh_recompute(Candidate& c, int a, int b
   choice.kernels_before = 1 + static_cast<int>(hosts.size());
   choice.kernels_after = static_cast<int>(hosts.size()) + (eliminated ? 0 : 1);
   choice.intermediate_written = !eliminated;
+  if (!full) return choice;
   choice.how = "; recomputes " + group_id(a) + " inside " + where + ", each reading its inputs instead of its result (" +
                (eliminated ? group_id(a) + " is no longer launched" : group_id(a) + " still runs for its other readers") +
                "), cheaper than " + alternative + " (" + us(multi.time_s) + ")";

@@ -1,7 +1,6 @@
 #include "core/fusion/legality.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "core/fusion/chained_reduction.h"
 #include "core/fusion/library_epilogue.h"
@@ -263,13 +262,14 @@ std::optional<std::pair<std::int64_t, std::int64_t>> row_extent(const Graph& g, 
 
 int estimate_live_values(const Graph& g, std::span<const NodeId> nodes) {
   const GroupView view(g, nodes);
-  std::unordered_map<NodeId, int> pending;  // in-group consumers not yet computed
+  std::vector<int> pending(nodes.size(), 0);  // per position in `nodes`: in-group consumers not yet computed
   std::vector<ValueId> inputs;
-  for (NodeId n : nodes) {
-    for (NodeId c : g.consumers(g.value_of(n))) pending[n] += view.contains(c);
-    for (ValueId v : g.tensor_inputs(n)) {
-      auto p = g.producer(v);
-      if (!p || !view.contains(*p)) inputs.push_back(v);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    for (NodeId c : g.consumers(g.value_of(nodes[i]))) pending[i] += view.contains(c);
+    for (const Operand& o : g.node(nodes[i]).inputs) {  // duplicates go with the sort below
+      if (o.is_scalar()) continue;
+      auto p = g.producer(o.value);
+      if (!p || !view.contains(*p)) inputs.push_back(o.value);
     }
   }
   std::sort(inputs.begin(), inputs.end());
@@ -282,8 +282,8 @@ int estimate_live_values(const Graph& g, std::span<const NodeId> nodes) {
     live += width(g.value_of(n));
     peak = std::max(peak, live);
     for (NodeId p : g.producers(n)) {
-      auto it = pending.find(p);
-      if (it != pending.end() && --it->second == 0) live -= width(g.value_of(p));
+      const auto at = view.index_of(p);
+      if (at && --pending[*at] == 0) live -= width(g.value_of(p));
     }
   }
   return peak + held_inputs;

@@ -122,15 +122,13 @@ std::string Partition::candidate_id(FusionKind kind, int a, int b) const {
   return std::string(1, kind_letter(kind)) + ":" + g_.node(nodes(a).front()).name + "+" + g_.node(nodes(b).front()).name;
 }
 
-std::string Partition::pair_id(int a, int b, bool edge) const {
+FusionKind Partition::pair_kind(int a, int b, bool edge) const {
+  if (!edge) return FusionKind::horizontal;
   OpClass cls = OpClass::elementwise;
   for (int s : {a, b}) {
     for (NodeId n : nodes(s)) cls = combine(cls, g_.node(n).op_class());
   }
-  const FusionKind kind = !edge ? FusionKind::horizontal
-                          : (cls == OpClass::reduction || cls == OpClass::contraction ? FusionKind::epilogue
-                                                                                      : FusionKind::vertical);
-  return candidate_id(kind, a, b);
+  return cls == OpClass::reduction || cls == OpClass::contraction ? FusionKind::epilogue : FusionKind::vertical;
 }
 
 std::optional<std::pair<int, int>> Partition::find_pair(std::string_view id) const {
@@ -217,14 +215,17 @@ void Partition::merge(int a, int b) {
   assert(path.empty());
   // Reorder the stretch between a and b: groups that do not depend on a, then the merged group, then the
   // groups that depend on a (reached), keeping their order; b's slot dies.
-  std::vector<char> later(static_cast<std::size_t>(slot_count()), 0);
-  for (int s : reach_.reached()) later[static_cast<std::size_t>(s)] = 1;
+  // Marks in a vector kept across merges and cleared after: one per slot each time would make auto-fuse
+  // quadratic in the number of groups.
+  later_.resize(static_cast<std::size_t>(slot_count()), 0);
+  for (int s : reach_.reached()) later_[static_cast<std::size_t>(s)] = 1;
   const int pa = position(a), pb = position(b);
   std::vector<int> first, second;
   for (int k = pa + 1; k < pb; ++k) {
     const int s = order_[static_cast<std::size_t>(k)];
-    if (s >= 0) (later[static_cast<std::size_t>(s)] ? second : first).push_back(s);
+    if (s >= 0) (later_[static_cast<std::size_t>(s)] ? second : first).push_back(s);
   }
+  for (int s : reach_.reached()) later_[static_cast<std::size_t>(s)] = 0;
   std::vector<int> seq = first;
   seq.push_back(a);
   seq.insert(seq.end(), second.begin(), second.end());

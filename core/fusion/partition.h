@@ -3,6 +3,7 @@
 // proposed merge (legality, cycle, cost, strategy). Internal to core/fusion; the public view is plan.h.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -40,11 +41,17 @@ class Partition {
 
   // The id a candidate for (a, b) gets, without evaluating it; finds the pair with that id.
   std::string pair_id(int a, int b) const { return pair_id(a, b, has_edge(a, b)); }
-  std::string pair_id(int a, int b, bool edge) const;
+  std::string pair_id(int a, int b, bool edge) const { return candidate_id(pair_kind(a, b, edge), a, b); }
+  FusionKind pair_kind(int a, int b, bool edge) const;
   std::optional<std::pair<int, int>> find_pair(std::string_view id) const;
 
+  // How much of a candidate evaluate fills in. The verdict (fuse or not, reason, strategy, times, bytes) is
+  // the same either way; `verdict` leaves out the id, group ids and message text, most of the cost, for
+  // auto-fuse's queue, which spells out only what it accepts and logs.
+  enum class Detail : std::uint8_t { verdict, full };
   // Evaluates merging groups a and b (a positioned before b) under the options and user rejections.
-  Candidate evaluate(int a, int b, const EngineOptions& options, const std::set<std::string>& rejected);
+  Candidate evaluate(int a, int b, const EngineOptions& options, const std::set<std::string>& rejected,
+                     Detail detail = Detail::full);
   // Applies an evaluated, fusible candidate.
   void apply(const Candidate& c);
 
@@ -66,7 +73,7 @@ class Partition {
   std::vector<int> consumer_groups(int producer) const;
   std::vector<NodeId> sorted_nodes(const std::vector<int>& slots) const;
   RecomputeChoice weigh_recompute(Candidate& c, int a, int b, const EngineOptions& options, GroupCost& before,
-                                  GroupCost& after);
+                                  GroupCost& after, Detail detail);
   std::vector<int> cycle_path(int a, int b);
   void merge(int a, int b);
   void recompute_into(int producer, int consumer);
@@ -84,6 +91,7 @@ class Partition {
   std::vector<int> version_, position_, order_;  // order_[position] = slot, -1 for a dead slot
   std::vector<GroupCost> cost_;
   BoundedReach reach_;
+  std::vector<char> later_;  // merge's scratch: the slots that depend on the merged producer
 };
 
 }  // namespace fx

@@ -246,9 +246,9 @@ Expected<json> parse_json_text(std::string_view text, const LoadLimits& limits) 
   }
   if (auto d = check_depth(text, limits.max_depth)) return *d;
   try {
-    Diagnostics duplicates;
-    json doc = parse_json_dom(text, duplicates);
-    if (!duplicates.empty()) return duplicates;
+    Diagnostics problems;  // duplicate keys, integers beyond int64
+    json doc = parse_json_dom(text, problems);
+    if (!problems.empty()) return problems;
     return doc;
   } catch (const json::parse_error& e) {
     Diagnostic d{"", "not valid JSON: "};

@@ -1,5 +1,6 @@
 #include "core/graph/json_dom.h"
 
+#include <cstdint>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -11,13 +12,20 @@ using json = nlohmann::json;
 
 class DomBuilder : public nlohmann::json_sax<json> {
  public:
-  DomBuilder(json& root, Diagnostics& duplicates) : root_(root), duplicates_(duplicates) {}
+  DomBuilder(json& root, Diagnostics& problems) : root_(root), problems_(problems) {}
 
   bool null() override { return add(nullptr); }
   bool boolean(bool v) override { return add(v); }
   bool number_integer(number_integer_t v) override { return add(v); }
-  bool number_unsigned(number_unsigned_t v) override { return add(v); }
-  bool number_float(number_float_t v, const string_t&) override { return add(v); }
+  bool number_unsigned(number_unsigned_t v) override {
+    if (v > static_cast<number_unsigned_t>(INT64_MAX)) return too_large(std::to_string(v));
+    return add(v);
+  }
+  // nlohmann reads an integer literal beyond 64 bits as a float; every integer in our formats is an int64.
+  bool number_float(number_float_t v, const string_t& text) override {
+    if (text.find_first_of(".eE") == string_t::npos) return too_large(text);
+    return add(v);
+  }
   bool string(string_t& v) override { return add(std::move(v)); }
   bool binary(binary_t& v) override { return add(json::binary(std::move(v))); }
   bool start_object(std::size_t) override { return open(json::object(), true); }
@@ -29,7 +37,7 @@ class DomBuilder : public nlohmann::json_sax<json> {
     Frame& f = frames_.back();
     f.key = k;
     f.duplicate = !f.keys.insert(k).second;
-    if (f.duplicate) duplicates_.push_back({pointer(), "duplicate key \"" + k + "\" (the first one counts)"});
+    if (f.duplicate) problems_.push_back({pointer(), "duplicate key \"" + k + "\" (the first one counts)"});
     return true;
   }
 
@@ -59,15 +67,30 @@ class DomBuilder : public nlohmann::json_sax<json> {
   // Where the next value goes: nullptr when it is dropped.
   json* slot() {
     if (frames_.empty()) return &root_;
+    if (!slot_taken()) return nullptr;
     Frame& f = frames_.back();
-    if (!f.node || f.duplicate) return nullptr;
     if (!f.is_object) return &f.node->emplace_back(nullptr);
-    if (frames_.size() == 1 && f.key == "metadata") return nullptr;  // ignored by the format: never stored
     return &(*f.node)[f.key];
   }
 
   void advance() {
     if (!frames_.empty() && !frames_.back().is_object) ++frames_.back().index;
+  }
+
+  // An integer literal outside int64's range, where it would be stored (not in ignored metadata).
+  bool too_large(const std::string& text) {
+    if (slot_taken()) {
+      problems_.push_back({pointer(), "integer " + text + " does not fit in 64 bits (an int64 holds " +
+                                          std::to_string(INT64_MIN) + " to " + std::to_string(INT64_MAX) + ")"});
+    }
+    return add(nullptr);
+  }
+
+  // Whether the next value is stored: not below a duplicate key, not in "metadata" (ignored by the format).
+  bool slot_taken() const {
+    if (frames_.empty()) return true;
+    const Frame& f = frames_.back();
+    return f.node && !f.duplicate && !(f.is_object && frames_.size() == 1 && f.key == "metadata");
   }
 
   template <typename T>
@@ -91,15 +114,15 @@ class DomBuilder : public nlohmann::json_sax<json> {
   }
 
   json& root_;
-  Diagnostics& duplicates_;
+  Diagnostics& problems_;
   std::vector<Frame> frames_;
 };
 
 }  // namespace
 
-nlohmann::json parse_json_dom(std::string_view text, Diagnostics& duplicates) {
+nlohmann::json parse_json_dom(std::string_view text, Diagnostics& problems) {
   json root;
-  DomBuilder builder(root, duplicates);
+  DomBuilder builder(root, problems);
   json::sax_parse(text.begin(), text.end(), &builder);
   return root;
 }

@@ -153,6 +153,7 @@ class ElementwiseEmitter {
     const Node& node = g_.node(n);
     const auto axis = static_cast<std::size_t>(*normalize_axis(node.attrs.get_int("axis"), node.type.shape.size()));
     const std::string local = ids.fresh(node.name);
+    ids.reserve(node.inputs.size());  // each operand a pointer and a local at most
     const auto c = ctx.coord_exprs();
     body_.line(compute_type(node.type.dtype) + " " + local + ";  // " + describe_node(g_, n));
     std::int64_t offset = 0;

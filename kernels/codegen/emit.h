@@ -39,6 +39,12 @@ class Identifiers {
   // The identifier for `key`, made from `base` the first time.
   std::string get(const std::string& key, const std::string& base);
   std::string fresh(const std::string& base);
+  // Room for about n more identifiers: a kernel of many operands (a concat of 200,000) then never rehashes
+  // its tables, whose every rehash walks all entries, scattered over memory.
+  void reserve(std::size_t n) {
+    by_name_.reserve(by_name_.size() + n);
+    used_.reserve(used_.size() + 2 * n);
+  }
 
  private:
   std::unordered_map<std::string, std::string> by_name_;

@@ -186,9 +186,31 @@ TEST(GraphFormat, OverflowingSizes) {
   EXPECT_EQ(expect_error(doc(R"({"name": "x", "shape": [1e30], "dtype": "f32"})", "", ""), "must be an integer").pointer,
             "/inputs/0/shape/0");
   EXPECT_EQ(expect_error(doc(R"({"name": "x", "shape": [18446744073709551615], "dtype": "f32"})", "", ""),
-                         "too large for 64 bits")
+                         "does not fit in 64 bits")
                 .pointer,
             "/inputs/0/shape/0");
+}
+
+// An integer literal outside int64 is refused where it stands (json::parse keeps one beyond uint64 as a float,
+// which read as an integer saturated); the edges of the range load, and the ignored metadata may hold anything.
+TEST(GraphFormat, IntegersBeyondInt64AreRefusedWithTheirPointer) {
+  const std::string relu = R"({"name": "y", "op": "relu", "inputs": ["x"]})";
+  const auto softmax = [](const std::string& axis) {
+    return R"({"name": "y", "op": "softmax", "inputs": ["x"], "attrs": {"axis": )" + axis + "}}";
+  };
+  EXPECT_EQ(expect_error(doc(kX, softmax("-9223372036854775809"), R"("y")"), "does not fit in 64 bits").pointer,
+            "/nodes/0/attrs/axis");
+  EXPECT_EQ(expect_error(doc(kX, softmax("[1, 99999999999999999999999]"), R"("y")"), "99999999999999999999999")
+                .pointer,
+            "/nodes/0/attrs/axis/1");
+  EXPECT_EQ(expect_error(doc(kX, R"({"name": "y", "op": "mul", "inputs": ["x", 9223372036854775808]})", R"("y")"),
+                         "does not fit in 64 bits")
+                .pointer,
+            "/nodes/0/inputs/1");
+  EXPECT_TRUE(load_graph(doc(kX, R"({"name": "y", "op": "mul", "inputs": ["x", -9223372036854775808]})", R"("y")")).ok());
+  EXPECT_TRUE(load_graph(doc(kX, relu, R"("y")").substr(0, doc(kX, relu, R"("y")").size() - 1) +
+                         R"(, "metadata": {"step": 123456789012345678901234567890}})")
+                  .ok());
 }
 
 TEST(GraphFormat, EmptyGraphAndBadOutputs) {

@@ -71,6 +71,8 @@ SEMANTIC = {
     "bad/attribute_wrong_type.json": "attribute types are per op (the registry)",
     "bad/wrong_arity.json": "arity is per op (the registry)",
     "bad/deep_nesting_metadata.json": "the nesting depth is a reader's limit against hostile files",
+    "bad/attribute_beyond_int64.json": "a number cannot tell 1e20 (a float, allowed) from an integer literal beyond int64",
+    "bad/literal_beyond_int64.json": "a number cannot tell 1e20 (a float, allowed) from an integer literal beyond int64",
     "bad-fused/groups_in_a_cycle.json": "a cycle between groups is a property of the whole plan",
     "bad-fused/node_in_no_group.json": "a partition covers every node of the graph",
     "bad-fused/node_in_two_groups.json": "a partition is checked across groups",
