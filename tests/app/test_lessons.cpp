@@ -124,9 +124,12 @@ TEST(Lessons, MenuListsEveryLessonAndInstructorModeEnlarges) {
 
 TEST(Lessons, ALessonWithoutABundledRunHasNoneAndAMissingOneIsNamed) {
   QString error;
-  auto lesson = open_lesson_file(kLessonsDir + "04-horizontal-fusion.json", &error);
+  auto lesson = open_lesson_file(kLessonsDir + "05-gemm-epilogue.json", &error);
   ASSERT_TRUE(lesson) << error.toStdString();
   EXPECT_FALSE(lesson->run.has_value());
+  auto bundled = open_lesson_file(kLessonsDir + "04-horizontal-fusion.json", &error);
+  ASSERT_TRUE(bundled) << error.toStdString();
+  EXPECT_TRUE(bundled->run.has_value());  // its H100 report matches the graph and auto-fuse's plan
   EXPECT_FALSE(open_lesson_file(kLessonsDir + "no-such-lesson.json", &error));
   EXPECT_TRUE(error.contains("no-such-lesson"));
 }
