@@ -1,6 +1,7 @@
 #include "core/report/session_report.h"
 
 #include <cstdio>
+#include <set>
 #include <sstream>
 
 #include "core/graph/content_hash.h"
@@ -212,6 +213,32 @@ Roof roof_of(const FusionEngine& e) {
   return {d.hbm_bandwidth, peak, label};
 }
 
+// A group's FLOPs (the model counts them; they do not depend on the GPU) over its kernels' measured DRAM bytes and
+// time, where the run ran exactly this group (same nodes) and measured both for every kernel of it.
+void add_measured_points(const Graph& graph, const Plan& plan, const MeasuredPlan* run, bool fused,
+                         std::vector<RooflinePoint>& points) {
+  if (!run) return;
+  for (const Group& g : plan.groups()) {
+    if (g.eliminated() || g.cost.flops <= 0) continue;
+    std::set<std::string> nodes, ran;
+    for (NodeId n : g.nodes) nodes.insert(graph.node(n).name);
+    double bytes = 0, ms = 0;
+    int kernels = 0;
+    bool complete = true;
+    for (const MeasuredKernel& k : run->kernels) {
+      if (k.group != g.id) continue;
+      ++kernels;
+      complete = complete && k.measured_bytes && k.measured_ms;
+      if (!complete) break;
+      bytes += *k.measured_bytes;
+      ms += *k.measured_ms;
+      ran.insert(k.nodes.begin(), k.nodes.end());
+    }
+    if (kernels > 0 && complete && ran == nodes && bytes > 0 && ms > 0)
+      points.push_back({g.id, g.cost.flops / bytes, g.cost.flops / (ms / 1000), fused, true});
+  }
+}
+
 void charts(std::ostringstream& out, const SessionReportInput& in) {
   out << "<h2>Charts</h2>\n<h3>Plan times</h3>\n";
   std::vector<TimeBar> bars;
@@ -223,13 +250,18 @@ void charts(std::ostringstream& out, const SessionReportInput& in) {
     bars.push_back(bar);
   }
   out << "<figure id=\"times\">" << time_bars_svg(bars) << "</figure>\n<h3>Roofline</h3>\n"
-      << "<p>Each group at its predicted speed: hollow the unfused plan's kernels, filled the fused plan's.</p>\n";
+      << "<p>Each group at its predicted speed (circles): hollow the unfused plan's kernels, filled the fused "
+         "plan's.";
+  if (in.run) out << " Squares: the same groups as measured on " << xml_escape(in.run->gpu) << ".";
+  out << "</p>\n";
   std::vector<RooflinePoint> points;
-  for (const auto& [plan, fused] : {std::pair{in.unfused, false}, std::pair{&in.engine->plan(), true}})
+  for (const auto& [plan, fused] : {std::pair{in.unfused, false}, std::pair{&in.engine->plan(), true}}) {
     for (const Group& g : plan->groups())
       if (!g.eliminated() && g.cost.bytes_moved() > 0 && g.cost.time_s > 0)
         points.push_back({g.id, g.cost.flops / static_cast<double>(g.cost.bytes_moved()), g.cost.flops / g.cost.time_s,
                           fused});
+    if (in.run) add_measured_points(in.engine->graph(), *plan, in.run->plan(fused ? "fused" : "unfused"), fused, points);
+  }
   out << "<figure id=\"roofline\">" << roofline_svg(roof_of(*in.engine), points) << "</figure>\n";
 }
 

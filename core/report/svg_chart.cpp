@@ -96,11 +96,19 @@ std::string roofline_svg(const Roof& roof, const std::vector<RooflinePoint>& poi
       << "<text x=\"" << px(kPlotLeft + 8) << "\" y=\"" << px(kPlotTop + 14) << "\" font-size=\"12\" fill=\"#b22222\">"
       << xml_escape(roof.label) << "</text>\n";
   for (const RooflinePoint& p : shown) {
-    out << "<circle cx=\"" << px(sx(p.intensity)) << "\" cy=\"" << px(sy(p.flops_per_s)) << "\" r=\"5\" fill=\""
-        << (p.fused ? "#1f77b4" : "#ffffff") << "\" stroke=\"#1f77b4\" stroke-width=\"1.5\"><title>"
-        << xml_escape(p.label + (p.fused ? " (fused plan)" : " (unfused plan)") + ": " + si(p.intensity, "FLOP/B") +
-                      ", " + si(p.flops_per_s, "FLOP/s"))
-        << "</title></circle>\n";
+    const std::string title = p.label + (p.fused ? " (fused plan)" : " (unfused plan)") +
+                              (p.measured ? ", measured" : ", predicted") + ": " + si(p.intensity, "FLOP/B") + ", " +
+                              si(p.flops_per_s, "FLOP/s");
+    const char* fill = p.fused ? (p.measured ? "#e6550d" : "#1f77b4") : "#ffffff";
+    const char* stroke = p.measured ? "#e6550d" : "#1f77b4";
+    if (p.measured) {
+      out << "<rect x=\"" << px(sx(p.intensity) - 4.5) << "\" y=\"" << px(sy(p.flops_per_s) - 4.5)
+          << "\" width=\"9\" height=\"9\"";
+    } else {
+      out << "<circle cx=\"" << px(sx(p.intensity)) << "\" cy=\"" << px(sy(p.flops_per_s)) << "\" r=\"5\"";
+    }
+    out << " fill=\"" << fill << "\" stroke=\"" << stroke << "\" stroke-width=\"1.5\"><title>" << xml_escape(title)
+        << "</title></" << (p.measured ? "rect" : "circle") << ">\n";
   }
   out << "</svg>";
   return out.str();

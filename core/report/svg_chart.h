@@ -13,6 +13,7 @@ struct RooflinePoint {
   double intensity = 0;       // FLOP per byte moved
   double flops_per_s = 0;     // achieved: FLOPs / time
   bool fused = false;         // drawn filled (the fused plan) or hollow (the unfused one)
+  bool measured = false;      // a square at the run's measured bytes and time; a circle at the prediction
 };
 
 struct Roof {

@@ -177,6 +177,32 @@ TEST(RunSummary, AReportOfAnotherGraphIsRecognised) {
   EXPECT_EQ(run_mismatch(run, sample("relu_mul_add.json")), "");
 }
 
+// With a run report, the roofline has each group again where the GPU put it: the model's FLOPs over the
+// measured bytes and time (squares), beside the prediction (circles).
+TEST(SessionReport, RooflineShowsMeasuredPointsBesideThePredicted) {
+  const RunSummary run = relu_mul_add_run();
+  const Report with_run = report_of(sample("relu_mul_add.json"), DeviceDescription::h100_sxm(), &run);
+  const Report without = report_of(sample("relu_mul_add.json"), DeviceDescription::h100_sxm(), nullptr);
+  auto roofline = [](const std::string& html) {
+    const std::size_t at = html.find("<figure id=\"roofline\">");
+    return html.substr(at, html.find("</figure>", at) - at);
+  };
+  auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  const std::string measured = roofline(with_run.html);
+  // relu_mul_add: three unfused groups and one fused, each measured in the bundled H100 report.
+  EXPECT_EQ(count(measured, ", measured: "), 4u);
+  EXPECT_EQ(count(measured, ", predicted: "), 4u);
+  EXPECT_EQ(count(roofline(without.html), ", measured: "), 0u);
+  const Group& g = with_run.engine->plan().groups().front();
+  EXPECT_NE(measured.find(g.id + " (fused plan), measured: "), std::string::npos);
+  EXPECT_EQ(count(measured, "<rect x="), 4u + count(roofline(without.html), "<rect x="));
+  EXPECT_NE(with_run.html.find("Squares: the same groups as measured on NVIDIA H100 80GB HBM3."), std::string::npos);
+}
+
 TEST(SvgCharts, RooflineAndBarsAreWellFormed) {
   const std::string roof = roofline_svg({3.35e12, 67e12, "H100 <SXM> & co"}, {{"g:a", 0.25, 8e11, false},
                                                                             {"g:b", 100, 6e13, true},
