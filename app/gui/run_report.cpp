@@ -366,6 +366,9 @@ std::optional<Progress> parse_progress_line(const QString& line) {
   p.message = text(o, {"message", "what", "stage"});
   // fusion-cli run --progress: {"step": "compile", "progress": 0.4, "message": ...}, a fraction of the run.
   if (o.value(QLatin1String("step")).isString() && o.value(QLatin1String("progress")).isDouble()) {
+    // The stage leads the bar's text ("compile: fused plan: fx_g_mul (3 of 9)"), as fusion-cli prints it.
+    const QString stage = o.value(QLatin1String("step")).toString();
+    if (!stage.isEmpty()) p.message = p.message.isEmpty() ? stage : stage + QLatin1String(": ") + p.message;
     p.total = 1000;
     p.step = static_cast<int>(std::lround(std::clamp(o.value(QLatin1String("progress")).toDouble(), 0.0, 1.0) * 1000));
   }

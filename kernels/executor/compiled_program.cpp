@@ -150,12 +150,14 @@ void CompiledProgram::compile(PlanId p, const Plan& plan) {
 
 // NVRTC compiles each generated step's kernel (and, when the run tunes or forces a layout, its other layouts).
 void CompiledProgram::load_generated_kernels(CompiledPlan& ps) {
+  const auto total = std::count_if(ps.steps.begin(), ps.steps.end(), [](const Step& s) { return s.generated(); });
   std::size_t done = 0;
   for (Step& s : ps.steps) {
     GeneratedLaunch* g = s.generated();
     if (!g) continue;  // a library call or a sort: nothing to compile
-    progress("compile", static_cast<double>(done++) / static_cast<double>(ps.steps.size()),
-             ps.name + " plan: " + s.kernel.name);
+    ++done;
+    progress("compile", static_cast<double>(done - 1) / static_cast<double>(ps.steps.size()),
+             ps.name + " plan: " + s.kernel.name + " (" + std::to_string(done) + " of " + std::to_string(total) + ")");
     g->loaded = load(s.kernel.source, s.kernel.name);
     if (!options.autotune && options.force_layout < 1) continue;  // the default layout only
     for (KernelLayout& alt : s.kernel.alternatives) {

@@ -563,6 +563,10 @@ void tune_layouts(CompiledProgram& im) {
     for (std::size_t s = 0; s < ps.steps.size(); ++s) {
       const Step& st = ps.steps[s];
       const LibraryStep* call = st.call();
+      if (tunable(st)) {
+        im.progress("tune", 0.17, ps.name + " plan: step " + std::to_string(s + 1) + " of " +
+                                      std::to_string(ps.steps.size()) + " (" + st.kernel.name + ")");
+      }
       if (call && call->nhwc_ready() && st.library()->part == CallPart::whole) {
         s = tune_conv_layout(im, p, s, forced, flush);
       } else if (call && call->offers_split()) {

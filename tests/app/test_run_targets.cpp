@@ -82,7 +82,7 @@ TEST(RunProgress, FusionCliLinesAndTheQueuesPlaceMoveTheBar) {
   ASSERT_TRUE(p);
   EXPECT_EQ(p->step, 250);
   EXPECT_EQ(p->total, 1000);
-  EXPECT_EQ(p->message, QStringLiteral("4 kernels"));
+  EXPECT_EQ(p->message, QStringLiteral("compile: 4 kernels"));  // the stage leads, as fusion-cli prints it
   const auto q = parse_progress_line(QStringLiteral(
       R"({"step": "queue", "progress": 0.0, "message": "waiting for a shared GPU: 2 runs ahead of yours in the queue", "queue_position": 3})"));
   ASSERT_TRUE(q);
