@@ -19,6 +19,10 @@ try:
     import jsonschema
 except ImportError:
     sys.exit("validate_schemas: python3-jsonschema is missing (scripts/install-deps.sh installs it)")
+if not hasattr(jsonschema, "Draft202012Validator"):  # before 4.0 (Ubuntu 22.04 ships 3.2): say so and skip
+    print("validate_schemas: skipped: this jsonschema (" + getattr(jsonschema, "__version__", "?") + ") has no draft "
+          "2020-12 validator; jsonschema 4 or newer has one (pip install 'jsonschema>=4')")
+    sys.exit(77)
 
 try:  # jsonschema >= 4.18
     from referencing import Registry, Resource
