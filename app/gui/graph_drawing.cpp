@@ -138,7 +138,7 @@ void add_edges(const Graph& g, DrawnGraph& out, const std::vector<int>& drawn_of
       if (from < 0 || from == to || !seen.insert({from, to}).second) continue;
       const QString bytes = edge_label(g, v);
       const QString name = qs(g.value_name(v)).toHtmlEscaped();
-      DrawnEdge e{from, to, v, c, bytes};
+      DrawnEdge e{from, to, v, c, bytes, false, {}};
       e.on_chip = inside_one_group(out, from, to);
       if (e.on_chip) {
         e.label = QObject::tr("on chip");

@@ -237,7 +237,7 @@ bool MainWindow::load_measured_plan(const QJsonObject& fusion) {
   }
   const std::optional<RunReport> report = run_->report();
   auto shared = std::make_shared<FusionEngine>(std::move(*engine));
-  adopt(LoadedDocument{session_->path(), session_->graph_ptr(), shared});
+  adopt(LoadedDocument{session_->path(), session_->graph_ptr(), shared, {}});
   run_->set_report(report);  // checked again: now the plan on screen is the one measured
   statusBar()->showMessage(tr("Loaded the plan the report measured"), 6000);
   return true;

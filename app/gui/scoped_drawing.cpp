@@ -183,7 +183,7 @@ class ScopedBuilder {
         if (ends.first == ends.second || !seen.insert({at, ends.first, ends.second}).second) continue;
         level(at).edges.push_back(static_cast<int>(out_.edges.size()));
         level(at).ends.push_back(ends);
-        out_.edges.push_back({from, to, v, c, edge_label(g_, v)});
+        out_.edges.push_back({from, to, v, c, edge_label(g_, v), false, {}});
       }
     }
   }

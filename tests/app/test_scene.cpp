@@ -134,7 +134,9 @@ TEST(Scene, SearchSelectionAndRejectedMarks) {
   int marked = 0;
   for (const EdgeItem* e : scene.edge_items()) {
     marked += e->rejected() ? 1 : 0;
-    if (e->rejected()) EXPECT_TRUE(e->toolTip().contains(QStringLiteral("rejected by the user")));
+    if (e->rejected()) {
+      EXPECT_TRUE(e->toolTip().contains(QStringLiteral("rejected by the user")));
+    }
   }
   EXPECT_EQ(marked, 1);
 }
