@@ -129,7 +129,7 @@ TEST(Lessons, ALessonWithoutABundledRunHasNoneAndAMissingOneIsNamed) {
   EXPECT_FALSE(lesson->run.has_value());
   auto bundled = open_lesson_file(kLessonsDir + "04-horizontal-fusion.json", &error);
   ASSERT_TRUE(bundled) << error.toStdString();
-  EXPECT_TRUE(bundled->run.has_value());  // its H100 report matches the graph and auto-fuse's plan
+  EXPECT_TRUE(bundled->run.has_value());  // its bundled report matches the graph and auto-fuse's plan
   EXPECT_FALSE(open_lesson_file(kLessonsDir + "no-such-lesson.json", &error));
   EXPECT_TRUE(error.contains("no-such-lesson"));
 }

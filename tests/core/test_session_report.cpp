@@ -193,7 +193,7 @@ TEST(SessionReport, RooflineShowsMeasuredPointsBesideThePredicted) {
     return n;
   };
   const std::string measured = roofline(with_run.html);
-  // relu_mul_add: three unfused groups and one fused, each measured in the bundled H100 report.
+  // relu_mul_add: three unfused groups and one fused, each measured in the test report.
   EXPECT_EQ(count(measured, ", measured: "), 4u);
   EXPECT_EQ(count(measured, ", predicted: "), 4u);
   EXPECT_EQ(count(roofline(without.html), ", measured: "), 0u);

@@ -19,6 +19,14 @@
 
 namespace fx::gpu {
 
+// A graph written inline in a test: its inputs, nodes and outputs as JSON array contents.
+inline Graph inline_graph(const std::string& inputs, const std::string& nodes, const std::string& outputs) {
+  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "t", "inputs": [)" + inputs +
+                      R"(], "nodes": [)" + nodes + R"(], "outputs": [)" + outputs + "]}");
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : format_diagnostics(g.errors()));
+  return std::move(g).value();
+}
+
 // True when device 0 can be queried; otherwise false with the reason in `why`.
 inline bool have_device(std::string& why) {
   try {

@@ -16,13 +16,6 @@
 namespace fx::gpu {
 namespace {
 
-Graph inline_graph(const std::string& inputs, const std::string& nodes, const std::string& outputs) {
-  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "t", "inputs": [)" + inputs +
-                      R"(], "nodes": [)" + nodes + R"(], "outputs": [)" + outputs + "]}");
-  EXPECT_TRUE(g.ok()) << format_diagnostics(g.errors());
-  return std::move(g).value();
-}
-
 Graph sample(const std::string& name) {
   auto g = load_graph_file(std::string(FX_SOURCE_DIR) + "/sample_graphs/" + name + ".json");
   EXPECT_TRUE(g.ok()) << name;

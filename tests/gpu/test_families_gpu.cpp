@@ -11,13 +11,6 @@
 namespace fx::gpu {
 namespace {
 
-Graph inline_graph(const std::string& inputs, const std::string& nodes, const std::string& outputs) {
-  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "t", "inputs": [)" + inputs +
-                      R"(], "nodes": [)" + nodes + R"(], "outputs": [)" + outputs + "]}");
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : format_diagnostics(g.errors()));
-  return std::move(g).value();
-}
-
 // Both plans, the auto-fused one against the unfused one; with `reference`, both against the float64 reference too.
 RunReport run_both(const Graph& g, bool reference) {
   FusionEngine engine(g, DeviceDescription::h100_sxm());

@@ -53,13 +53,6 @@ void expect_matches_reference(const RunReport& r, const std::string& what) {
   for (const auto& c : r.checks) EXPECT_TRUE(c.passed) << what << ": fused vs unfused " << c.name;
 }
 
-Graph inline_graph(const std::string& inputs, const std::string& nodes, const std::string& outputs) {
-  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "t", "inputs": [)" + inputs +
-                      R"(], "nodes": [)" + nodes + R"(], "outputs": [)" + outputs + "]}");
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : format_diagnostics(g.errors()));
-  return std::move(g).value();
-}
-
 TEST(ReferenceGpu, EverySampleMatchesTheReferenceInEachFloatType) {
   FX_REQUIRE_DEVICE();
   const auto samples = runnable_samples();

@@ -16,13 +16,6 @@
 namespace fx::gpu {
 namespace {
 
-Graph inline_graph(const std::string& inputs, const std::string& nodes, const std::string& outputs) {
-  auto g = load_graph(R"({"format": "fusion-explorer/graph", "version": 1, "name": "t", "inputs": [)" + inputs +
-                      R"(], "nodes": [)" + nodes + R"(], "outputs": [)" + outputs + "]}");
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : format_diagnostics(g.errors()));
-  return std::move(g).value();
-}
-
 std::string input(const std::string& name, const std::string& shape, const std::string& dtype) {
   return R"({"name": ")" + name + R"(", "shape": )" + shape + R"(, "dtype": ")" + dtype + R"("})";
 }
