@@ -17,6 +17,7 @@
 #include "kernels/common/event_timing.h"
 #include "kernels/contraction/device_memory.h"
 #include "kernels/contraction/matmul.h"
+#include "kernels/tuning/timing_rules.h"
 #include "kernels/tuning/tuning_cache.h"
 
 namespace fx::gpu {
@@ -138,6 +139,10 @@ constexpr int kCandidates = 8;  // timed in full: the heuristic's first and the 
 constexpr int kWarmupRounds = 2;
 constexpr int kTimedRounds = 15;
 constexpr int kScreenRounds = 3;  // after one warm-up round, for a pool larger than kCandidates
+// Most of a large pool is far behind after one screening round (a tile or stage count that does not suit the
+// shape); only candidates within this factor of the kCandidates - 1'th fastest other run the screening's other
+// rounds (screen_survivors, timing_rules.h): a large pool has most of its candidates timed once, not three times.
+constexpr double kScreenMargin = 1.3;
 constexpr int kHeuristicRequest = 16;
 // The search's best configurations kept for the executor to time again inside its plan (Matmul::finalist_count):
 // the ranking of close configurations moves with the GPU's state and with the L2 as the search leaves it (each
@@ -301,6 +306,10 @@ struct Matmul::Impl {
                                                  const Operands& ops, int warmup, int rounds) {
     return interleaved_medians(algos.size(), warmup, rounds, [&](std::size_t i) { return time_algo(plan, algos[i], ops); });
   }
+  // The screening's medians of kScreenRounds runs (see kScreenMargin); nullopt for a candidate that failed to
+  // launch or was dropped after its first round.
+  std::vector<std::optional<double>> screen(const Plan& plan, const std::vector<cublasLtMatmulAlgo_t>& pool,
+                                            const Operands& ops);
   // Whether cuBLASLt accepts `algo` for the plan's problem (cublasLtMatmulAlgoCheck), its workspace fits ours,
   // and the operands meet its minimum alignments.
   bool accepts(const Plan& plan, const PlanKey& key, const cublasLtMatmulAlgo_t& algo);
@@ -333,6 +342,34 @@ std::optional<double> Matmul::Impl::time_algo(const Plan& plan, const cublasLtMa
   const double ms = median_event_ms(ops.stream, 1, [&] { failed |= launch() != CUBLAS_STATUS_SUCCESS; });
   if (failed) return std::nullopt;
   return ms;
+}
+
+std::vector<std::optional<double>> Matmul::Impl::screen(const Plan& plan, const std::vector<cublasLtMatmulAlgo_t>& pool,
+                                                        const Operands& ops) {
+  const auto first = time_rounds(plan, pool, ops, 1, 1);
+  const std::vector<std::size_t> survivors = screen_survivors(first, kCandidates - 1, kScreenMargin);
+  std::vector<std::vector<double>> runs(pool.size());
+  for (std::size_t i : survivors) {
+    if (first[i]) runs[i].push_back(*first[i]);
+  }
+  // The survivors' other rounds interleaved, as interleaved_medians times them: a candidate that fails once
+  // drops out.
+  for (int round = 1; round < kScreenRounds; ++round) {
+    for (std::size_t i : survivors) {
+      if (runs[i].size() != static_cast<std::size_t>(round)) continue;
+      const std::optional<double> ms = time_algo(plan, pool[i], ops);
+      if (ms) {
+        runs[i].push_back(*ms);
+      } else {
+        runs[i].clear();
+      }
+    }
+  }
+  std::vector<std::optional<double>> medians(pool.size());
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    if (runs[i].size() == static_cast<std::size_t>(kScreenRounds)) medians[i] = upper_median(runs[i]);
+  }
+  return medians;
 }
 
 bool Matmul::Impl::accepts(const Plan& plan, const PlanKey& key, const cublasLtMatmulAlgo_t& algo) {
@@ -498,7 +535,7 @@ Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operan
   std::vector<std::size_t> finalists(pool.size());
   for (std::size_t i = 0; i < pool.size(); ++i) finalists[i] = i;
   if (pool.size() > static_cast<std::size_t>(kCandidates)) {
-    const auto screened = time_rounds(plan, pool, ops, 1, kScreenRounds);
+    const auto screened = screen(plan, pool, ops);
     std::vector<std::size_t> ran;
     for (std::size_t i = 1; i < pool.size(); ++i) {
       if (screened[i]) ran.push_back(i);

@@ -1,0 +1,80 @@
+// Internal to kernels/executor: how the tuning passes time a step's ways inside its plan (time_rounds), how
+// many rounds a comparison takes and when the GPU rests first (comparison_rounds), and what a timed choice
+// depends on besides its candidates (tuning_context). layout_tuning.h says what is tuned.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/contraction/device_memory.h"
+#include "kernels/contraction/matmul.h"
+#include "kernels/executor/executor_internal.h"
+#include "kernels/profile/gpu_clocks.h"
+#include "kernels/tuning/timed_choice.h"
+
+namespace fx::gpu {
+
+// Timed rounds per layout, after one warm-up round; one launch of each layout per round, so that a drift of
+// the clocks during the search moves every layout alike (the cuBLASLt search does the same). A convolution's
+// ways and a horizontal GEMM's get more: their times spread wider (library calls, several launches, after each
+// flush).
+constexpr int kRounds = 15;
+constexpr int kConvRounds = 31;
+
+// The rounds of one comparison: `timed` rounds after `warmup` (one by default).
+struct TuneRounds {
+  TuneRounds(int timed_rounds, int warmup_rounds = 1) : timed(timed_rounds), warmup(warmup_rounds) {}  // NOLINT
+  int timed, warmup;
+};
+
+// The GEMM problems whose search finalists were timed in a plan already: one choice per problem serves every
+// step that runs it, in both plans (the cuBLASLt plan cache is keyed by problem and pointer alignment, and the
+// arena aligns every value alike).
+using TimedProblems = std::vector<MatmulProblem>;
+bool timed_before(const TimedProblems& timed, const MatmulProblem& p);
+
+// What one run of the tuning passes shares across its steps and plans. Invariants: `flush` is allocated only
+// where the protocol flushes and nothing is forced (a forced layout is never timed); `timed` only grows; the
+// clock watch covers the GPU's work since the last rest (comparison_rounds restarts it).
+struct TuningPass {
+  CompiledProgram& im;
+  int forced = -1;  // RunOptions::force_layout
+  contraction_detail::DeviceMemory flush;
+  TimedProblems timed;
+  std::unique_ptr<ClockWatch> since_rest;
+
+  explicit TuningPass(CompiledProgram& program);
+  ChoiceSource choices() const { return {im.tuning.get(), im.options.retune}; }
+  // `key`'s choice (choose()), counted for the report as timed now or reused.
+  TimedChoice choose(const TuningKey& key, std::size_t n, const std::function<TimedChoice()>& time,
+                     const std::function<bool(const TimedChoice&)>& usable = {});
+};
+
+using WayLaunch = std::function<void(std::size_t)>;
+
+// Medians of each of `n` ways of plan p's step s, timed in interleaved rounds (see the definition).
+std::vector<double> time_rounds(TuningPass& pass, PlanId p, std::size_t s, std::size_t n, TuneRounds rounds,
+                                const WayLaunch& launch);
+
+// The rounds of a comparison of `n` ways, after the rest a GEMM comparison needs (Rest::yes; see the definition).
+enum class Rest { yes, no };
+TuneRounds comparison_rounds(TuningPass& pass, PlanId p, std::size_t s, std::size_t n, int rounds,
+                             const WayLaunch& launch, Rest rest = Rest::yes);
+
+// What decides a timed choice besides its candidates: the protocol it was timed under (the flush; rounds counted
+// or timed) and the step the plan runs before it, whose outputs are in the L2 when it runs.
+std::string tuning_context(const CompiledProgram& im, PlanId p, std::size_t s);
+
+// The clocks a GEMM's tuning rounds ran at, for its report line; "" where NVML was not read.
+std::string at_clocks(const ClockSpan& span);
+
+// A GEMM call's first launch runs cuBLASLt's algorithm search, which synchronises: never inside a timed round.
+void search(CompiledProgram& im, PlanId p, const LibraryStep& call);
+
+// "reused from the tuning cache (timed DATE)".
+std::string reused_from(const TimedChoice& c);
+
+}  // namespace fx::gpu
