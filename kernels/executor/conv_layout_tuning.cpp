@@ -30,10 +30,9 @@ std::string first_line(const std::string& text) { return text.substr(0, text.fin
 // cuDNN may refuse the NHWC problem (a type or epilogue its legacy NHWC kernels lack) where it ran NCHW: the
 // run then keeps the NCHW call and says why, instead of failing. CUDA errors and faults propagate. Runs the
 // NHWC way once (its search, which synchronises, outside any timed round).
-std::optional<std::string> nhwc_refusal(CompiledProgram& im, const WayLaunch& launch) {
+std::optional<std::string> nhwc_refusal(TuningPass& pass, const WayLaunch& launch) {
   try {
-    launch(1);
-    FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
+    search(pass, [&] { launch(1); });
   } catch (const GpuError& e) {
     if (is_sticky(e) || e.library() != "cuDNN") throw;
     return first_line(e.what());
@@ -54,11 +53,10 @@ struct ConvWays {
 // the kept plan may not launch the conversions timed here, keep_channels_last weighs it again).
 TimedChoice time_ways(ConvWays& w) {
   CompiledProgram& im = w.pass.im;
-  if (auto refused = nhwc_refusal(im, w.launch)) return {0, {}, {{"refused", *refused}}, ""};
+  if (auto refused = nhwc_refusal(w.pass, w.launch)) return {0, {}, {{"refused", *refused}}, ""};
   // The NCHW call's first launch runs cuDNN's algorithm search, which synchronises: not inside the timed runs
   // (it would wait there for a gate the host cannot open until the search returns).
-  w.launch(0);
-  FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
+  search(w.pass, [&] { w.launch(0); });
   TimedChoice t;
   t.ms = time_rounds(w.pass, w.p, w.s, w.count, kConvRounds, w.launch);
   t.index = fastest(t.ms);
@@ -105,7 +103,7 @@ StepTuning decision(const ConvWays& w, const TimedChoice& c) {
 
 // Layout k >= 1 set by hand (with layout 1 forced the channels-last way is never loaded): untimed.
 StepTuning forced(ConvWays& w) {
-  if (auto refused = nhwc_refusal(w.pass.im, w.launch)) return {KeepNchw{}, "NCHW: cuDNN refused the NHWC call (" + *refused + ")", ""};
+  if (auto refused = nhwc_refusal(w.pass, w.launch)) return {KeepNchw{}, "NCHW: cuDNN refused the NHWC call (" + *refused + ")", ""};
   const std::size_t way = std::min<std::size_t>(static_cast<std::size_t>(w.pass.forced), w.count - 1);
   return {RunNhwc{way - 1},
           "NHWC: layout " + std::to_string(way + 1) + " of " + std::to_string(w.count) + ", set by hand (not timed; " +

@@ -158,8 +158,8 @@ StepTuning tune_horizontal(TuningPass& pass, PlanId p, std::size_t s) {
     return {SplitParts{h.parts, true},
             "run alone, one of " + lc.name + "'s " + count + " GEMMs: layout 2 of 2, set by hand (not timed)", ""};
   }
-  search(im, p, *h.merged);
-  for (const auto& part : h.parts) search(im, p, *part);
+  search(pass, p, *h.merged);
+  for (const auto& part : h.parts) search(pass, p, *part);
   h.kinds[0] = kind_of(pass, p, *h.merged);
   h.kinds[1] = kind_of(pass, p, *h.parts[0]);
   const TuningKey key = horizontal_key(h.kinds[0], h.kinds[1], h.parts.size(), tuning_context(im, p, s));

@@ -1,6 +1,8 @@
 #include "kernels/executor/tuning_rounds.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <optional>
 
 #include "core/graph/content_hash.h"
@@ -10,6 +12,22 @@
 #include "kernels/tuning/timing_rules.h"
 
 namespace fx::gpu {
+
+namespace {
+
+// Seconds since `start`, added to `total`.
+void add_since(std::chrono::steady_clock::time_point start, double& total) {
+  total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::string TuningSpend::text() const {
+  char t[200];
+  std::snprintf(t, sizeof t, "%d library searches %.2f s, %d rests %.2f s, %d comparisons (%d runs) %.2f s", searches,
+                search_s, rests, rest_s, comparisons, runs, timed_s);
+  return t;
+}
 
 bool timed_before(const TimedProblems& timed, const MatmulProblem& p) {
   return std::find(timed.begin(), timed.end(), p) != timed.end();
@@ -44,6 +62,7 @@ TimedChoice TuningPass::choose(const TuningKey& key, std::size_t n, const std::f
 std::vector<double> time_rounds(TuningPass& pass, PlanId p, std::size_t s, std::size_t n, TuneRounds rounds,
                                 const WayLaunch& launch) {
   CompiledProgram& im = pass.im;
+  const auto start = std::chrono::steady_clock::now();
   const bool flushed = pass.flush.get() != nullptr;
   const int warmup = std::max(0, rounds.warmup);
   constexpr std::size_t kHeadStart = 8;
@@ -76,6 +95,9 @@ std::vector<double> time_rounds(TuningPass& pass, PlanId p, std::size_t s, std::
   }
   std::vector<double> med(n);
   for (std::size_t i = 0; i < n; ++i) med[i] = upper_median(times[i]);
+  add_since(start, pass.spend.timed_s);
+  ++pass.spend.comparisons;
+  pass.spend.runs += static_cast<int>(runs);
   return med;
 }
 
@@ -94,7 +116,12 @@ void rest_before_comparison(TuningPass& pass) {
     const ClockSpan seen = pass.since_rest ? pass.since_rest->stop() : ClockSpan{};
     rest = rest_needed(seen, pass.since_rest && im.clocks && im.clocks->available());
   }
-  if (rest) im.rest_for(std::max(t.rest_ms, t.tuning_rest_ms));
+  if (rest) {
+    const auto start = std::chrono::steady_clock::now();
+    im.rest_for(std::max(t.rest_ms, t.tuning_rest_ms));
+    add_since(start, pass.spend.rest_s);
+    ++pass.spend.rests;
+  }
   if (im.clocks) pass.since_rest = std::make_unique<ClockWatch>(*im.clocks);
 }
 
@@ -152,10 +179,17 @@ std::string at_clocks(const ClockSpan& span) {
   return brief.empty() ? "" : "GPU while tuning: " + brief;
 }
 
+void search(TuningPass& pass, const std::function<void()>& first_launch) {
+  const auto start = std::chrono::steady_clock::now();
+  first_launch();
+  FX_CUDA_CALL(cudaStreamSynchronize(pass.im.stream));
+  add_since(start, pass.spend.search_s);
+  ++pass.spend.searches;
+}
+
 // Its inputs were written by the steps before it, which tuning has launched in order.
-void search(CompiledProgram& im, PlanId p, const LibraryStep& call) {
-  call.launch(im.buffers(p), im.stream);
-  FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
+void search(TuningPass& pass, PlanId p, const LibraryStep& call) {
+  search(pass, [&] { call.launch(pass.im.buffers(p), pass.im.stream); });
 }
 
 std::string reused_from(const TimedChoice& c) { return "reused from the tuning cache (timed " + c.tuned_at + ")"; }

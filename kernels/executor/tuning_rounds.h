@@ -36,6 +36,13 @@ struct TuneRounds {
 using TimedProblems = std::vector<MatmulProblem>;
 bool timed_before(const TimedProblems& timed, const MatmulProblem& p);
 
+// Where a tuning pass spent its time, for its last progress line: what a cold run's tuning costs, by kind.
+struct TuningSpend {
+  double search_s = 0, rest_s = 0, timed_s = 0;  // library searches (cuBLASLt, cuDNN), rests, timed rounds (with their launches)
+  int searches = 0, rests = 0, comparisons = 0, runs = 0;  // runs: the timed and warm-up launches of every way
+  std::string text() const;
+};
+
 // What one run of the tuning passes shares across its steps and plans. Invariants: `flush` is allocated only
 // where the protocol flushes and nothing is forced (a forced layout is never timed); `timed` only grows; the
 // clock watch covers the GPU's work since the last rest (comparison_rounds restarts it).
@@ -45,6 +52,7 @@ struct TuningPass {
   contraction_detail::DeviceMemory flush;
   TimedProblems timed;
   std::unique_ptr<ClockWatch> since_rest;
+  TuningSpend spend;
 
   explicit TuningPass(CompiledProgram& program);
   ChoiceSource choices() const { return {im.tuning.get(), im.options.retune}; }
@@ -71,8 +79,11 @@ std::string tuning_context(const CompiledProgram& im, PlanId p, std::size_t s);
 // The clocks a GEMM's tuning rounds ran at, for its report line; "" where NVML was not read.
 std::string at_clocks(const ClockSpan& span);
 
-// A GEMM call's first launch runs cuBLASLt's algorithm search, which synchronises: never inside a timed round.
-void search(CompiledProgram& im, PlanId p, const LibraryStep& call);
+// A library call's first launch runs its algorithm search (cuBLASLt's, cuDNN's), which synchronises: never
+// inside a timed round. Runs `first_launch` and waits for it, counted as search time.
+void search(TuningPass& pass, const std::function<void()>& first_launch);
+// A GEMM call's search: its first launch in plan p.
+void search(TuningPass& pass, PlanId p, const LibraryStep& call);
 
 // "reused from the tuning cache (timed DATE)".
 std::string reused_from(const TimedChoice& c);
