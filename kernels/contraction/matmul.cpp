@@ -150,6 +150,12 @@ constexpr int kHeuristicRequest = 16;
 // a search, and what PyTorch's GEMMs run) joins them where the search ranked it lower, so the plan's own timing
 // can still choose it.
 constexpr std::size_t kFinalistsKept = 3;
+// A candidate whose fastest run after this many timed rounds is more than kPruneMargin times the
+// kFinalistsKept-th best median stops being timed (pruned_interleaved_medians, timing_rules.h): its median
+// could not fall below that run, so it could become a finalist only if theirs rose by 10%, beyond the spread
+// of runs timed back to back in interleaved rounds.
+constexpr int kPruneAfterRounds = 5;
+constexpr double kPruneMargin = 1.1;
 constexpr std::size_t kMaxVariants = 256;
 
 struct Operands {
@@ -548,7 +554,11 @@ Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operan
   }
   std::vector<cublasLtMatmulAlgo_t> timed;
   for (std::size_t i : finalists) timed.push_back(pool[i]);
-  const auto medians = time_rounds(plan, timed, ops, kWarmupRounds, kTimedRounds);
+  // Only the kFinalistsKept fastest go on (the executor times them again in its plan) and only the fastest runs
+  // where it does not: a candidate clearly behind those after kPruneAfterRounds rounds is timed no more.
+  const auto medians =
+      pruned_interleaved_medians(timed.size(), kWarmupRounds, kTimedRounds, Pruning{kFinalistsKept, kPruneAfterRounds, kPruneMargin},
+                                 [&](std::size_t i) { return time_algo(plan, timed[i], ops); });
   int best = -1;
   for (std::size_t i = 0; i < timed.size(); ++i) {
     if (medians[i] && (best < 0 || *medians[i] < *medians[static_cast<std::size_t>(best)])) best = static_cast<int>(i);

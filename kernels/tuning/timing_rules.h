@@ -3,6 +3,7 @@
 // and which candidates of a cuBLASLt search's screening are worth more than one round.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -25,5 +26,54 @@ bool rest_needed(const ClockSpan& since_rest, bool watched);
 // candidates' by the same margin, beyond the spread of runs taken back to back in interleaved rounds.
 std::vector<std::size_t> screen_survivors(std::span<const std::optional<double>> first, std::size_t keep,
                                           double margin);
+
+// Medians of n ways timed in interleaved rounds, as interleaved_medians (event_timing.h) times them, for a search
+// that keeps only the `keep` fastest: from `min_rounds` timed rounds on, a way whose fastest run so far is more
+// than `margin` times the `keep`-th best median so far is timed no more (its median is of the runs it had). Its
+// median over the remaining rounds could not be below its fastest run, so it could join the `keep` only if
+// theirs moved up by the margin. time(i): the milliseconds of one run of way i, or nullopt when it cannot run
+// (it drops out, its median nullopt).
+struct Pruning {
+  std::size_t keep = 3;
+  int min_rounds = 5;
+  double margin = 1.1;
+};
+
+template <typename Time>
+std::vector<std::optional<double>> pruned_interleaved_medians(std::size_t n, int warmup, int rounds, Pruning pruning,
+                                                              Time&& time) {
+  auto median = [](std::vector<double> t) {  // the upper median, as every choice here takes it
+    std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
+    return t[t.size() / 2];
+  };
+  std::vector<std::vector<double>> times(n);
+  std::vector<char> runs(n, 1), timed(n, 1);
+  for (int round = 0; round < warmup + rounds; ++round) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!runs[i] || !timed[i]) continue;
+      const std::optional<double> ms = time(i);
+      if (!ms) runs[i] = 0;
+      if (ms && round >= warmup) times[i].push_back(*ms);
+    }
+    if (round + 1 - warmup < pruning.min_rounds || pruning.keep == 0) continue;
+    std::vector<double> medians;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (runs[i] && timed[i] && !times[i].empty()) medians.push_back(median(times[i]));
+    }
+    if (medians.size() <= pruning.keep) continue;
+    std::nth_element(medians.begin(), medians.begin() + static_cast<std::ptrdiff_t>(pruning.keep - 1), medians.end());
+    const double bar = medians[pruning.keep - 1] * pruning.margin;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (runs[i] && timed[i] && !times[i].empty() && *std::min_element(times[i].begin(), times[i].end()) > bar) {
+        timed[i] = 0;
+      }
+    }
+  }
+  std::vector<std::optional<double>> result(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (runs[i] && !times[i].empty()) result[i] = median(times[i]);
+  }
+  return result;
+}
 
 }  // namespace fx::gpu

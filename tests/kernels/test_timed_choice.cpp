@@ -239,5 +239,44 @@ TEST(TimingRules, ScreeningKeepsTheHeuristicsFirstAndThoseWithinTheMarginOfTheLa
   EXPECT_TRUE(screen_survivors({}, 7, 1.3).empty());
 }
 
+// A search's timing that counts each way's runs: way i runs ms[i] (or the next of its list, round after round).
+struct CountedRuns {
+  std::vector<std::vector<double>> ms;
+  std::vector<int> calls = std::vector<int>(ms.size(), 0);
+  std::optional<double> operator()(std::size_t i) {
+    const std::vector<double>& runs = ms[i];
+    if (runs.empty()) return std::nullopt;
+    return runs[static_cast<std::size_t>(calls[i]++) % runs.size()];
+  }
+};
+
+TEST(TimingRules, ASearchStopsTimingCandidatesClearlyBehindTheKeptFew) {
+  CountedRuns runs{{{1.0}, {1.01}, {1.02}, {2.0}, {1.5}, {1.12}}};
+  const auto medians = pruned_interleaved_medians(6, 2, 15, Pruning{3, 5, 1.1}, std::ref(runs));
+  EXPECT_EQ(runs.calls, (std::vector<int>{17, 17, 17, 7, 7, 17})) << "1.12 is within 1.1 x 1.02; 1.5 and 2.0 are not";
+  EXPECT_EQ(medians[0], 1.0);
+  EXPECT_EQ(medians[3], 2.0) << "a way timed no more keeps the median of its runs";
+  EXPECT_EQ(medians[4], 1.5);
+}
+
+TEST(TimingRules, ACandidateWithOneFastRunAmongSlowOnesIsTimedToTheEnd) {
+  // Its fastest run is within the margin: it might yet be a finalist, so it is timed as long as the others.
+  CountedRuns runs{{{1.0}, {1.0}, {1.0}, {1.05, 3.0, 3.0}}};  // its warm-up run is the fast one
+  const auto medians = pruned_interleaved_medians(4, 1, 15, Pruning{3, 5, 1.1}, std::ref(runs));
+  EXPECT_EQ(runs.calls[3], 16);
+  EXPECT_EQ(medians[3], 3.0);
+}
+
+TEST(TimingRules, PruningChangesNothingWhereEveryCandidateIsClose) {
+  CountedRuns pruned{{{1.0, 1.2}, {1.05, 1.0}, {1.1}, {1.0, 1.3, 1.1}, {}}};
+  CountedRuns plain = pruned;
+  const auto with = pruned_interleaved_medians(5, 2, 15, Pruning{3, 5, 1.1}, std::ref(pruned));
+  const auto without = pruned_interleaved_medians(5, 2, 15, Pruning{0, 5, 1.1}, std::ref(plain));  // keep 0: none pruned
+  EXPECT_EQ(with, without);
+  EXPECT_EQ(pruned.calls, plain.calls);
+  EXPECT_FALSE(with[4].has_value()) << "a way that cannot run drops out";
+  EXPECT_EQ(pruned.calls[4], 0);
+}
+
 }  // namespace
 }  // namespace fx::gpu
