@@ -62,6 +62,49 @@ struct Planned {
 
 const std::string kHead = "values kept channels-last across steps: ";
 
+// The convolution whose own conversion `c` is, in the plan as planned (a convolution tuning kept NCHW may run
+// NHWC in it; its step changes only when the plan is applied); null for a value an elementwise step wrote NHWC.
+const Step* conversion_owner(const CompiledPlan& ps, const Planned& pl, const LayoutConversion& c) {
+  for (std::size_t i = 0; i < pl.view.size(); ++i) {
+    const LayoutStep& r = pl.view[i];
+    if (r.role == LayoutStep::Role::nhwc_conv && (c.to_nhwc ? r.conv_x == c.value : r.outputs.front() == c.value)) {
+      return &ps.steps[pl.kept[i]];
+    }
+  }
+  return nullptr;
+}
+
+// A tiled transpose generated for a value an elementwise step wrote NHWC, loaded, in its default layout.
+void generate_conversion(CompiledProgram& im, const LayoutConversion& c, const Step& neighbour, Step& s,
+                         ConversionLaunch& conversion) {
+  const Graph& g = im.graph;
+  const ValueId v = c.value;
+  if (c.to_nhwc) throw std::logic_error(g.value_name(v) + " is read NHWC by no convolution");
+  const Shape& shape = g.value_type(v).shape;
+  if (shape.size() != 4) throw std::logic_error(g.value_name(v) + " is kept NHWC but is not [N, C, H, W]");
+  // Named after the group of the step it serves: "fx_g_relu_y_to_nchw".
+  const std::string name = "fx_" + c_identifier(neighbour.group) + "_" + c_identifier(g.value_name(v)) + "_to_nchw";
+  GeneratedKernel k = generate_layout_transpose(g.value_type(v).dtype, shape[0], shape[2] * shape[3], shape[1], name);
+  conversion.loaded = im.load(k.source, k.name);
+  conversion.function = conversion.loaded.function();
+  k.alternatives.clear();
+  s.layout_choice = k.layout + ": the default layout (not timed)";
+  s.kernel = std::move(k);
+}
+
+// Which steps a conversion is for: those reading the value in the layout it converts to.
+std::vector<std::string> conversion_readers(const Graph& g, const CompiledPlan& ps, const Planned& pl,
+                                            const LayoutConversion& c) {
+  std::vector<std::string> readers;
+  for (std::size_t i = 0; i < pl.view.size(); ++i) {
+    const LayoutStep& r = pl.view[i];
+    if (std::find(r.inputs.begin(), r.inputs.end(), c.value) == r.inputs.end()) continue;
+    if (reads_nhwc(g, r, pl.layout.channels_last[i], c.value) == c.to_nhwc) readers.push_back(ps.steps[pl.kept[i]].kernel.name);
+  }
+  if (!c.to_nhwc && g.is_output(c.value)) readers.push_back("the graph output");
+  return readers;
+}
+
 // The step that converts `c.value`, reported in the group of `neighbour` (the step that wrote the value, for a
 // conversion back; the first reader, for one to NHWC). A channels-last convolution's own conversion (its x's to
 // NHWC, its y's back) is launched in the layout tuning chose for it; a value an elementwise step wrote NHWC
@@ -70,52 +113,25 @@ Step conversion_step(CompiledProgram& im, PlanId p, const Planned& pl, const Lay
   const Graph& g = im.graph;
   const CompiledPlan& ps = im.plan(p);
   const ValueId v = c.value;
-  const CallPart part = c.to_nhwc ? CallPart::to_nhwc : CallPart::to_nchw;
   Step s;
   s.group = neighbour.group;
   s.group_predicted_ms = neighbour.group_predicted_ms;
   s.group_predicted_bytes = neighbour.group_predicted_bytes;
   ConversionLaunch conversion{c, {}, nullptr, nullptr};
-  // The convolution whose own conversion this is, in the plan as planned (a convolution tuning kept NCHW may
-  // run NHWC in it; its step changes only when the plan is applied).
-  const Step* owner = nullptr;
-  for (std::size_t i = 0; i < pl.view.size() && !owner; ++i) {
-    const LayoutStep& r = pl.view[i];
-    if (r.role == LayoutStep::Role::nhwc_conv && (c.to_nhwc ? r.conv_x == v : r.outputs.front() == v)) {
-      owner = &ps.steps[pl.kept[i]];
-    }
-  }
-  if (owner) {
+  if (const Step* owner = conversion_owner(ps, pl, c)) {
+    const CallPart part = c.to_nhwc ? CallPart::to_nhwc : CallPart::to_nchw;
     owner->call()->describe_conversion(part, s);
     conversion.owner = owner->library()->call;
     conversion.function = conversion.owner->conversion_function(part);
   } else {
-    if (c.to_nhwc) throw std::logic_error(g.value_name(v) + " is read NHWC by no convolution");
-    const Shape& shape = g.value_type(v).shape;
-    if (shape.size() != 4) throw std::logic_error(g.value_name(v) + " is kept NHWC but is not [N, C, H, W]");
-    // Named after the group of the step it serves: "fx_g_relu_y_to_nchw".
-    const std::string name = "fx_" + c_identifier(neighbour.group) + "_" + c_identifier(g.value_name(v)) + "_to_nchw";
-    GeneratedKernel k = generate_layout_transpose(g.value_type(v).dtype, shape[0], shape[2] * shape[3], shape[1], name);
-    conversion.loaded = im.load(k.source, k.name);
-    conversion.function = conversion.loaded.function();
-    k.alternatives.clear();
-    s.layout_choice = k.layout + ": the default layout (not timed)";
-    s.kernel = std::move(k);
+    generate_conversion(im, c, neighbour, s, conversion);
   }
   s.kernel.nodes = neighbour.kernel.nodes;
   s.kernel.inputs = c.to_nhwc ? std::vector<ValueId>{v} : std::vector<ValueId>{};
   s.kernel.outputs = c.to_nhwc ? std::vector<ValueId>{} : std::vector<ValueId>{v};
   s.kernel.bytes_moved = 2 * g.value_type(v).bytes();
-  // Which steps it is for: those reading the value in the layout it converts to.
-  std::vector<std::string> readers;
-  for (std::size_t i = 0; i < pl.view.size(); ++i) {
-    const LayoutStep& r = pl.view[i];
-    if (std::find(r.inputs.begin(), r.inputs.end(), v) == r.inputs.end()) continue;
-    if (reads_nhwc(g, r, pl.layout.channels_last[i], v) == c.to_nhwc) readers.push_back(ps.steps[pl.kept[i]].kernel.name);
-  }
-  if (!c.to_nhwc && g.is_output(v)) readers.push_back("the graph output");
   s.layout_choice = g.value_name(v) + (c.to_nhwc ? " converted NCHW -> NHWC" : " converted NHWC -> NCHW") + " for " +
-                    name_list(readers) + "; " + s.layout_choice;
+                    name_list(conversion_readers(g, ps, pl, c)) + "; " + s.layout_choice;
   s.action = std::move(conversion);
   return s;
 }
