@@ -37,7 +37,7 @@ TuningPass::TuningPass(CompiledProgram& program)
     : im(program),
       forced(program.options.force_layout),
       flush(program.options.timing.cold_l2 && forced < 0 ? kColdL2Bytes : 0) {
-  if (im.clocks) since_rest = std::make_unique<ClockWatch>(*im.clocks);
+  if (im.clocks) since_check = std::make_unique<ClockWatch>(*im.clocks);
 }
 
 TimedChoice TuningPass::choose(const TuningKey& key, std::size_t n, const std::function<TimedChoice()>& time,
@@ -113,8 +113,8 @@ void rest_before_comparison(TuningPass& pass) {
   bool rest = t.rest_ms > 0;
   if (!rest && t.tuning_rest_ms > 0) {
     FX_CUDA_CALL(cudaStreamSynchronize(im.stream));  // the watch's span ends with the work enqueued so far
-    const ClockSpan seen = pass.since_rest ? pass.since_rest->stop() : ClockSpan{};
-    rest = rest_needed(seen, pass.since_rest && im.clocks && im.clocks->available());
+    const ClockSpan seen = pass.since_check ? pass.since_check->stop() : ClockSpan{};
+    rest = rest_needed(seen, pass.since_check && im.clocks && im.clocks->available());
   }
   if (rest) {
     const auto start = std::chrono::steady_clock::now();
@@ -122,7 +122,7 @@ void rest_before_comparison(TuningPass& pass) {
     add_since(start, pass.spend.rest_s);
     ++pass.spend.rests;
   }
-  if (im.clocks) pass.since_rest = std::make_unique<ClockWatch>(*im.clocks);
+  if (im.clocks) pass.since_check = std::make_unique<ClockWatch>(*im.clocks);
 }
 
 }  // namespace

@@ -45,13 +45,14 @@ struct TuningSpend {
 
 // What one run of the tuning passes shares across its steps and plans. Invariants: `flush` is allocated only
 // where the protocol flushes and nothing is forced (a forced layout is never timed); `timed` only grows; the
-// clock watch covers the GPU's work since the last rest (comparison_rounds restarts it).
+// clock watch covers the GPU's work since the previous GEMM comparison began, rested or not (comparison_rounds
+// restarts it): a cap seen there is what a rest would undo.
 struct TuningPass {
   CompiledProgram& im;
   int forced = -1;  // RunOptions::force_layout
   contraction_detail::DeviceMemory flush;
   TimedProblems timed;
-  std::unique_ptr<ClockWatch> since_rest;
+  std::unique_ptr<ClockWatch> since_check;
   TuningSpend spend;
 
   explicit TuningPass(CompiledProgram& program);

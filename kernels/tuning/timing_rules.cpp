@@ -4,10 +4,10 @@
 
 namespace fx::gpu {
 
-bool rest_needed(const ClockSpan& since_rest, bool watched) {
+bool rest_needed(const ClockSpan& since_check, bool watched) {
   constexpr std::uint64_t kHeldBack =
       kClockSwPowerCap | kClockHwSlowdown | kClockSwThermal | kClockHwThermal | kClockHwPowerBrake;
-  return !watched || (since_rest.reasons & kHeldBack) != 0;
+  return !watched || (since_check.reasons & kHeldBack) != 0;
 }
 
 std::vector<std::size_t> screen_survivors(std::span<const std::optional<double>> first, std::size_t keep,

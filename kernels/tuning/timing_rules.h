@@ -13,11 +13,11 @@
 
 namespace fx::gpu {
 
-// Whether a GEMM comparison must rest first, given what NVML saw since the last rest (or the pass began). The
+// Whether a GEMM comparison must rest first, given what NVML saw since the previous one (or the pass began). The
 // rest is there so that a comparison does not start at the clocks a power-limited search left behind; where
 // the GPU was watched and nothing held its clocks back (no power cap, power brake, thermal or hardware
 // slowdown in any busy sample), there is nothing to wait for. Unwatched (no NVML): always.
-bool rest_needed(const ClockSpan& since_rest, bool watched);
+bool rest_needed(const ClockSpan& since_check, bool watched);
 
 // A cuBLASLt search's screening, after one timed round of every candidate (`first`, nullopt: it did not run):
 // which go on to the screening's other rounds. Candidate 0 (the heuristic's first) always does; another where
