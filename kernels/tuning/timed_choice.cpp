@@ -29,7 +29,10 @@ std::size_t fastest(std::span<const double> ms) {
   return ms.empty() ? 0 : static_cast<std::size_t>(std::min_element(ms.begin(), ms.end()) - ms.begin());
 }
 
-nlohmann::json to_json(const TimedChoice& c) { return {{"index", c.index}, {"ms", c.ms}, {"detail", c.detail}}; }
+nlohmann::json to_json(const TimedChoice& c) {
+  // A detail left null (a TimedChoice built with `{}`) is kept as the empty object it means.
+  return {{"index", c.index}, {"ms", c.ms}, {"detail", c.detail.is_null() ? nlohmann::json::object() : c.detail}};
+}
 
 TimedChoice choose(const ChoiceSource& source, const TuningKey& key, std::size_t n,
                    const std::function<TimedChoice()>& time, const std::function<bool(const TimedChoice&)>& usable) {
