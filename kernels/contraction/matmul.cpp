@@ -312,10 +312,6 @@ struct Matmul::Impl {
                                                  const Operands& ops, int warmup, int rounds) {
     return interleaved_medians(algos.size(), warmup, rounds, [&](std::size_t i) { return time_algo(plan, algos[i], ops); });
   }
-  // The screening's medians of kScreenRounds runs (see kScreenMargin); nullopt for a candidate that failed to
-  // launch or was dropped after its first round.
-  std::vector<std::optional<double>> screen(const Plan& plan, const std::vector<cublasLtMatmulAlgo_t>& pool,
-                                            const Operands& ops);
   // Whether cuBLASLt accepts `algo` for the plan's problem (cublasLtMatmulAlgoCheck), its workspace fits ours,
   // and the operands meet its minimum alignments.
   bool accepts(const Plan& plan, const PlanKey& key, const cublasLtMatmulAlgo_t& algo);
@@ -348,34 +344,6 @@ std::optional<double> Matmul::Impl::time_algo(const Plan& plan, const cublasLtMa
   const double ms = median_event_ms(ops.stream, 1, [&] { failed |= launch() != CUBLAS_STATUS_SUCCESS; });
   if (failed) return std::nullopt;
   return ms;
-}
-
-std::vector<std::optional<double>> Matmul::Impl::screen(const Plan& plan, const std::vector<cublasLtMatmulAlgo_t>& pool,
-                                                        const Operands& ops) {
-  const auto first = time_rounds(plan, pool, ops, 1, 1);
-  const std::vector<std::size_t> survivors = screen_survivors(first, kCandidates - 1, kScreenMargin);
-  std::vector<std::vector<double>> runs(pool.size());
-  for (std::size_t i : survivors) {
-    if (first[i]) runs[i].push_back(*first[i]);
-  }
-  // The survivors' other rounds interleaved, as interleaved_medians times them: a candidate that fails once
-  // drops out.
-  for (int round = 1; round < kScreenRounds; ++round) {
-    for (std::size_t i : survivors) {
-      if (runs[i].size() != static_cast<std::size_t>(round)) continue;
-      const std::optional<double> ms = time_algo(plan, pool[i], ops);
-      if (ms) {
-        runs[i].push_back(*ms);
-      } else {
-        runs[i].clear();
-      }
-    }
-  }
-  std::vector<std::optional<double>> medians(pool.size());
-  for (std::size_t i = 0; i < pool.size(); ++i) {
-    if (runs[i].size() == static_cast<std::size_t>(kScreenRounds)) medians[i] = upper_median(runs[i]);
-  }
-  return medians;
 }
 
 bool Matmul::Impl::accepts(const Plan& plan, const PlanKey& key, const cublasLtMatmulAlgo_t& algo) {
@@ -541,7 +509,8 @@ Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operan
   std::vector<std::size_t> finalists(pool.size());
   for (std::size_t i = 0; i < pool.size(); ++i) finalists[i] = i;
   if (pool.size() > static_cast<std::size_t>(kCandidates)) {
-    const auto screened = screen(plan, pool, ops);
+    const auto screened = screened_medians(pool.size(), kScreenRounds, kCandidates - 1, kScreenMargin,
+                                           [&](std::size_t i) { return time_algo(plan, pool[i], ops); });
     std::vector<std::size_t> ran;
     for (std::size_t i = 1; i < pool.size(); ++i) {
       if (screened[i]) ran.push_back(i);

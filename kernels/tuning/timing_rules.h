@@ -27,6 +27,44 @@ bool rest_needed(const ClockSpan& since_check, bool watched);
 std::vector<std::size_t> screen_survivors(std::span<const std::optional<double>> first, std::size_t keep,
                                           double margin);
 
+// A screening of n candidates in `rounds` interleaved rounds after one warm-up round, where those
+// screen_survivors drops after the first timed round run no more: the upper median of `rounds` runs of each
+// survivor, nullopt for the others and for a candidate that failed to launch (time(i) nullopt; it drops out).
+template <typename Time>
+std::vector<std::optional<double>> screened_medians(std::size_t n, int rounds, std::size_t keep, double margin,
+                                                    Time&& time) {
+  std::vector<std::optional<double>> first(n);
+  for (int round = 0; round < 2; ++round) {  // the warm-up round, then the first timed one
+    for (std::size_t i = 0; i < n; ++i) {
+      if (round == 1 && !first[i]) continue;
+      first[i] = time(i);
+    }
+  }
+  std::vector<std::vector<double>> runs(n);
+  const std::vector<std::size_t> survivors = screen_survivors(first, keep, margin);
+  for (std::size_t i : survivors) {
+    if (first[i]) runs[i].push_back(*first[i]);
+  }
+  for (int round = 1; round < rounds; ++round) {
+    for (std::size_t i : survivors) {
+      if (runs[i].size() != static_cast<std::size_t>(round)) continue;  // dropped out
+      const std::optional<double> ms = time(i);
+      if (ms) {
+        runs[i].push_back(*ms);
+      } else {
+        runs[i].clear();
+      }
+    }
+  }
+  std::vector<std::optional<double>> medians(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (runs[i].size() != static_cast<std::size_t>(rounds)) continue;
+    std::nth_element(runs[i].begin(), runs[i].begin() + static_cast<std::ptrdiff_t>(rounds / 2), runs[i].end());
+    medians[i] = runs[i][static_cast<std::size_t>(rounds / 2)];
+  }
+  return medians;
+}
+
 // Medians of n ways timed in interleaved rounds, as interleaved_medians (event_timing.h) times them, for a search
 // that keeps only the `keep` fastest: from `min_rounds` timed rounds on, a way whose fastest run so far is more
 // than `margin` times the `keep`-th best median so far is timed no more (its median is of the runs it had). Its

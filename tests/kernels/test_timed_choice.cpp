@@ -250,6 +250,20 @@ struct CountedRuns {
   }
 };
 
+TEST(TimingRules, AScreeningTimesCandidatesFarBehindOnceAndTheOthersThreeTimes) {
+  // Two places for the others: first timed runs 1.2, 1.1, 2.0, 1.25 and 5.0 ms put the bar at 1.3 x 1.2 ms; the
+  // heuristic's first (2.5 ms) always goes on.
+  CountedRuns runs{{{2.5}, {1.0, 1.2, 1.1}, {1.1}, {2.0}, {}, {1.25}, {5.0}}};
+  const auto medians = screened_medians(7, 3, 2, 1.3, std::ref(runs));
+  EXPECT_EQ(runs.calls, (std::vector<int>{4, 4, 4, 2, 0, 4, 2})) << "a warm-up and a first round for every one";
+  EXPECT_EQ(medians[0], 2.5);
+  EXPECT_EQ(medians[1], 1.1) << "the median of its three timed runs (1.2, 1.1, 1.0; the warm-up's 1.0 not counted)";
+  EXPECT_FALSE(medians[3].has_value()) << "dropped after its first round";
+  EXPECT_FALSE(medians[4].has_value()) << "failed to launch";
+  EXPECT_EQ(medians[5], 1.25);
+  EXPECT_FALSE(medians[6].has_value());
+}
+
 TEST(TimingRules, ASearchStopsTimingCandidatesClearlyBehindTheKeptFew) {
   CountedRuns runs{{{1.0}, {1.01}, {1.02}, {2.0}, {1.5}, {1.12}}};
   const auto medians = pruned_interleaved_medians(6, 2, 15, Pruning{3, 5, 1.1}, std::ref(runs));
