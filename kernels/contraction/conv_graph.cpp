@@ -355,8 +355,8 @@ std::optional<Candidate> kept_candidate(cudnnHandle_t handle, const Desc& graph,
     if (chosen) {
       chosen->mode = mode;
       chosen->position = position;
-      name = engine_label(chosen->engine) + ", reused from the tuning cache (timed " + entry->tuned_at +
-             "): " + c["name"].get<std::string>();
+      // The search's line as it was kept (its engine, time and the search's), then where it came from.
+      name = c["name"].get<std::string>() + "; reused from the tuning cache (timed " + entry->tuned_at + ")";
       return chosen;
     }
   }
