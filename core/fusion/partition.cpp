@@ -14,6 +14,7 @@ char kind_letter(FusionKind k) {
     case FusionKind::horizontal: return 'h';
     case FusionKind::epilogue: return 'e';
     case FusionKind::single: return 's';
+    case FusionKind::attention: return 'a';
   }
   return '?';
 }
@@ -41,6 +42,18 @@ Partition::Partition(const Graph& g, const CostModel& model, const Plan& plan)
     position_[s] = order_[s] = static_cast<int>(s);
     cost_[s] = grp.cost;
   }
+  for (NodeId n : g.topo_order()) {
+    if (g.node(n).op_id() != OpId::matmul) continue;
+    AttentionMatch m = match_attention(g, n);
+    if (auto* chain = std::get_if<AttentionPattern>(&m)) attention_.push_back(std::move(*chain));
+  }
+}
+
+const AttentionPattern* Partition::attention_between(int a, int b) const {
+  for (const AttentionPattern& chain : attention_) {
+    if (group_of(chain.scores) == a && group_of(chain.context) == b) return &chain;
+  }
+  return nullptr;
 }
 
 bool Partition::recomputes(int s, NodeId n) const { return contains(recomputed_[static_cast<std::size_t>(s)], n); }
@@ -98,6 +111,11 @@ std::vector<std::pair<int, int>> Partition::pairs(int only) const {
       }
     }
   };
+  for (const AttentionPattern& chain : attention_) {
+    const bool involved = only < 0 || std::any_of(chain.nodes.begin(), chain.nodes.end(),
+                                                  [&](NodeId n) { return group_of(n) == only; });
+    if (involved) add(group_of(chain.scores), group_of(chain.context));
+  }
   if (only >= 0) {
     for_each_successor(only, [&](int h) { add(only, h); });
     for (NodeId n : nodes(only)) {
@@ -123,6 +141,7 @@ std::string Partition::candidate_id(FusionKind kind, int a, int b) const {
 }
 
 FusionKind Partition::pair_kind(int a, int b, bool edge) const {
+  if (attention_between(a, b)) return FusionKind::attention;
   if (!edge) return FusionKind::horizontal;
   OpClass cls = OpClass::elementwise;
   for (int s : {a, b}) {
@@ -277,6 +296,16 @@ void Partition::recompute_into(int producer, int consumer) {
 }
 
 void Partition::apply(const Candidate& c) {
+  if (c.kind == FusionKind::attention) {
+    // The chain's groups, merged in order into the first: each next one reads only what the merged ones compute
+    // (every value of the chain has one reader), so no merge meets a cycle.
+    std::vector<int> slots;
+    for (NodeId n : c.nodes) slots.push_back(group_of(n));
+    std::sort(slots.begin(), slots.end(), [&](int x, int y) { return position(x) < position(y); });
+    slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+    for (std::size_t i = 1; i < slots.size(); ++i) merge(slots[0], slots[i]);
+    return;
+  }
   const int a = slot_of(c.group_a);
   if (c.strategy != Strategy::recompute) {
     merge(a, slot_of(c.group_b));
