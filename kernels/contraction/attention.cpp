@@ -1,10 +1,11 @@
 // Fused attention through cuDNN's backend API, built as cudnn-frontend builds its SDPA forward node: matmul(Q, K^T)
 // into f32 scores, a pointwise multiply by the scale (a by-value scalar), an optional pointwise add of the mask
-// (cuDNN's "bias"), the softmax as max / subtract / exp / sum / divide, then matmul(P, V); every tensor between the
-// two matmuls is virtual. cuDNN's heuristics recognise the graph and offer its fused flash attention engines; the
+// (cuDNN's "bias"), the softmax as max / subtract / exp / sum / divide with its statistics (max + log sum), then
+// matmul(P, V); every tensor between the two matmuls is virtual. cuDNN's heuristics recognise the graph and offer its fused flash attention engines; the
 // first configuration that finalizes is kept (the engines on offer for this graph are variants of one kernel).
 #include "kernels/contraction/attention.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <map>
@@ -78,6 +79,23 @@ struct GraphBuilder {
   }
 };
 
+// cuDNN's last error text, which lists every engine it tried with a stack of "Reason: ..." lines, as the distinct
+// reasons on one line.
+std::string reasons(const std::string& text) {
+  constexpr std::size_t kMaxReasons = 3;
+  std::vector<std::string> found;
+  for (std::size_t at = text.find("Reason: "); at != std::string::npos; at = text.find("Reason: ", at + 1)) {
+    const std::size_t end = text.find('\n', at);
+    std::string reason = text.substr(at + 8, end == std::string::npos ? std::string::npos : end - at - 8);
+    if (std::find(found.begin(), found.end(), reason) == found.end() && found.size() < kMaxReasons) {
+      found.push_back(std::move(reason));
+    }
+  }
+  std::string out;
+  for (const std::string& r : found) out += (out.empty() ? "" : "; ") + r;
+  return out.empty() ? text.substr(0, text.find('\n')) : out;
+}
+
 // The operation graph of p; its descriptors go to b.keep and b.ops.
 Desc attention_graph(GraphBuilder& b, const AttentionProblem& p) {
   const cudnnDataType_t io = dnn_type(p.type);
@@ -112,6 +130,13 @@ Desc attention_graph(GraphBuilder& b, const AttentionProblem& p) {
   b.pw(CUDNN_POINTWISE_EXP, shifted, nullptr, e);
   const Desc& sum = b.virtual_tensor(CUDNN_DATA_FLOAT, rows);
   b.reduce(CUDNN_REDUCE_TENSOR_ADD, e, sum);
+  // The softmax statistics max + log(sum), virtual here (inference needs none): cudnn-frontend's composite softmax
+  // emits them even when no one reads them, and cuDNN's fused attention recognises the softmax by them (without
+  // them it takes the ops after the softmax for a malformed dropout and offers no engine).
+  const Desc& log_sum = b.virtual_tensor(CUDNN_DATA_FLOAT, rows);
+  b.pw(CUDNN_POINTWISE_LOG, sum, nullptr, log_sum);
+  const Desc& stats = b.virtual_tensor(CUDNN_DATA_FLOAT, rows);
+  b.pw(CUDNN_POINTWISE_ADD, max, &log_sum, stats);
   // The second matmul reads P in the I/O type, as cuDNN's fused attention requires.
   const Desc& probs = b.virtual_tensor(io, scores);
   b.pw(CUDNN_POINTWISE_DIV, e, &sum, probs);
@@ -134,7 +159,7 @@ std::variant<Plan, std::string> build(cudnnHandle_t handle, const AttentionProbl
     graph = attention_graph(b, p);
   } catch (const GpuError& e) {
     if (e.library() != "cuDNN") throw;
-    const std::string detail = last_cudnn_error();
+    const std::string detail = reasons(last_cudnn_error());
     return "cuDNN builds no operation graph for it (" + std::string(e.what()) + (detail.empty() ? "" : "; " + detail) +
            ")";
   }
@@ -165,7 +190,7 @@ std::variant<Plan, std::string> build(cudnnHandle_t handle, const AttentionProbl
       }
     }
   }
-  const std::string detail = last_cudnn_error();
+  const std::string detail = reasons(last_cudnn_error());
   return "cuDNN's heuristics offer no engine for this attention graph on this GPU" +
          (detail.empty() ? std::string() : " (" + detail + ")");
 }

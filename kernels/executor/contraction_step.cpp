@@ -376,9 +376,8 @@ bool attention_runs(CompiledProgram& im, PlanId p, const Group& group, const Lib
     why = im.contraction->attention->unsupported_reason(call.attention);
   }
   if (why.empty()) return true;
-  im.plan(p).notes.push_back(
-      group.id + ": not one kernel: cuDNN offers no fused attention for " + call.description + " (" + why +
-      "); the chain runs op by op, one launch each, and its score matrices are written to memory");
+  im.plan(p).notes.push_back(group.id + ": not one kernel: " + why +
+                             "; the attention chain runs op by op, one launch each, and writes its score matrices");
   return false;
 }
 
