@@ -277,4 +277,13 @@ std::string attention_explanation(const Graph& g, const AttentionPattern& p, std
   return text;
 }
 
+std::string attention_group_explanation(const Graph& g, const CostModel& model, std::span<const NodeId> nodes,
+                                        const GroupCost& cost) {
+  const auto chain = attention_group(g, nodes);
+  if (!chain) return {};
+  std::int64_t apart = 0;
+  for (NodeId n : chain->nodes) apart += model.single(g, n).bytes_moved();
+  return attention_explanation(g, *chain, apart, cost.bytes_moved());
+}
+
 }  // namespace fx

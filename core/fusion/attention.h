@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/cost/cost_model.h"
 #include "core/fusion/decision.h"
 #include "core/graph/graph.h"
 
@@ -64,5 +65,10 @@ std::optional<FusionDecision> attention_group_refusal(const Graph& g, std::span<
 // the fused one, as the cost model prices them.
 std::string attention_explanation(const Graph& g, const AttentionPattern& p, std::int64_t bytes_before,
                                   std::int64_t bytes_after);
+
+// The explanation of a plan's group (its nodes and cost) when it is one attention chain, with what it saves over the
+// chain's ops as kernels of their own; "" for any other group. `fusion-cli explain` and the GUI's Explanation say it.
+std::string attention_group_explanation(const Graph& g, const CostModel& model, std::span<const NodeId> nodes,
+                                        const GroupCost& cost);
 
 }  // namespace fx

@@ -70,12 +70,8 @@ PairExplanation FusionEngine::explain_pair(NodeId a, NodeId b) const {
   if (ga == gb) {
     out.decision = FusionDecision::yes(graph_->node(a).name + " and " + graph_->node(b).name +
                                        " are already in one kernel, " + p.group_id(ga));
-    if (const auto chain = attention_group(*graph_, p.nodes(ga))) {
-      // What the one kernel saves over the chain's ops as kernels of their own.
-      std::int64_t apart = 0;
-      for (NodeId n : chain->nodes) apart += model_.single(*graph_, n).bytes_moved();
-      out.decision.message += ": " + attention_explanation(*graph_, *chain, apart, p.cost(ga).bytes_moved());
-    }
+    const std::string attention = attention_group_explanation(*graph_, model_, p.nodes(ga), p.cost(ga));
+    if (!attention.empty()) out.decision.message += ": " + attention;
     return out;
   }
   out.path = data_path(*graph_, a, b);

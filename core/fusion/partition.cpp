@@ -42,16 +42,24 @@ Partition::Partition(const Graph& g, const CostModel& model, const Plan& plan)
     position_[s] = order_[s] = static_cast<int>(s);
     cost_[s] = grp.cost;
   }
+  chain_of_.assign(static_cast<std::size_t>(g.num_nodes()), -1);
   for (NodeId n : g.topo_order()) {
     if (g.node(n).op_id() != OpId::matmul) continue;
     AttentionMatch m = match_attention(g, n);
-    if (auto* chain = std::get_if<AttentionPattern>(&m)) attention_.push_back(std::move(*chain));
+    auto* chain = std::get_if<AttentionPattern>(&m);
+    if (!chain) continue;
+    for (NodeId c : chain->nodes) chain_of_[static_cast<std::size_t>(c)] = static_cast<int>(attention_.size());
+    attention_.push_back(std::move(*chain));
   }
 }
 
+// Through the node index: a graph of thousands of layers has as many chains, and this is asked per candidate.
 const AttentionPattern* Partition::attention_between(int a, int b) const {
-  for (const AttentionPattern& chain : attention_) {
-    if (group_of(chain.scores) == a && group_of(chain.context) == b) return &chain;
+  for (NodeId n : nodes(b)) {
+    const int i = chain_of_[static_cast<std::size_t>(n)];
+    if (i < 0) continue;
+    const AttentionPattern& chain = attention_[static_cast<std::size_t>(i)];
+    if (chain.context == n && group_of(chain.scores) == a) return &chain;
   }
   return nullptr;
 }
@@ -111,10 +119,13 @@ std::vector<std::pair<int, int>> Partition::pairs(int only) const {
       }
     }
   };
-  for (const AttentionPattern& chain : attention_) {
-    const bool involved = only < 0 || std::any_of(chain.nodes.begin(), chain.nodes.end(),
-                                                  [&](NodeId n) { return group_of(n) == only; });
-    if (involved) add(group_of(chain.scores), group_of(chain.context));
+  auto add_chain = [&](const AttentionPattern& chain) { add(group_of(chain.scores), group_of(chain.context)); };
+  if (only < 0) {
+    for (const AttentionPattern& chain : attention_) add_chain(chain);
+  } else {
+    for (NodeId n : nodes(only)) {
+      if (const int i = chain_of_[static_cast<std::size_t>(n)]; i >= 0) add_chain(attention_[static_cast<std::size_t>(i)]);
+    }
   }
   if (only >= 0) {
     for_each_successor(only, [&](int h) { add(only, h); });

@@ -98,6 +98,7 @@ class Partition {
   std::vector<int> version_, position_, order_;  // order_[position] = slot, -1 for a dead slot
   std::vector<GroupCost> cost_;
   std::vector<AttentionPattern> attention_;  // every attention chain of the graph (attention.h), in node order
+  std::vector<int> chain_of_;                // per node: the index in attention_ of the chain holding it, or -1
   BoundedReach reach_;
   std::vector<char> later_;  // merge's scratch: the slots that depend on the merged producer
 };
