@@ -6,7 +6,6 @@
 #include <map>
 #include <set>
 #include <stdexcept>
-#include <unordered_set>
 #include <utility>
 
 #include "kernels/codegen/codegen_internal.h"
@@ -61,11 +60,14 @@ std::vector<ValueId> group_outputs(const Graph& g, std::span<const NodeId> group
 std::vector<ValueId> group_inputs(const Graph& g, std::span<const NodeId> group) {
   const std::set<NodeId> in(group.begin(), group.end());
   std::vector<ValueId> out;
-  std::unordered_set<ValueId> seen;
+  codegen::KeyTable seen;
+  bool inserted = false;
   for (NodeId n : in_topo_order(g, group)) {
     for (ValueId v : g.tensor_inputs(n)) {
       auto p = g.producer(v);
-      if ((!p || !in.count(*p)) && seen.insert(v).second) out.push_back(v);
+      if (p && in.count(*p)) continue;
+      seen.find_or_insert(static_cast<std::uint64_t>(v), inserted);
+      if (inserted) out.push_back(v);
     }
   }
   return out;
@@ -97,27 +99,30 @@ std::int64_t widest_bytes(const Graph& g, const std::vector<NodeId>& nodes, cons
   return widest;
 }
 
-std::string in_ptr(Identifiers& ids, const Graph& g, ValueId v) { return ids.get("in:" + std::to_string(v), "in_" + g.value_name(v)); }
-std::string out_ptr(Identifiers& ids, const Graph& g, ValueId v) { return ids.get("out:" + std::to_string(v), "out_" + g.value_name(v)); }
+std::string in_ptr(Identifiers& ids, const Graph& g, ValueId v) {
+  return ids.get(Identifiers::Kind::input_pointer, v, "in_", g.value_name(v));
+}
+std::string out_ptr(Identifiers& ids, const Graph& g, ValueId v) {
+  return ids.get(Identifiers::Kind::output_pointer, v, "out_", g.value_name(v));
+}
 
 std::string kernel_signature(const Graph& g, const std::string& name, int block, const std::vector<ValueId>& inputs,
                              const std::vector<ValueId>& outputs, Identifiers& ids) {
   std::string s = "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ") " + name + "(";
-  bool first = true;
-  for (ValueId v : inputs) {
-    s += std::string(first ? "" : ",") + "\n    const " + storage_type(g.value_type(v).dtype) + "* __restrict__ " + in_ptr(ids, g, v);
-    first = false;
-  }
-  for (ValueId v : outputs) {
-    s += std::string(first ? "" : ",") + "\n    " + storage_type(g.value_type(v).dtype) + "* __restrict__ " + out_ptr(ids, g, v);
-    first = false;
-  }
-  return s + ")";
+  std::string_view separator = "\n    ";
+  auto parameter = [&](std::string_view qualifier, ValueId v, const std::string& id) {
+    s.append(separator).append(qualifier).append(storage_type(g.value_type(v).dtype)).append("* __restrict__ ").append(id);
+    separator = ",\n    ";
+  };
+  for (ValueId v : inputs) parameter("const ", v, in_ptr(ids, g, v));
+  for (ValueId v : outputs) parameter("", v, out_ptr(ids, g, v));
+  s += ')';
+  return s;
 }
 
 std::string header_comment(const Graph& g, const std::vector<NodeId>& nodes, const std::string& what) {
   std::string s = "// Kernel: " + what + ".\n// Graph nodes computed here:\n";
-  for (NodeId n : nodes) s += "//   " + describe_node(g, n) + "\n";
+  for (NodeId n : nodes) s.append("//   ").append(describe_node(g, n)).append("\n");
   return s;
 }
 

@@ -61,11 +61,14 @@ GeneratedKernel elementwise_kernel(const Graph& g, const std::vector<NodeId>& no
   k.inputs = em.inputs;
   k.bytes_moved = bytes_of(g, k.inputs) + bytes_of(g, k.outputs);
 
-  Code c;
-  c.line(header_comment(g, nodes, vec > 1 ? "elementwise, " + std::to_string(vec) + " elements per thread (one vector store; one vector load per tensor read at the output's index)"
-                                          : "elementwise, one element per thread, indices remapped per tensor"));
-  if (!note.empty()) c.line("// " + note);
-  c.line(kernel_signature(g, name, k.block, k.inputs, outputs, ids) + " {");
+  const std::string header = header_comment(
+      g, nodes, vec > 1 ? "elementwise, " + std::to_string(vec) + " elements per thread (one vector store; one vector load per tensor read at the output's index)"
+                        : "elementwise, one element per thread, indices remapped per tensor");
+  const std::string signature = kernel_signature(g, name, k.block, k.inputs, outputs, ids);
+  Code c = translation_unit(header.size() + signature.size() + em.pre().str().size() + em.body().str().size());
+  c.line(header);
+  if (!note.empty()) c.line("// ", note);
+  c.line(signature, " {");
   c.indent();
   c.line("const " + idx + " n = " + number(n) + ";  // elements of " + shape_to_string(root));
   const std::string step = vec > 1 ? " * " + std::to_string(vec) : "";
@@ -102,7 +105,7 @@ GeneratedKernel elementwise_kernel(const Graph& g, const std::vector<NodeId>& no
   c.line("}");
   c.dedent();
   c.line("}");
-  k.source = device_preamble() + "\n" + c.str();
+  k.source = std::move(c).take();
   return k;
 }
 
