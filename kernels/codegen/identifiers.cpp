@@ -31,8 +31,17 @@ constexpr auto kReserved = [] {
 constexpr std::size_t kLongestReserved =
     std::max_element(kReserved.begin(), kReserved.end(), [](auto a, auto b) { return a.size() < b.size(); })->size();
 
+// For each length, a bit per first letter that some reserved word of that length starts with: most
+// identifiers are told apart without a search.
+constexpr auto kReservedStarts = [] {
+  std::array<std::uint64_t, kLongestReserved + 1> starts{};
+  for (std::string_view w : kReserved) starts[w.size()] |= std::uint64_t{1} << ((w[0] - 'A') & 63);
+  return starts;
+}();
+
 bool reserved(std::string_view id) {
-  return id.size() <= kLongestReserved && std::binary_search(kReserved.begin(), kReserved.end(), id);
+  if (id.empty() || id.size() > kLongestReserved || !(kReservedStarts[id.size()] >> ((id[0] - 'A') & 63) & 1)) return false;
+  return std::binary_search(kReserved.begin(), kReserved.end(), id);
 }
 
 // The characters C identifiers allow, in ASCII whatever the locale (a locale could call 'é' a letter).
@@ -42,7 +51,7 @@ bool identifier_char(char c) {
 
 }  // namespace
 
-std::size_t KeyTable::slot_of(std::uint64_t key) const {
+std::size_t KeyTable::slot_of(std::uint32_t key) const {
   const std::uint64_t block = (key >> 6) * 0x9E3779B97F4A7C15ull;
   return static_cast<std::size_t>(((block >> 32) << 6) | (key & 63)) & (slots_.size() - 1);
 }
@@ -64,7 +73,7 @@ void KeyTable::reserve(std::size_t n) {
   if (capacity != slots_.size()) grow(capacity);
 }
 
-std::uint32_t& KeyTable::find_or_insert(std::uint64_t key, bool& inserted) {
+std::uint32_t& KeyTable::find_or_insert(std::uint32_t key, bool& inserted) {
   if (2 * (size_ + 1) > slots_.size()) reserve(1);
   for (std::size_t i = slot_of(key);; i = (i + 1) & (slots_.size() - 1)) {
     Slot& s = slots_[i];
@@ -108,11 +117,11 @@ void Identifiers::grow(std::size_t capacity) {
   }
 }
 
-void Identifiers::reserve(std::size_t identifiers, std::size_t keyed) {
+void Identifiers::reserve(std::size_t identifiers, std::size_t input_pointers) {
   std::size_t capacity = std::max<std::size_t>(slots_.size(), 64);
   while (capacity < 2 * (size_ + identifiers)) capacity *= 2;
   if (capacity != slots_.size()) grow(capacity);
-  if (keyed) keyed_.reserve(keyed);
+  if (input_pointers) keyed_[static_cast<std::size_t>(Kind::input_pointer)].reserve(input_pointers);
 }
 
 Identifiers::Slot& Identifiers::slot_for(std::string_view id, std::uint32_t home) {
@@ -185,9 +194,9 @@ std::string Identifiers::fresh(std::string_view name, std::string_view suffix) {
 }
 
 std::string Identifiers::get(Kind kind, std::int32_t id, std::string_view prefix, std::string_view name) {
-  const std::uint64_t key = (static_cast<std::uint64_t>(kind) << 32) | static_cast<std::uint32_t>(id);
   bool inserted = false;
-  std::uint32_t& at = keyed_.find_or_insert(key, inserted);  // fresh() leaves keyed_ alone: `at` stays valid
+  // fresh() leaves keyed_ alone: `at` stays valid
+  std::uint32_t& at = keyed_[static_cast<std::size_t>(kind)].find_or_insert(static_cast<std::uint32_t>(id), inserted);
   if (!inserted) return std::string(text_at(at));
   std::string made = fresh(prefix, name);
   at = static_cast<std::uint32_t>(text_.size() - made.size());  // fresh() appended it last, then its '\0'
