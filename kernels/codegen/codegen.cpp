@@ -60,9 +60,13 @@ std::vector<ValueId> group_outputs(const Graph& g, std::span<const NodeId> group
 std::vector<ValueId> group_inputs(const Graph& g, std::span<const NodeId> group) {
   const std::set<NodeId> in(group.begin(), group.end());
   std::vector<ValueId> out;
+  const std::vector<NodeId> nodes = in_topo_order(g, group);
+  std::size_t operands = 0;
+  for (NodeId n : nodes) operands += g.node(n).inputs.size();
   codegen::KeyTable seen;
+  seen.reserve(operands);
   bool inserted = false;
-  for (NodeId n : in_topo_order(g, group)) {
+  for (NodeId n : nodes) {
     // The operands themselves, not tensor_inputs(): `seen` drops repeats, and a wide concat pays for one set.
     for (const Operand& o : g.node(n).inputs) {
       if (o.is_scalar()) continue;

@@ -61,6 +61,7 @@ class Code {
     out_ += '\n';
     return *this;
   }
+  int depth() const { return depth_; }
   void indent() { depth_ += 1; }
   void dedent() { depth_ -= 1; }
   const std::string& str() const { return out_; }
