@@ -20,7 +20,6 @@ class KeyTable {
   // The value stored under `key`, a new 0 when the key is new (`inserted` says which); valid until the next insert.
   std::uint32_t& find_or_insert(std::uint32_t key, bool& inserted);
   void reserve(std::size_t n);
-  std::size_t size() const { return size_; }
 
  private:
   struct Slot {
