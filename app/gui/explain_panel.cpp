@@ -12,6 +12,7 @@
 #include "app/gui/child_runner.h"
 #include "app/gui/cuda_highlighter.h"
 #include "app/gui/session.h"
+#include "core/fusion/attention.h"
 #include "core/fusion/kernel_names.h"
 #include "core/graph/graph_io.h"
 
@@ -151,6 +152,10 @@ void ExplainPanel::show_group(const Session& session, int group_index) {
   if (const std::string kernel = group_kernel_name(e.graph(), e.plan(), group_index); !kernel.empty())
     html += tr("<p>Kernel: <code>%1</code> (its name in a run report and a profiler)</p>").arg(qs(kernel).toHtmlEscaped());
   html += traffic_html(e, g.nodes, g.cost);
+  if (const std::string attention = attention_group_explanation(e.graph(), e.cost_model(), g.nodes, g.cost);
+      !attention.empty()) {
+    html += QStringLiteral("<p>%1</p>").arg(qs(attention).toHtmlEscaped());
+  }
   QStringList sources;  // where the user's program made these nodes (exported from PyTorch)
   for (NodeId n : g.nodes)
     if (!e.graph().node(n).source.empty() && !sources.contains(qs(e.graph().node(n).source))) sources << qs(e.graph().node(n).source);
