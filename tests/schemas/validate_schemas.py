@@ -48,6 +48,7 @@ SEMANTIC = {
     "bad/inferred_rank_too_large.json": "the rank is that of an inferred shape (shape inference)",
     "bad-fused/decision_step_too_large.json": "a step's bound depends on the decision log as a whole",
     "bad-fused/recompute_listed_twice.json": "names in a list are resolved against the graph",
+    "bad-fused/recompute_matmul.json": "which ops can be recomputed is the registry's",
     "bad-fused/recompute_own_consumer.json": "what a recomputed node feeds is a property of the graph",
     "bad-fused/recompute_own_node.json": "group membership is resolved by name across two lists",
     "bad-fused/recompute_sort.json": "which ops can be recomputed is the registry's",
