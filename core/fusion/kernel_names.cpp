@@ -24,7 +24,7 @@ std::string generated_kernel_name(const Plan& plan, int group_index) { return "f
 
 std::string group_kernel_name(const Graph& g, const Plan& plan, int group_index) {
   const Group& group = plan.groups().at(static_cast<std::size_t>(group_index));
-  if (group.eliminated()) return {};
+  if (!group.launched()) return {};
   for (NodeId n : group.nodes) {
     const OpId op = g.node(n).op_id();
     if (op == OpId::sort || op == OpId::topk) return "cub_" + kernel_stem(plan, group_index);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cassert>
 
+#include "core/analysis/views.h"
+
 namespace fx {
 namespace {
 
@@ -41,6 +43,10 @@ Partition::Partition(const Graph& g, const CostModel& model, const Plan& plan)
     position_[s] = order_[s] = static_cast<int>(s);
     cost_[s] = grp.cost;
   }
+}
+
+bool Partition::is_view(int s) const {
+  return nodes(s).size() == 1 && recomputed(s).empty() && lone_view(g_, nodes(s).front()).is_view();
 }
 
 bool Partition::recomputes(int s, NodeId n) const { return contains(recomputed_[static_cast<std::size_t>(s)], n); }

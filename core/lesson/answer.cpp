@@ -42,7 +42,7 @@ using Grouping = std::set<std::set<std::string>>;
 Grouping grouping_of(const Graph& g, const Plan& plan) {
   Grouping out;
   for (const Group& grp : plan.groups()) {
-    if (grp.eliminated()) continue;
+    if (!grp.launched()) continue;  // no kernel in a run report either
     std::set<std::string> names;
     for (NodeId n : grp.nodes) names.insert(g.node(n).name);
     out.insert(names);

@@ -107,6 +107,9 @@ Step conversion_step(CompiledProgram& im, PlanId p, const Planned& pl, const Lay
     if (reads_nhwc(g, r, pl.layout.channels_last[i], v) == c.to_nhwc) readers.push_back(ps.steps[pl.kept[i]].kernel.name);
   }
   if (!c.to_nhwc && g.is_output(v)) readers.push_back("the graph output");
+  for (const auto& [view, source] : ps.views) {
+    if (!c.to_nhwc && im.memory.storage(p, view) == v) readers.push_back("the view " + g.value_name(view));
+  }
   s.layout_choice = g.value_name(v) + (c.to_nhwc ? " converted NCHW -> NHWC" : " converted NHWC -> NCHW") + " for " +
                     name_list(readers) + "; " + s.layout_choice;
   s.action = std::move(conversion);
@@ -186,7 +189,9 @@ void keep_plan_channels_last(CompiledProgram& im, PlanId p) {
     convs += is_nhwc_conv(st) ? 1 : 0;
   }
   if (convs == 0) return;
-  Reweighed rw = reweigh_nchw_convolutions(g, pl.view, nchw);
+  std::vector<ValueId> view_sources;  // read NCHW by views, which are no steps (channels_last_plan.h)
+  for (const auto& [view, source] : ps.views) view_sources.push_back(im.memory.storage(p, view));
+  Reweighed rw = reweigh_nchw_convolutions(g, pl.view, nchw, view_sources);
   pl.view = std::move(rw.steps);
   pl.layout = std::move(rw.plan);
   convs += rw.nhwc.size();

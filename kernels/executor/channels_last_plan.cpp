@@ -24,7 +24,8 @@ bool is_layout_free(const Graph& g, KernelKind kind, std::span<const NodeId> nod
   return std::all_of(inputs.begin(), inputs.end(), same) && std::all_of(outputs.begin(), outputs.end(), same);
 }
 
-ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> steps) {
+ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> steps,
+                                    std::span<const ValueId> view_sources) {
   using Role = LayoutStep::Role;
   ChannelsLastPlan plan;
   plan.channels_last.assign(steps.size(), false);
@@ -61,9 +62,10 @@ ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> 
       }
     }
   }
-  // Values read in NCHW: graph outputs, what nchw steps read, a convolution's weights and biases, and the scalars
-  // of a step run NHWC (they have one layout).
+  // Values read in NCHW: graph outputs, views' sources, what nchw steps read, a convolution's weights and biases,
+  // and the scalars of a step run NHWC (they have one layout).
   std::set<ValueId> read_nchw(g.outputs().begin(), g.outputs().end());
+  read_nchw.insert(view_sources.begin(), view_sources.end());
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const LayoutStep& s = steps[i];
     for (ValueId v : s.inputs) {
@@ -99,14 +101,15 @@ double nhwc_saving_ms(const NchwConvolution& c, std::int64_t plan_bytes_nchw, st
 }
 
 Reweighed reweigh_nchw_convolutions(const Graph& g, std::vector<LayoutStep> steps,
-                                    std::span<const NchwConvolution> convolutions) {
+                                    std::span<const NchwConvolution> convolutions,
+                                    std::span<const ValueId> view_sources) {
   Reweighed r;
-  r.plan = plan_channels_last(g, steps);
+  r.plan = plan_channels_last(g, steps, view_sources);
   for (const NchwConvolution& c : convolutions) {
     std::vector<LayoutStep> with = steps;
     with.at(c.step).role = LayoutStep::Role::nhwc_conv;
     with[c.step].conv_x = c.x;
-    ChannelsLastPlan plan = plan_channels_last(g, with);
+    ChannelsLastPlan plan = plan_channels_last(g, with, view_sources);
     const double saved = nhwc_saving_ms(c, r.plan.bytes, plan.bytes);
     if (saved <= 0) continue;
     steps = std::move(with);

@@ -27,6 +27,7 @@
 #include "app/gui/run_panel.h"
 #include "app/gui/side_by_side_view.h"
 #include "app/gui/whatif_panel.h"
+#include "tests/app/picture_wait.h"
 #include "core/graph/content_hash.h"
 #include "core/graph/graph_io.h"
 
@@ -34,15 +35,6 @@ namespace fx::app {
 namespace {
 
 const QString kSamples = QStringLiteral(FX_SOURCE_DIR "/sample_graphs/");
-
-// Runs `action` and waits for the picture it causes (layouts run on a worker thread).
-template <class F>
-void and_wait(MainWindow& w, F action) {
-  QSignalSpy ready(&w, &MainWindow::picture_ready);
-  action();
-  ASSERT_TRUE(ready.wait(60000));
-  while (w.layout_busy() || w.side_by_side_view()->busy()) ASSERT_TRUE(ready.wait(60000));
-}
 
 std::unique_ptr<MainWindow> open_window(const QString& sample) {
   auto w = std::make_unique<MainWindow>();
