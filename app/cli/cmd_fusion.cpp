@@ -209,7 +209,7 @@ int explain(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
     nodes[i] = *n;
   }
   // A plain graph is explained against its auto-fused plan: "why are these two still apart?"
-  const bool plain = engine->plan().kernel_count() == engine->graph().num_nodes();
+  const bool plain = static_cast<int>(engine->plan().groups().size()) == engine->graph().num_nodes();
   if (plain && !args.has("--unfused")) engine->auto_fuse();
   const PairExplanation why = engine->explain_pair(nodes[0], nodes[1]);
   const FusionDecision& d = why.decision;
