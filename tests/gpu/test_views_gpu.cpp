@@ -43,7 +43,9 @@ void expect_verified(const RunReport& r, const std::string& what, bool reference
                             << "), " << c.nan_count << " NaN";
     }
   }
-  if (reference) EXPECT_FALSE(r.reference_checks.empty()) << what << ": " << r.reference_note;
+  if (reference) {
+    EXPECT_FALSE(r.reference_checks.empty()) << what << ": " << r.reference_note;
+  }
 }
 
 // No kernel of the plan runs the named node.
