@@ -150,7 +150,7 @@ int fuse(const std::vector<std::string>& argv, std::ostream& out, std::ostream& 
   for (const std::string& k : args.values("--disable")) {
     auto kind = parse_fusion_kind(k);
     if (!kind || *kind == FusionKind::single) {
-      err << "fusion-cli fuse: --disable takes vertical, horizontal or epilogue, not '" << k << "'\n";
+      err << "fusion-cli fuse: --disable takes vertical, horizontal, epilogue or attention, not '" << k << "'\n";
       return kBadInput;
     }
     options.disabled_kinds.insert(*kind);

@@ -13,6 +13,7 @@
 #include "app/gui/cuda_highlighter.h"
 #include "app/gui/session.h"
 #include "core/analysis/views.h"
+#include "core/fusion/attention.h"
 #include "core/fusion/kernel_names.h"
 #include "core/graph/graph_io.h"
 
@@ -173,6 +174,10 @@ void ExplainPanel::show_group(const Session& session, int group_index) {
   } else {
     if (!g.copy_reason.empty()) html += tr("<p><b>A copy, not a view:</b> %1.</p>").arg(qs(g.copy_reason).toHtmlEscaped());
     html += traffic_html(e, g.nodes, g.cost);
+    if (const std::string attention = attention_group_explanation(e.graph(), e.cost_model(), g.nodes, g.cost);
+        !attention.empty()) {
+      html += QStringLiteral("<p>%1</p>").arg(qs(attention).toHtmlEscaped());
+    }
   }
   QStringList sources;  // where the user's program made these nodes (exported from PyTorch)
   for (NodeId n : g.nodes)

@@ -217,6 +217,7 @@ QColor fusion_kind_color(const QString& kind) {
   if (first == QLatin1String("vertical")) return QColor("#fff3c4");
   if (first == QLatin1String("epilogue") || first == QLatin1String("prologue")) return QColor("#ffd9d0");
   if (first == QLatin1String("horizontal")) return QColor("#d4f1f4");
+  if (first == QLatin1String("attention")) return QColor("#e6d9f7");
   return QColor("#eeeeee");
 }
 

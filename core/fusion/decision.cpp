@@ -5,7 +5,7 @@
 namespace fx {
 namespace {
 
-constexpr std::array<std::pair<Reason, std::string_view>, 19> kCodes{{
+constexpr std::array<std::pair<Reason, std::string_view>, 20> kCodes{{
     {Reason::fusible, "FUSIBLE"},
     {Reason::cycle, "CYCLE"},
     {Reason::opaque_op, "OPAQUE_OP"},
@@ -25,6 +25,7 @@ constexpr std::array<std::pair<Reason, std::string_view>, 19> kCodes{{
     {Reason::kind_disabled, "KIND_DISABLED"},
     {Reason::already_fused, "ALREADY_FUSED"},
     {Reason::not_related, "NOT_RELATED"},
+    {Reason::attention_unsupported, "ATTENTION_UNSUPPORTED"},
 }};
 
 }  // namespace

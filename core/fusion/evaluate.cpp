@@ -67,6 +67,9 @@ Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const 
     c.group_a = group_id(a);
     c.group_b = group_id(b);
   }
+  if (const AttentionPattern* chain = attention_between(a, b)) {
+    return evaluate_attention(std::move(c), a, b, *chain, options, rejected, detail);
+  }
   c.nodes = nodes(a);
   c.nodes.insert(c.nodes.end(), nodes(b).begin(), nodes(b).end());
   std::sort(c.nodes.begin(), c.nodes.end(), [&](NodeId x, NodeId y) { return topo_pos_[static_cast<std::size_t>(x)] < topo_pos_[static_cast<std::size_t>(y)]; });
@@ -168,6 +171,83 @@ Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const 
       .with("saved_us", saved * 1e6)
       .with("bytes_before", static_cast<double>(c.bytes_before))
       .with("bytes_after", static_cast<double>(c.bytes_after))
+      .with("compute_bound", after.compute_bound() ? 1 : 0);
+  return c;
+}
+
+// An attention chain's groups merged into one cuDNN fused attention call. The chain spans several groups (its two
+// matmuls, the scale, the mask, the softmax, perhaps K's transpose), so it is weighed as a whole: one kernel
+// cannot hold part of it. K's transpose joins only from a group of its own; otherwise the call reads K^T from
+// memory where that group writes it.
+Candidate Partition::evaluate_attention(Candidate c, int a, int b, const AttentionPattern& chain,
+                                        const EngineOptions& options, const std::set<std::string>& rejected,
+                                        Detail detail) {
+  const bool full = detail == Detail::full;
+  std::vector<int> slots;
+  AttentionPattern p = chain;
+  for (NodeId n : chain.nodes) {
+    const int s = group_of(n);
+    if (chain.k_transpose == n && nodes(s).size() > 1) {
+      AttentionMatch m = match_attention(g_, chain.context, false);
+      p = std::get<AttentionPattern>(std::move(m));  // the same chain, K^T read from memory
+      continue;
+    }
+    if (std::find(slots.begin(), slots.end(), s) == slots.end()) slots.push_back(s);
+  }
+  std::sort(slots.begin(), slots.end(), [&](int x, int y) { return position(x) < position(y); });
+  c.nodes = sorted_nodes(slots);
+  GroupCost before;
+  for (int s : slots) before += cost(s);
+  c.time_before_s = c.time_after_s = before.time_s;
+  c.bytes_before = c.bytes_after = before.bytes_moved();
+  std::string what;
+  if (full) {
+    what = "attention " + c.group_a + " + " + c.group_b;
+    std::string others;
+    for (int s : slots) {
+      if (s != a && s != b) others += (others.empty() ? "" : ", ") + group_id(s);
+    }
+    if (!others.empty()) what += " (with " + others + ")";
+  }
+  if (options.disabled_kinds.count(FusionKind::attention)) {
+    c.decision = FusionDecision::no(Reason::kind_disabled, what + ": attention fusion is switched off");
+    return c;
+  }
+  if (rejected.count(c.id)) {
+    c.decision = FusionDecision::no(Reason::user_rejected, what + ": rejected by the user");
+    return c;
+  }
+  c.decision = check_group(g_, c.nodes, options);
+  for (int s : slots) {
+    if (c.decision.fuse && !recomputed(s).empty()) {
+      c.decision = FusionDecision::no(Reason::attention_unsupported,
+                                      group_id(s) + " recomputes " + g_.node(recomputed(s).front()).name +
+                                          ": the fused attention call reads its inputs from memory");
+    }
+  }
+  if (!c.decision.fuse) {
+    c.decision.message = what + ": " + c.decision.message;
+    return c;
+  }
+  const GroupCost after = cost_union(slots);
+  c.time_after_s = after.time_s;
+  c.bytes_after = after.bytes_moved();
+  const double saved = c.time_before_s - c.time_after_s;
+  if (!full) {
+    c.decision = saved <= 0 ? FusionDecision::no(Reason::not_profitable, {}) : FusionDecision::yes({});
+    return c;
+  }
+  const std::string arithmetic = attention_explanation(g_, p, c.bytes_before, c.bytes_after) + "; unfused " +
+                                 traffic(before, static_cast<int>(slots.size())) + "; fused " + traffic(after, 1);
+  c.decision = saved <= 0 ? FusionDecision::no(Reason::not_profitable, what + ": " + arithmetic + "; no time saved")
+                          : FusionDecision::yes(what + ": " + arithmetic + "; saves " + us(saved) + " (" +
+                                                percent(100.0 * saved / c.time_before_s) + "%)");
+  c.decision.with("unfused_us", c.time_before_s * 1e6)
+      .with("fused_us", c.time_after_s * 1e6)
+      .with("saved_us", saved * 1e6)
+      .with("bytes_before", static_cast<double>(c.bytes_before))
+      .with("bytes_after", static_cast<double>(c.bytes_after))
+      .with("score_bytes", static_cast<double>(p.score_bytes()))
       .with("compute_bound", after.compute_bound() ? 1 : 0);
   return c;
 }

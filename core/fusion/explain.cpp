@@ -70,6 +70,8 @@ PairExplanation FusionEngine::explain_pair(NodeId a, NodeId b) const {
   if (ga == gb) {
     out.decision = FusionDecision::yes(graph_->node(a).name + " and " + graph_->node(b).name +
                                        " are already in one kernel, " + p.group_id(ga));
+    const std::string attention = attention_group_explanation(*graph_, model_, p.nodes(ga), p.cost(ga));
+    if (!attention.empty()) out.decision.message += ": " + attention;
     return out;
   }
   out.path = data_path(*graph_, a, b);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/fusion/attention.h"
 #include "core/fusion/chained_reduction.h"
 #include "core/fusion/library_epilogue.h"
 
@@ -406,7 +407,14 @@ FusionDecision check_group(const Graph& g, std::span<const NodeId> nodes, const 
     if (c == OpClass::contraction) contractions.push_back(n);
     if (c == OpClass::reduction) reductions.push_back(n);
   }
+  // Scaled dot-product attention: two matmuls and a softmax as one cuDNN fused attention call (attention.h).
+  if (contractions.size() == 2 && attention_group(g, nodes)) {
+    return FusionDecision::yes("one fused attention kernel (cuDNN) computes these " + std::to_string(nodes.size()) +
+                               " ops");
+  }
   std::optional<FusionDecision> verdict;
+  if (contractions.size() == 2) verdict = attention_group_refusal(g, nodes);
+  if (verdict) return *verdict;
   if (!contractions.empty()) {
     verdict = check_contractions(g, nodes, contractions);
   } else if (!reductions.empty()) {

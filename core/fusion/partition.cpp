@@ -16,6 +16,7 @@ char kind_letter(FusionKind k) {
     case FusionKind::horizontal: return 'h';
     case FusionKind::epilogue: return 'e';
     case FusionKind::single: return 's';
+    case FusionKind::attention: return 'a';
   }
   return '?';
 }
@@ -43,6 +44,26 @@ Partition::Partition(const Graph& g, const CostModel& model, const Plan& plan)
     position_[s] = order_[s] = static_cast<int>(s);
     cost_[s] = grp.cost;
   }
+  chain_of_.assign(static_cast<std::size_t>(g.num_nodes()), -1);
+  for (NodeId n : g.topo_order()) {
+    if (g.node(n).op_id() != OpId::matmul) continue;
+    AttentionMatch m = match_attention(g, n);
+    auto* chain = std::get_if<AttentionPattern>(&m);
+    if (!chain) continue;
+    for (NodeId c : chain->nodes) chain_of_[static_cast<std::size_t>(c)] = static_cast<int>(attention_.size());
+    attention_.push_back(std::move(*chain));
+  }
+}
+
+// Through the node index: a graph of thousands of layers has as many chains, and this is asked per candidate.
+const AttentionPattern* Partition::attention_between(int a, int b) const {
+  for (NodeId n : nodes(b)) {
+    const int i = chain_of_[static_cast<std::size_t>(n)];
+    if (i < 0) continue;
+    const AttentionPattern& chain = attention_[static_cast<std::size_t>(i)];
+    if (chain.context == n && group_of(chain.scores) == a) return &chain;
+  }
+  return nullptr;
 }
 
 bool Partition::is_view(int s) const {
@@ -104,6 +125,14 @@ std::vector<std::pair<int, int>> Partition::pairs(int only) const {
       }
     }
   };
+  auto add_chain = [&](const AttentionPattern& chain) { add(group_of(chain.scores), group_of(chain.context)); };
+  if (only < 0) {
+    for (const AttentionPattern& chain : attention_) add_chain(chain);
+  } else {
+    for (NodeId n : nodes(only)) {
+      if (const int i = chain_of_[static_cast<std::size_t>(n)]; i >= 0) add_chain(attention_[static_cast<std::size_t>(i)]);
+    }
+  }
   if (only >= 0) {
     for_each_successor(only, [&](int h) { add(only, h); });
     for (NodeId n : nodes(only)) {
@@ -129,6 +158,7 @@ std::string Partition::candidate_id(FusionKind kind, int a, int b) const {
 }
 
 FusionKind Partition::pair_kind(int a, int b, bool edge) const {
+  if (attention_between(a, b)) return FusionKind::attention;
   if (!edge) return FusionKind::horizontal;
   OpClass cls = OpClass::elementwise;
   for (int s : {a, b}) {
@@ -283,6 +313,16 @@ void Partition::recompute_into(int producer, int consumer) {
 }
 
 void Partition::apply(const Candidate& c) {
+  if (c.kind == FusionKind::attention) {
+    // The chain's groups, merged in order into the first: each next one reads only what the merged ones compute
+    // (every value of the chain has one reader), so no merge meets a cycle.
+    std::vector<int> slots;
+    for (NodeId n : c.nodes) slots.push_back(group_of(n));
+    std::sort(slots.begin(), slots.end(), [&](int x, int y) { return position(x) < position(y); });
+    slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+    for (std::size_t i = 1; i < slots.size(); ++i) merge(slots[0], slots[i]);
+    return;
+  }
   const int a = slot_of(c.group_a);
   if (c.strategy != Strategy::recompute) {
     merge(a, slot_of(c.group_b));

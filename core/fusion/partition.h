@@ -12,6 +12,7 @@
 
 #include "core/analysis/bounded_reach.h"
 #include "core/cost/cost_model.h"
+#include "core/fusion/attention.h"
 #include "core/fusion/engine.h"
 #include "core/fusion/plan.h"
 
@@ -37,7 +38,8 @@ class Partition {
 
   // Calls visit(b) for each group b that depends on group s.
   void for_each_successor(int s, const std::function<void(int)>& visit) const;
-  // Pairs (a, b), a before b, along edges and between consecutive consumer groups of a shared value, in a
+  // Pairs (a, b), a before b, along edges and between consecutive consumer groups of a shared value, and for each
+  // attention chain the groups of its two matmuls (the candidate then merges every group of the chain), in a
   // deterministic order. With `only` >= 0, just the pairs that involve that group.
   std::vector<std::pair<int, int>> pairs(int only = -1) const;
 
@@ -54,12 +56,17 @@ class Partition {
   // Evaluates merging groups a and b (a positioned before b) under the options and user rejections.
   Candidate evaluate(int a, int b, const EngineOptions& options, const std::set<std::string>& rejected,
                      Detail detail = Detail::full);
-  // Applies an evaluated, fusible candidate.
+  // Applies an evaluated, fusible candidate (an attention candidate merges every group its nodes are in).
   void apply(const Candidate& c);
 
   std::vector<GroupSpec> specs() const;
 
  private:
+  // The attention chain whose scores matmul is in a and whose context matmul is in b, if any.
+  const AttentionPattern* attention_between(int a, int b) const;
+  // evaluate() for an attention pair: the chain's groups merged into one cuDNN fused attention call.
+  Candidate evaluate_attention(Candidate c, int a, int b, const AttentionPattern& chain, const EngineOptions& options,
+                               const std::set<std::string>& rejected, Detail detail);
   // What weigh_recompute settles for a candidate whose producer has consumers outside the pair.
   struct RecomputeChoice {
     std::string how;  // the clause for the message
@@ -92,6 +99,8 @@ class Partition {
   std::vector<std::vector<int>> recomputed_in_;  // per node: groups that recompute it
   std::vector<int> version_, position_, order_;  // order_[position] = slot, -1 for a dead slot
   std::vector<GroupCost> cost_;
+  std::vector<AttentionPattern> attention_;  // every attention chain of the graph (attention.h), in node order
+  std::vector<int> chain_of_;                // per node: the index in attention_ of the chain holding it, or -1
   BoundedReach reach_;
   std::vector<char> later_;  // merge's scratch: the slots that depend on the merged producer
 };

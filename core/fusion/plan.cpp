@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/analysis/views.h"
+#include "core/fusion/attention.h"
 #include "core/graph/content_hash.h"
 
 namespace fx {
@@ -16,12 +17,14 @@ std::string_view to_string(FusionKind k) {
     case FusionKind::vertical: return "vertical";
     case FusionKind::horizontal: return "horizontal";
     case FusionKind::epilogue: return "epilogue";
+    case FusionKind::attention: return "attention";
   }
   return "?";
 }
 
 std::optional<FusionKind> parse_fusion_kind(std::string_view name) {
-  for (FusionKind k : {FusionKind::single, FusionKind::vertical, FusionKind::horizontal, FusionKind::epilogue}) {
+  for (FusionKind k : {FusionKind::single, FusionKind::vertical, FusionKind::horizontal, FusionKind::epilogue,
+                       FusionKind::attention}) {
     if (to_string(k) == name) return k;
   }
   return std::nullopt;
@@ -75,6 +78,7 @@ GroupIo group_io(const Graph& g, std::span<const NodeId> nodes, std::span<const 
 
 std::vector<FusionKind> derive_kinds(const Graph& g, std::span<const NodeId> nodes) {
   if (nodes.size() == 1) return {FusionKind::single};
+  if (attention_group(g, nodes)) return {FusionKind::attention};
   // Connected parts through internal edges (union-find over positions in `nodes`).
   std::vector<std::size_t> parent(nodes.size());
   for (std::size_t i = 0; i < parent.size(); ++i) parent[i] = i;

@@ -18,7 +18,8 @@ namespace fx {
 //   vertical:   producer -> consumer among elementwise and layout ops (index remapping for layout)
 //   horizontal: parts with no edge between them that share an input (sin/cos of x; Q,K,V GEMMs)
 //   epilogue:   a reduction or contraction with elementwise work after it or before it (row prologue)
-enum class FusionKind : std::uint8_t { single, vertical, horizontal, epilogue };
+//   attention:  matmul(Q, K^T) -> scale -> mask -> softmax -> matmul(., V) as one fused attention call (attention.h)
+enum class FusionKind : std::uint8_t { single, vertical, horizontal, epilogue, attention };
 std::string_view to_string(FusionKind k);
 std::optional<FusionKind> parse_fusion_kind(std::string_view name);
 
@@ -88,7 +89,8 @@ GroupIo group_io(const Graph& g, std::span<const NodeId> nodes, std::span<const 
 bool group_graph_is_acyclic(const Graph& g, const std::vector<GroupSpec>& specs);
 
 // Kinds from structure: single (one node), horizontal (more than one connected part), vertical (an internal
-// edge between elementwise/layout nodes), epilogue (an internal edge touching a reduction or contraction).
+// edge between elementwise/layout nodes), epilogue (an internal edge touching a reduction or contraction);
+// attention alone for a group that is one fused attention chain (attention.h).
 std::vector<FusionKind> derive_kinds(const Graph& g, std::span<const NodeId> nodes);
 
 }  // namespace fx

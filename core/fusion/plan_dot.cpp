@@ -8,6 +8,7 @@ namespace fx {
 
 const char* fusion_kind_color(const Group& group) {
   auto has = [&](FusionKind k) { return std::find(group.kinds.begin(), group.kinds.end(), k) != group.kinds.end(); };
+  if (has(FusionKind::attention)) return "#e8dcf5";
   if (has(FusionKind::epilogue)) return "#dbe8fb";
   if (has(FusionKind::horizontal)) return "#fde9cf";
   if (has(FusionKind::vertical)) return "#dff3df";

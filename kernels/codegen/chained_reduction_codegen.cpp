@@ -77,7 +77,7 @@ class ChainEmitter {
     return l == ChainLevel::element ? "e" : l == ChainLevel::segment ? "seg" : "row";
   }
   Code& section(ChainLevel l) { return l == ChainLevel::element ? element : l == ChainLevel::segment ? segment : row; }
-  std::string staged_name(NodeId n) { return ids.get("staged:" + std::to_string(n), "seg_" + g_.node(n).name); }
+  std::string staged_name(NodeId n) { return ids.get(Identifiers::Kind::staged_array, n, "seg_", g_.node(n).name); }
 
   // An operand read at `level` where the reader iterates over `shape`: a value of the group, or a load broadcast to
   // that shape (whose flat index at this level is e, seg or row).
@@ -163,11 +163,11 @@ std::optional<GeneratedKernel> generate_chained_reduction(const Graph& g, const 
   k.layout = "one block per row of " + std::to_string(plan->segments) + " segments, a warp per segment";
   const std::int64_t elements = plan->rows * plan->segments * plan->inner;
   const std::string idx = elements * 2 < INT32_MAX ? "int" : "long long";
-  Code c;
+  Code c = translation_unit();
   c.line(header_comment(g, nodes, "chained reduction: one block per row of " + std::to_string(plan->segments) +
                                       " segments of " + std::to_string(plan->inner) +
                                       " elements, a warp per segment, the segments' values kept in shared memory"));
-  c.line(kernel_signature(g, name, k.block, k.inputs, outputs, em.ids) + " {");
+  c.line(kernel_signature(g, name, k.block, k.inputs, outputs, em.ids), " {");
   c.indent();
   c.line("const " + idx + " rows = " + number(plan->rows) + ";");
   c.line("const int M = " + number(plan->segments) + ";  // segments per row");
@@ -198,7 +198,7 @@ std::optional<GeneratedKernel> generate_chained_reduction(const Graph& g, const 
   c.line("}");
   c.dedent();
   c.line("}");
-  k.source = device_preamble() + "\n" + c.str();
+  k.source = std::move(c).take();
   return k;
 }
 

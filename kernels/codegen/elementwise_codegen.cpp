@@ -61,11 +61,16 @@ GeneratedKernel elementwise_kernel(const Graph& g, const std::vector<NodeId>& no
   k.inputs = em.inputs;
   k.bytes_moved = bytes_of(g, k.inputs) + bytes_of(g, k.outputs);
 
-  Code c;
-  c.line(header_comment(g, nodes, vec > 1 ? "elementwise, " + std::to_string(vec) + " elements per thread (one vector store; one vector load per tensor read at the output's index)"
-                                          : "elementwise, one element per thread, indices remapped per tensor"));
-  if (!note.empty()) c.line("// " + note);
-  c.line(kernel_signature(g, name, k.block, k.inputs, outputs, ids) + " {");
+  const std::string header = header_comment(
+      g, nodes, vec > 1 ? "elementwise, " + std::to_string(vec) + " elements per thread (one vector store; one vector load per tensor read at the output's index)"
+                        : "elementwise, one element per thread, indices remapped per tensor");
+  // What comes before the body and after it; the body's own buffer (room reserved by a wide concat) becomes
+  // the source, so its text is not copied again.
+  const std::string signature = kernel_signature(g, name, k.block, k.inputs, outputs, ids);
+  Code c = translation_unit(header.size() + signature.size() + em.pre().str().size());
+  c.line(header);
+  if (!note.empty()) c.line("// ", note);
+  c.line(signature, " {");
   c.indent();
   c.line("const " + idx + " n = " + number(n) + ";  // elements of " + shape_to_string(root));
   const std::string step = vec > 1 ? " * " + std::to_string(vec) : "";
@@ -82,27 +87,27 @@ GeneratedKernel elementwise_kernel(const Graph& g, const std::vector<NodeId>& no
     c.line("for (int v = 0; v < " + std::to_string(vec) + "; ++v) {");
     c.indent();
     c.line("const " + idx + " i = base + v;");
-    c.append(em.body());
+  }
+  Code tail(c.depth());
+  for (std::size_t o = 0; o < outputs.size(); ++o) {
+    const std::string value = to_storage(g.value_type(outputs[o]).dtype, results[o]);
+    tail.line(outs[o], vec > 1 ? "_v.v[v] = " : "[i] = ", value, ";");
+  }
+  if (vec > 1) {
+    tail.dedent();
+    tail.line("}");
     for (std::size_t o = 0; o < outputs.size(); ++o) {
-      c.line(outs[o] + "_v.v[v] = " + to_storage(g.value_type(outputs[o]).dtype, results[o]) + ";");
-    }
-    c.dedent();
-    c.line("}");
-    for (std::size_t o = 0; o < outputs.size(); ++o) {
-      c.line("*reinterpret_cast<fx_vec<" + storage_type(g.value_type(outputs[o]).dtype) + ", " + std::to_string(vec) +
-             ">*>(" + outs[o] + " + base) = " + outs[o] + "_v;");
-    }
-  } else {
-    c.append(em.body());
-    for (std::size_t o = 0; o < outputs.size(); ++o) {
-      c.line(outs[o] + "[i] = " + to_storage(g.value_type(outputs[o]).dtype, results[o]) + ";");
+      tail.line("*reinterpret_cast<fx_vec<" + storage_type(g.value_type(outputs[o]).dtype) + ", " + std::to_string(vec) +
+                ">*>(" + outs[o] + " + base) = " + outs[o] + "_v;");
     }
   }
-  c.dedent();
-  c.line("}");
-  c.dedent();
-  c.line("}");
-  k.source = device_preamble() + "\n" + c.str();
+  tail.dedent();
+  tail.line("}");
+  tail.dedent();
+  tail.line("}");
+  k.source = std::move(em.body()).take();
+  k.source.insert(0, c.str());
+  k.source += tail.str();
   return k;
 }
 

@@ -8,7 +8,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "kernels/codegen/codegen_internal.h"
@@ -25,9 +24,14 @@ struct Ctx {
   std::string flat_expr() const { return !flat.empty() ? flat : flat_of(shape, coords); }
   std::vector<std::string> coord_exprs() const { return !coords.empty() ? coords : coords_of(shape, flat); }
   std::string key() const {
-    std::string k = shape_to_string(shape) + "|" + flat;
-    for (const auto& c : coords) k += "|" + c;
+    std::string k;
+    append_key(k);
     return k;
+  }
+  void append_key(std::string& k) const {
+    for (std::int64_t d : shape) k.append(std::to_string(d)) += ',';
+    k.append("|").append(flat);
+    for (const auto& c : coords) k.append("|").append(c);
   }
 };
 
@@ -51,12 +55,14 @@ class ElementwiseEmitter {
   // Returns a C expression (usually a local's name) for value u read at ctx.
   std::string value(ValueId u, const Ctx& ctx) {
     if (auto st = staged.find(u); st != staged.end() && ctx.key() == staged_at) return st->second;
-    const std::string key = std::to_string(u) + "@" + ctx.key();
+    std::string key = std::to_string(u);
+    key += '@';
+    ctx.append_key(key);
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
       if (auto f = it->find(key); f != it->end()) return f->second;
     }
     std::string name = compute(u, ctx);
-    scopes_.back()[key] = name;
+    scopes_.back().emplace(std::move(key), name);
     return name;
   }
 
@@ -82,7 +88,9 @@ class ElementwiseEmitter {
   }
 
   void note_input(ValueId u) {
-    if (input_set_.insert(u).second) inputs.push_back(u);
+    bool inserted = false;
+    input_set_.find_or_insert(static_cast<std::uint32_t>(u), inserted);
+    if (inserted) inputs.push_back(u);
   }
 
   std::string compute(ValueId u, const Ctx& ctx) {
@@ -101,7 +109,7 @@ class ElementwiseEmitter {
     }
     std::string expr = node.op_class() == OpClass::layout ? args[0] : elementwise_expr(g_, node, args, ctx.flat_expr());
     const std::string local = ids.fresh(node.name);
-    body_.line("const " + compute_type(node.type.dtype) + " " + local + " = " + expr + ";  // " + describe_node(g_, n));
+    body_.line("const ", compute_type(node.type.dtype), " ", local, " = ", expr, ";  // ", describe_node(g_, n));
     return local;
   }
 
@@ -153,19 +161,32 @@ class ElementwiseEmitter {
     const Node& node = g_.node(n);
     const auto axis = static_cast<std::size_t>(*normalize_axis(node.attrs.get_int("axis"), node.type.shape.size()));
     const std::string local = ids.fresh(node.name);
-    ids.reserve(node.inputs.size());  // each operand a pointer and a local at most
+    ids.reserve(2 * node.inputs.size(), node.inputs.size());  // each operand a pointer and a local at most
+    input_set_.reserve(node.inputs.size());
     const auto c = ctx.coord_exprs();
-    body_.line(compute_type(node.type.dtype) + " " + local + ";  // " + describe_node(g_, n));
+    body_.line(compute_type(node.type.dtype), " ", local, ";  // ", describe_node(g_, n));
+    // One operand's context at a time, reused: its shape, and the concat axis shifted by the operand's offset.
+    Ctx operand{{}, {}, c, std::nullopt};
     std::int64_t offset = 0;
+    const std::size_t start = body_.str().size();
     for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+      // The operands' lines are alike: room for all of them at twice the first one's size, so a wide concat's
+      // text is written once instead of copied at every doubling (untouched room costs no memory).
+      if (k == 1) body_.reserve(2 * (body_.str().size() - start) * node.inputs.size());
       const Shape& s = g_.value_type(node.inputs[k].value).shape;
-      const std::string cond = "if (" + c[axis] + " < " + number(offset + s[axis]) + ") {";
-      body_.line(k == 0 ? cond : k + 1 == node.inputs.size() ? "} else {" : "} else " + cond);
+      const std::string end = number(offset + s[axis]);
+      if (k == 0) {
+        body_.line("if (", c[axis], " < ", end, ") {");
+      } else if (k + 1 == node.inputs.size()) {
+        body_.line("} else {");
+      } else {
+        body_.line("} else if (", c[axis], " < ", end, ") {");
+      }
       body_.indent();
       scopes_.emplace_back();
-      auto in = c;
-      if (offset) in[axis] = "(" + c[axis] + " - " + number(offset) + ")";
-      body_.line(local + " = " + value(node.inputs[k].value, Ctx{s, {}, in, std::nullopt}) + ";");
+      operand.shape = s;
+      if (offset) operand.coords[axis].assign("(").append(c[axis]).append(" - ").append(number(offset)).append(")");
+      body_.line(local, " = ", value(node.inputs[k].value, operand), ";");
       scopes_.pop_back();
       body_.dedent();
       offset += s[axis];
@@ -179,13 +200,8 @@ class ElementwiseEmitter {
     const TensorType& t = g_.value_type(u);
     const std::string ptr = in_ptr(ids, g_, u);
     const std::string local = ids.fresh(g_.value_name(u));
-    std::string raw;
-    if (vec_ > 1 && ctx.aligned) {
-      raw = hoisted(u, *ctx.aligned, ptr);
-    } else {
-      raw = ptr + "[" + ctx.flat_expr() + "]";
-    }
-    body_.line("const " + compute_type(t.dtype) + " " + local + " = " + from_storage(t.dtype, raw) + ";");
+    const std::string raw = vec_ > 1 && ctx.aligned ? hoisted(u, *ctx.aligned, ptr) : ptr + "[" + ctx.flat_expr() + "]";
+    body_.line("const ", compute_type(t.dtype), " ", local, " = ", from_storage(t.dtype, raw), ";");
     return local;
   }
 
@@ -199,7 +215,7 @@ class ElementwiseEmitter {
     const bool full_last = !aligned.empty() && aligned.size() <= root_.size() && aligned.back() == root_.back();
     std::string expr;
     if (same_right_aligned(aligned, root_) || full_last) {
-      const std::string var = ids.fresh(g_.value_name(u) + "_v");
+      const std::string var = ids.fresh(g_.value_name(u), "_v");
       const std::string vt = "fx_vec<" + storage_type(t.dtype) + ", " + std::to_string(vec_) + ">";
       const std::string at = "reinterpret_cast<const " + vt + "*>(" + ptr + " + " + offset + ")";
       // Broadcast over outer dims: every thread that shares the inner coordinates re-reads it (fx_load_keep).
@@ -209,7 +225,7 @@ class ElementwiseEmitter {
       expr = var + ".v[v]";
     } else {
       // Broadcast along the innermost dimension: one value serves all kVec elements.
-      const std::string var = ids.fresh(g_.value_name(u) + "_s");
+      const std::string var = ids.fresh(g_.value_name(u), "_s");
       pre_.line("const " + storage_type(t.dtype) + " " + var + " = " + ptr + "[" + offset + "];");
       expr = var;
     }
@@ -221,7 +237,7 @@ class ElementwiseEmitter {
   int vec_;
   std::string index_type_;
   std::set<NodeId> in_group_;
-  std::unordered_set<ValueId> input_set_;  // `inputs` as a set: a concat of thousands stays linear
+  KeyTable input_set_;  // `inputs` as a set: a concat of 100,000s stays linear
   std::vector<std::map<std::string, std::string>> scopes_{1};
   std::map<std::pair<ValueId, std::string>, std::string> hoisted_;
   Code pre_, body_;

@@ -1,7 +1,6 @@
 // Shared pieces of the generated source: types, conversions, op expressions, identifiers, the preamble.
 #include "kernels/codegen/emit.h"
 
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -202,55 +201,6 @@ std::string elementwise_expr(const Graph& g, const Node& node, const std::vector
   return is_floating(out) ? round_to(out, e) : e;
 }
 
-std::string Identifiers::fresh(const std::string& base_in) {
-  std::string base;
-  for (char c : base_in) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  // A digit cannot start an identifier; names beginning with "__" are the compiler's and "fx_" the
-  // preamble's. Any other base (a non-ASCII name is all underscores) keeps its characters.
-  if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base = "t_" + base;
-  if (base[0] == '_' || base.rfind("fx_", 0) == 0) base = "t" + base;
-  // Names that would shadow the kernel's own variables or CUDA's keep a suffix.
-  static const std::set<std::string> reserved = {"i", "v", "k", "c", "n", "row", "col", "base", "int", "float",
-                                                 "double", "char", "long", "short", "bool", "if", "else", "for",
-                                                 "while", "do", "return", "const", "auto", "switch", "case",
-                                                 "default", "break", "continue", "unsigned", "signed", "void",
-                                                 "struct", "class", "new", "delete", "this", "true", "false",
-                                                 "sizeof", "static", "extern", "register", "volatile", "template",
-                                                 "typename", "namespace", "operator", "union", "enum", "goto",
-                                                 // the generators' own locals (row, tiled transpose, reductions)
-                                                 "a", "b", "a0", "b0", "aa", "bb", "A", "B", "R", "d", "j", "o", "len",
-                                                 "acc", "row_max", "row_sum", "inv_sum", "sq", "mean", "rstd",
-                                                 "fibres", "lane", "warp",
-                                                 "rows", "col_of", "tiles_a", "tiles_b", "kChunks", "kItems", "kRows",
-                                                 "kTile", "kVec", "kThreads", "idx", "tid", "step", "stride",
-                                                 // CUDA built-ins and the math functions the expressions call
-                                                 "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "expf",
-                                                 "logf", "sqrtf", "rsqrtf", "tanhf", "erff", "sinf", "cosf", "powf",
-                                                 "fabsf", "fmaxf", "fminf", "exp", "log", "sqrt", "tanh", "erf", "sin",
-                                                 "cos", "pow", "abs", "min", "max"};
-  if (!used_.count(base) && !reserved.count(base)) {
-    used_.insert(base);
-    return base;
-  }
-  // Many names can share a base ("ñ", "é", "x.1" and "x:1" all map to few): each base remembers the next
-  // suffix to try, so n such names cost n look-ups, not n^2. A suffixed id can itself be taken by a name
-  // ("x_2"); the loop steps past those.
-  int& next = next_suffix_[base];
-  std::string id;
-  do {
-    id = base + "_" + std::to_string(next < 2 ? (next = 2) : next);
-    ++next;
-  } while (used_.count(id) || reserved.count(id));
-  used_.insert(id);
-  return id;
-}
-
-std::string Identifiers::get(const std::string& key, const std::string& base) {
-  auto it = by_name_.find(key);
-  if (it != by_name_.end()) return it->second;
-  return by_name_[key] = fresh(base);
-}
-
 std::string describe_node(const Graph& g, NodeId n) {
   const Node& node = g.node(n);
   std::string s = node.name + " = " + node.op + "(";
@@ -314,10 +264,12 @@ std::string broadcast_offset(const Shape& s, const Shape& d, const std::vector<s
   return off.empty() ? "0" : off;
 }
 
-Code& Code::line(const std::string& text) {
-  if (!text.empty()) out_ << std::string(static_cast<std::size_t>(depth_) * 2, ' ') << text;
-  out_ << '\n';
-  return *this;
+Code translation_unit(std::size_t kernel_bytes) {
+  Code c;
+  c.reserve(device_preamble().size() + 1 + kernel_bytes + 4096);  // 4096: the kernel's own few lines
+  c.append_text(device_preamble());
+  c.line();
+  return c;
 }
 
 }  // namespace fx::gpu::codegen

@@ -65,9 +65,9 @@ GeneratedKernel generate_generic_reduction(const Graph& g, NodeId n, const std::
   const std::string off = offset_expr(f, fb);
   const std::string xj = from_storage(g.value_type(x).dtype, in[0] + "[" + off + "]");
   const std::string at = compute_type(t) == "float" ? "float" : "long long";
-  Code c;
+  Code c = translation_unit();
   c.line(header_comment(g, {n}, "generic reduction: one thread per fibre of " + std::to_string(len) + " elements"));
-  c.line(kernel_signature(g, name, k.block, k.inputs, k.outputs, ids) + " {");
+  c.line(kernel_signature(g, name, k.block, k.inputs, k.outputs, ids), " {");
   c.indent();
   c.line("const long long fibres = " + number(fibres) + ", len = " + number(len) + ";");
   c.line("for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < fibres; o += (long long)gridDim.x * blockDim.x) {");
@@ -107,7 +107,7 @@ GeneratedKernel generate_generic_reduction(const Graph& g, NodeId n, const std::
   c.line("}");
   c.dedent();
   c.line("}");
-  k.source = device_preamble() + "\n" + c.str();
+  k.source = std::move(c).take();
   return k;
 }
 

@@ -39,10 +39,10 @@ GeneratedKernel generate_max_pool2d(const Graph& g, NodeId n, const std::string&
                            : "one thread per output element";
   Identifiers ids;
   const std::string in = in_ptr(ids, g, x), out = out_ptr(ids, g, k.outputs[0]);
-  Code c;
+  Code c = translation_unit();
   c.line(header_comment(g, {n}, "max_pool2d " + std::to_string(kh) + "x" + std::to_string(kw) + ", stride " +
                                     std::to_string(sh) + "x" + std::to_string(sw) + ", " + k.layout));
-  c.line(kernel_signature(g, name, k.block, k.inputs, k.outputs, ids) + " {");
+  c.line(kernel_signature(g, name, k.block, k.inputs, k.outputs, ids), " {");
   c.indent();
   c.line("const long long total = " + number(total) + ";");
   c.line("const int " + std::string(channels_last ? "C = " + number(xs[1]) + ", " : "") + "H = " + number(xs[2]) +
@@ -82,7 +82,7 @@ GeneratedKernel generate_max_pool2d(const Graph& g, NodeId n, const std::string&
   c.line("}");
   c.dedent();
   c.line("}");
-  k.source = device_preamble() + "\n" + c.str();
+  k.source = std::move(c).take();
   return k;
 }
 

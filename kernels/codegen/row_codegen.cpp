@@ -447,11 +447,11 @@ std::optional<GeneratedKernel> row_kernel(const Graph& g, const std::vector<Node
   k.bytes_moved = bytes_of(g, k.inputs) + bytes_of(g, k.outputs);
   k.layout = describe_layout(threads, chunks, vec);
   const std::string idx = rs.rows * rs.r * 2 < INT32_MAX ? "int" : "long long";
-  Code c;
+  Code c = translation_unit();
   c.line(header_comment(g, nodes, "row-wise: one block per row of " + std::to_string(rs.r) + " elements, " +
                                       std::to_string(chunks * vec) + " per thread kept in registers"));
   if (!note.empty()) c.line("// " + note);
-  c.line(kernel_signature(g, name, threads, k.inputs, outputs, em.ids) + " {");
+  c.line(kernel_signature(g, name, threads, k.inputs, outputs, em.ids), " {");
   c.indent();
   c.line("constexpr int kVec = " + std::to_string(vec) + ";     // elements per vector access");
   c.line("constexpr int kChunks = " + std::to_string(chunks) + ";  // vector accesses per thread per row");
@@ -471,7 +471,7 @@ std::optional<GeneratedKernel> row_kernel(const Graph& g, const std::vector<Node
   c.line("}");
   c.dedent();
   c.line("}");
-  k.source = device_preamble() + "\n" + c.str();
+  k.source = std::move(c).take();
   return k;
 }
 

@@ -140,12 +140,12 @@ GeneratedKernel transpose_kernel(const Graph& g, const std::vector<NodeId>& node
   k.grid = std::clamp<std::int64_t>(tiles, 1, INT32_MAX);
   k.bytes_moved = bytes_of(g, k.inputs) + bytes_of(g, k.outputs);
 
-  Code c;
+  Code c = translation_unit();
   c.line(header_comment(g, nodes, "elementwise with transposes staged through shared memory, " + std::to_string(kTile) +
                                       "x" + std::to_string(kTile) + " tiles of the output " + shape_to_string(root) +
                                       " (reads and writes coalesced)"));
   if (!note.empty()) c.line("// " + note);
-  c.line(kernel_signature(g, name, k.block, k.inputs, outputs, em.ids) + " {");
+  c.line(kernel_signature(g, name, k.block, k.inputs, outputs, em.ids), " {");
   c.indent();
   if (vec > 1) {
     // The executor's buffers start at 256-byte boundaries. Told so, the compiler merges a thread's kVec
@@ -261,7 +261,7 @@ GeneratedKernel transpose_kernel(const Graph& g, const std::vector<NodeId>& node
   c.line("}");
   c.dedent();
   c.line("}");
-  k.source = device_preamble() + "\n" + c.str();
+  k.source = std::move(c).take();
   return k;
 }
 

@@ -13,7 +13,9 @@
 
 #include "kernels/common/cuda_call.h"
 #include "kernels/common/event_timing.h"
+#include "kernels/contraction/cudnn_backend.h"
 #include "kernels/contraction/device_memory.h"
+#include "kernels/tuning/tuning_keys.h"
 
 namespace fx::gpu::contraction_detail {
 namespace {
@@ -29,29 +31,6 @@ constexpr std::size_t kMaxPacks = 8;
 
 enum Uid : std::int64_t { kX = 1, kW, kY, kBias, kConvOut, kBiased };
 
-struct DescDeleter {
-  void operator()(void* d) const { cudnnBackendDestroyDescriptor(d); }
-};
-using Desc = std::unique_ptr<void, DescDeleter>;
-
-Desc make(cudnnBackendDescriptorType_t type) {
-  cudnnBackendDescriptor_t d = nullptr;
-  FX_CUDA_CALL(cudnnBackendCreateDescriptor(type, &d));
-  return Desc(d);
-}
-
-template <class T>
-void set(const Desc& d, cudnnBackendAttributeName_t a, cudnnBackendAttributeType_t type, const T& value) {
-  FX_CUDA_CALL(cudnnBackendSetAttribute(d.get(), a, type, 1, &value));
-}
-void set_ints(const Desc& d, cudnnBackendAttributeName_t a, const std::vector<std::int64_t>& v) {
-  FX_CUDA_CALL(cudnnBackendSetAttribute(d.get(), a, CUDNN_TYPE_INT64, static_cast<std::int64_t>(v.size()), v.data()));
-}
-void set_desc(const Desc& d, cudnnBackendAttributeName_t a, const Desc& v) {
-  cudnnBackendDescriptor_t raw = v.get();
-  FX_CUDA_CALL(cudnnBackendSetAttribute(d.get(), a, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw));
-}
-
 // Strides of a 4-d tensor given in N, C, H, W order: packed NCHW, or channels-last.
 std::vector<std::int64_t> strides(const std::vector<std::int64_t>& d, bool nhwc) {
   if (nhwc) return {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};
@@ -59,34 +38,12 @@ std::vector<std::int64_t> strides(const std::vector<std::int64_t>& d, bool nhwc)
 }
 
 Desc tensor(Uid uid, cudnnDataType_t type, const std::vector<std::int64_t>& dims, bool nhwc, bool is_virtual) {
-  Desc t = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-  set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, type);
-  set_ints(t, CUDNN_ATTR_TENSOR_DIMENSIONS, dims);
-  set_ints(t, CUDNN_ATTR_TENSOR_STRIDES, strides(dims, nhwc));
-  set(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, static_cast<std::int64_t>(uid));
-  set(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, static_cast<std::int64_t>(kConvGraphAlignment));
-  set(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, is_virtual);
-  FX_CUDA_CALL(cudnnBackendFinalize(t.get()));
-  return t;
-}
-
-Desc pointwise(cudnnPointwiseMode_t mode, const Desc& x, const Desc* b, const Desc& y, std::vector<Desc>& keep) {
-  Desc pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-  set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, mode);
-  set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT);
-  FX_CUDA_CALL(cudnnBackendFinalize(pw.get()));
-  Desc op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
-  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
-  if (b) set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
-  set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
-  FX_CUDA_CALL(cudnnBackendFinalize(op.get()));
-  keep.push_back(std::move(pw));
-  return op;
+  return contraction_detail::tensor({uid, type, dims, strides(dims, nhwc), is_virtual, false,
+                                     static_cast<std::int64_t>(kConvGraphAlignment)});
 }
 
 // The operation graph of p; every descriptor it refers to goes to `keep` (a plan may refer to them).
-Desc operation_graph(cudnnHandle_t handle, const Conv2dProblem& p, std::vector<Desc>& keep) {
+Desc conv_graph(cudnnHandle_t handle, const Conv2dProblem& p, std::vector<Desc>& keep) {
   const cudnnDataType_t type = dnn_type(p.type);
   const Conv2dOutputShape out = conv2d_output_shape(p);
   const std::vector<std::int64_t> y_dims = {out.n, out.k, out.p, out.q};
@@ -128,80 +85,10 @@ Desc operation_graph(cudnnHandle_t handle, const Conv2dProblem& p, std::vector<D
     keep.push_back(std::move(bias));
     keep.push_back(std::move(biased));
   }
-  std::vector<cudnnBackendDescriptor_t> raw;
-  for (const Desc& op : ops) raw.push_back(op.get());
-  Desc graph = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-  FX_CUDA_CALL(cudnnBackendSetAttribute(graph.get(), CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                                        static_cast<std::int64_t>(raw.size()), raw.data()));
-  set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, handle);
-  FX_CUDA_CALL(cudnnBackendFinalize(graph.get()));
+  Desc graph = contraction_detail::operation_graph(handle, ops);
   for (Desc* d : {&x, &w, &y, &conv_out, &conv}) keep.push_back(std::move(*d));
   for (Desc& op : ops) keep.push_back(std::move(op));
   return graph;
-}
-
-// The engine configurations heuristics `mode` offers for the graph, best first; none when it offers nothing.
-std::vector<Desc> engine_configs(const Desc& graph, cudnnBackendHeurMode_t mode) {
-  Desc heur = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-  set_desc(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
-  set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, mode);
-  if (cudnnBackendFinalize(heur.get()) != CUDNN_STATUS_SUCCESS) return {};
-  std::int64_t count = 0;
-  if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
-                               nullptr) != CUDNN_STATUS_SUCCESS ||
-      count <= 0) {
-    return {};
-  }
-  std::vector<Desc> configs;
-  std::vector<cudnnBackendDescriptor_t> raw;
-  for (std::int64_t i = 0; i < count; ++i) {
-    configs.push_back(make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
-    raw.push_back(configs.back().get());
-  }
-  std::int64_t got = 0;
-  if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
-                               raw.data()) != CUDNN_STATUS_SUCCESS) {
-    return {};
-  }
-  configs.resize(static_cast<std::size_t>(std::clamp<std::int64_t>(got, 0, count)));
-  return configs;
-}
-
-struct EngineInfo {
-  std::int64_t index = -1;
-  bool tensor_cores = false, down_converts = false, runtime_compiled = false;
-};
-
-// nullopt when the engine or its numerical notes cannot be read: a configuration whose numerics are unknown is
-// not run (it might be TF32 where the problem forbids it). Behaviour notes that cannot be read count as runtime
-// compilation, the case that is kept out of a CUDA graph capture.
-std::optional<EngineInfo> engine_info(const Desc& config) {
-  EngineInfo info;
-  Desc engine = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-  cudnnBackendDescriptor_t raw = engine.get();
-  std::int64_t got = 0;
-  if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got,
-                               &raw) != CUDNN_STATUS_SUCCESS) {
-    return std::nullopt;
-  }
-  cudnnBackendGetAttribute(raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &got, &info.index);
-  cudnnBackendNumericalNote_t numerical[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
-  if (cudnnBackendGetAttribute(raw, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
-                               CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &got, numerical) != CUDNN_STATUS_SUCCESS) {
-    return std::nullopt;
-  }
-  for (std::int64_t i = 0; i < got; ++i) {
-    info.tensor_cores |= numerical[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE;
-    info.down_converts |= numerical[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
-  }
-  cudnnBackendBehaviorNote_t behavior[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
-  if (cudnnBackendGetAttribute(raw, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
-                               CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &got, behavior) != CUDNN_STATUS_SUCCESS) {
-    info.runtime_compiled = true;
-    return info;
-  }
-  for (std::int64_t i = 0; i < got; ++i) info.runtime_compiled |= behavior[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
-  return info;
 }
 
 // As PyTorch filters cuDNN's configurations: never inputs down-converted to a narrower type, and for f32 no
@@ -211,29 +98,22 @@ bool honours_numerics(const EngineInfo& e, const Conv2dProblem& p) {
   return !(p.type == DType::f32 && !p.allow_tf32 && e.tensor_cores);
 }
 
-struct Candidate {
-  Desc config, plan;
-  EngineInfo engine;
-  std::size_t workspace = 0;
+// A finalized configuration and where it stands in cuDNN's heuristics, which the tuning cache keeps.
+struct Candidate : FinalizedPlan {
+  int mode = 0;               // 0: heuristics mode A, 1: FALLBACK (kModes)
+  std::size_t position = 0;   // in that mode's configurations, best first
 };
 
-// The configuration finalized into an execution plan; nullopt when cuDNN refuses it or it needs more workspace.
-std::optional<Candidate> finalize(cudnnHandle_t handle, Desc config, const EngineInfo& engine,
-                                  std::size_t max_workspace) {
+constexpr cudnnBackendHeurMode_t kModes[] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK};
+
+std::optional<Candidate> finalize_at(cudnnHandle_t handle, Desc config, const EngineInfo& engine,
+                                     std::size_t max_workspace, int mode, std::size_t position) {
+  std::optional<FinalizedPlan> plan = finalize(handle, std::move(config), engine, max_workspace);
+  if (!plan) return std::nullopt;
   Candidate c;
-  c.engine = engine;
-  c.plan = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-  set(c.plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, handle);
-  set_desc(c.plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
-  if (cudnnBackendFinalize(c.plan.get()) != CUDNN_STATUS_SUCCESS) return std::nullopt;
-  std::int64_t need = 0, got = 0;
-  if (cudnnBackendGetAttribute(c.plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &got,
-                               &need) != CUDNN_STATUS_SUCCESS ||
-      need < 0 || static_cast<std::size_t>(need) > max_workspace) {
-    return std::nullopt;
-  }
-  c.workspace = static_cast<std::size_t>(need);
-  c.config = std::move(config);
+  static_cast<FinalizedPlan&>(c) = std::move(*plan);
+  c.mode = mode;
+  c.position = position;
   return c;
 }
 
@@ -241,16 +121,7 @@ Desc variant_pack(const ConvOperands& ops) {
   std::vector<std::int64_t> uids = {kX, kW, kY};
   std::vector<void*> pointers = {const_cast<void*>(ops.x), const_cast<void*>(ops.w), ops.y};
   if (ops.bias) uids.push_back(kBias), pointers.push_back(const_cast<void*>(ops.bias));
-  Desc pack = make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-  FX_CUDA_CALL(cudnnBackendSetAttribute(pack.get(), CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
-                                        static_cast<std::int64_t>(uids.size()), uids.data()));
-  FX_CUDA_CALL(cudnnBackendSetAttribute(pack.get(), CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
-                                        static_cast<std::int64_t>(pointers.size()), pointers.data()));
-  void* workspace = ops.workspace;
-  FX_CUDA_CALL(cudnnBackendSetAttribute(pack.get(), CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
-                                        &workspace));
-  FX_CUDA_CALL(cudnnBackendFinalize(pack.get()));
-  return pack;
+  return contraction_detail::variant_pack(uids, pointers, ops.workspace);
 }
 
 std::string engine_label(const EngineInfo& e) {
@@ -289,6 +160,71 @@ std::optional<std::size_t> fastest_candidate(cudnnHandle_t handle, const std::ve
                 ms_text(*medians[*best]).c_str(), candidates.size(), search_ms);
   name = engine_label(candidates[*best].engine) + text;
   return best;
+}
+
+// The candidates: up to `wanted` configurations of heuristics mode A that honour the problem's numerics and
+// finalize (FALLBACK's slow, safe configurations only when mode A offers none). While capturing (`timed`
+// false), none that compiles a kernel at finalization (a module load is not safe then).
+std::vector<Candidate> finalized_candidates(cudnnHandle_t handle, const Desc& graph, const Conv2dProblem& p,
+                                            std::size_t max_workspace, std::size_t wanted, bool timed) {
+  std::vector<Candidate> candidates;
+  for (int mode = 0; mode < 2 && candidates.empty(); ++mode) {
+    std::vector<Desc> configs = engine_configs(graph, kModes[mode]);
+    for (std::size_t i = 0; i < configs.size() && candidates.size() < wanted; ++i) {
+      try {
+        const std::optional<EngineInfo> engine = engine_info(configs[i]);
+        if (!engine || !honours_numerics(*engine, p) || (!timed && engine->runtime_compiled)) continue;
+        if (auto c = finalize_at(handle, std::move(configs[i]), *engine, max_workspace, mode, i)) {
+          candidates.push_back(std::move(*c));
+        }
+      } catch (const GpuError& e) {
+        if (e.library() != "cuDNN") throw;  // a configuration cuDNN will not describe is skipped
+      }
+    }
+  }
+  return candidates;
+}
+
+// Where an engine choice is kept: the problem in full and the workspace its candidates could use.
+TuningKey engine_key(const Conv2dProblem& p, std::size_t max_workspace) {
+  return {"conv_engine", conv_problem_text(p) + ", workspace " + std::to_string(max_workspace)};
+}
+
+// An earlier run's choice (none where the run retunes or keeps none): the configuration at its place in its
+// heuristics mode's list, which ranks alike for one problem in one environment (cuDNN's version is in the
+// cache's environment), finalized alone, with only its own kernel compiled. Where it is another engine now, or
+// no longer honours the numerics or fits, the entry is a warning and the problem is searched again.
+std::optional<Candidate> kept_candidate(cudnnHandle_t handle, const Desc& graph, const Conv2dProblem& p,
+                                        std::size_t max_workspace, const ChoiceSource& kept, const TuningKey& key,
+                                        std::string& name) {
+  if (!kept.cache || kept.retune) return std::nullopt;
+  const auto entry = kept.cache->find(key);
+  if (!entry) return std::nullopt;
+  const nlohmann::json& c = entry->choice;
+  auto number = [&c](const char* field) { return c.contains(field) && c[field].is_number_integer(); };
+  std::optional<Candidate> chosen;
+  if (number("mode") && number("position") && number("engine") && c.contains("name") && c["name"].is_string() &&
+      c["mode"].get<int>() >= 0 && c["mode"].get<int>() < 2 && c["position"].get<std::int64_t>() >= 0) {
+    const int mode = c["mode"].get<int>();
+    const auto position = c["position"].get<std::size_t>();
+    std::vector<Desc> configs = engine_configs(graph, kModes[mode]);
+    try {
+      const std::optional<EngineInfo> engine = position < configs.size() ? engine_info(configs[position]) : std::nullopt;
+      if (engine && engine->index == c["engine"].get<std::int64_t>() && honours_numerics(*engine, p)) {
+        chosen = finalize_at(handle, std::move(configs[position]), *engine, max_workspace, mode, position);
+      }
+    } catch (const GpuError& e) {
+      if (e.library() != "cuDNN") throw;
+    }
+    if (chosen) {
+      // The search's line as it was kept (its engine, time and the search's), then where it came from.
+      name = c["name"].get<std::string>() + "; reused from the tuning cache (timed " + entry->tuned_at + ")";
+      return chosen;
+    }
+  }
+  kept.cache->warn("the kept cuDNN engine for " + describe_conv2d(p) + " (" + kept.cache->entry_path(key).string() +
+                   ") is not one cuDNN offers now; searched again");
+  return std::nullopt;
 }
 
 }  // namespace
@@ -338,9 +274,9 @@ ConvGraphPlan::~ConvGraphPlan() = default;
 
 std::optional<ConvGraphPlan> ConvGraphPlan::choose(cudnnHandle_t handle, const Conv2dProblem& p,
                                                    const ConvOperands& ops, std::size_t max_workspace,
-                                                   cudaStream_t stream) {
+                                                   cudaStream_t stream, const ChoiceSource& kept) {
   try {
-    return build(handle, p, ops, max_workspace, stream);
+    return build(handle, p, ops, max_workspace, stream, kept);
   } catch (const GpuError& e) {
     if (e.library() == "cuDNN") return std::nullopt;  // no graph for this problem on this cuDNN: the legacy API
     throw;
@@ -349,30 +285,23 @@ std::optional<ConvGraphPlan> ConvGraphPlan::choose(cudnnHandle_t handle, const C
 
 std::optional<ConvGraphPlan> ConvGraphPlan::build(cudnnHandle_t handle, const Conv2dProblem& p,
                                                   const ConvOperands& ops, std::size_t max_workspace,
-                                                  cudaStream_t stream) {
+                                                  cudaStream_t stream, const ChoiceSource& kept) {
   const auto start = std::chrono::steady_clock::now();
   FX_CUDA_CALL(cudnnSetStream(handle, stream));
   auto state = std::make_unique<State>();
-  Desc graph = operation_graph(handle, p, state->keep);
+  Desc graph = conv_graph(handle, p, state->keep);
   // Nothing may be synchronised while a CUDA graph is being captured: there the heuristics' first configuration
   // that finalizes stands, untimed (the executor runs every step before it captures, so its plans are timed).
   const bool timed = !capturing(stream);
-  const std::size_t wanted = timed ? kMaxCandidates : 1;
-  std::vector<Candidate> candidates;
-  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    for (Desc& config : engine_configs(graph, mode)) {
-      if (candidates.size() == wanted) break;
-      try {
-        const std::optional<EngineInfo> engine = engine_info(config);
-        // While capturing, no configuration that compiles a kernel at finalization (a module load is not safe then).
-        if (!engine || !honours_numerics(*engine, p) || (!timed && engine->runtime_compiled)) continue;
-        if (auto c = finalize(handle, std::move(config), *engine, max_workspace)) candidates.push_back(std::move(*c));
-      } catch (const GpuError& e) {
-        if (e.library() != "cuDNN") throw;  // a configuration cuDNN will not describe is skipped
-      }
+  const TuningKey key = engine_key(p, max_workspace);
+  if (timed) {
+    if (auto reused = kept_candidate(handle, graph, p, max_workspace, kept, key, state->name)) {
+      state->chosen = std::move(*reused);
+      state->keep.push_back(std::move(graph));
+      return ConvGraphPlan(std::move(state));
     }
-    if (!candidates.empty()) break;  // FALLBACK's slow, safe configurations only when mode A offers nothing
   }
+  std::vector<Candidate> candidates = finalized_candidates(handle, graph, p, max_workspace, timed ? kMaxCandidates : 1, timed);
   if (candidates.empty()) return std::nullopt;
   std::size_t best = 0;
   if (!timed) {
@@ -382,6 +311,10 @@ std::optional<ConvGraphPlan> ConvGraphPlan::build(cudnnHandle_t handle, const Co
     const std::optional<std::size_t> fastest = fastest_candidate(handle, candidates, ops, stream, start, state->name);
     if (!fastest) return std::nullopt;  // every configuration failed at launch
     best = *fastest;
+    const Candidate& c = candidates[best];
+    if (kept.cache) {
+      kept.cache->store(key, {{"mode", c.mode}, {"position", c.position}, {"engine", c.engine.index}, {"name", state->name}});
+    }
   }
   state->chosen = std::move(candidates[best]);
   state->keep.push_back(std::move(graph));

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "core/fusion/attention.h"
 #include "core/fusion/kernel_names.h"
 #include "core/fusion/library_epilogue.h"
 #include "kernels/contraction/epilogue_choice.h"
@@ -267,6 +268,41 @@ LibraryCall conv_call(const GroupView& gv, NodeId cv, const std::string& stem, s
   return call;
 }
 
+// A group that is one attention chain: one cuDNN fused attention call (core's attention_group decided it).
+LibraryCall attention_call(const Graph& g, const AttentionPattern& a, const std::string& stem,
+                           std::vector<std::string>& notes) {
+  LibraryCall call;
+  call.kind = LibraryCallKind::attention;
+  AttentionProblem& p = call.attention;
+  p.batch = a.batch, p.heads = a.heads, p.seq_q = a.seq_q, p.seq_kv = a.seq_kv;
+  p.head_dim = a.head_dim, p.value_dim = a.value_dim;
+  p.type = a.dtype;
+  p.scale = static_cast<float>(a.scale);
+  p.k_transposed = a.k_is_transposed;
+  call.q = a.q, call.k = a.k, call.v = a.v, call.mask = a.mask;
+  call.inputs = {a.q, a.k, a.v};
+  if (a.mask) {
+    const Shape& m = g.value_type(*a.mask).shape;
+    const std::size_t rank = g.value_type(a.q).shape.size();
+    // The mask's leading dims as [B, H] (numpy alignment; a rank-3 chain has no head dim).
+    Shape lead(m.begin(), m.end() - 2);
+    lead.insert(lead.begin(), rank - 2 - std::min(lead.size(), rank - 2), 1);
+    p.mask = true;
+    p.mask_batch = lead.empty() ? 1 : lead[0];
+    p.mask_heads = rank == 4 && lead.size() > 1 ? lead[1] : 1;
+    call.inputs.push_back(*a.mask);
+  }
+  call.nodes = a.nodes;
+  call.outputs = {g.value_of(a.context)};
+  call.name = "cudnn_" + stem;
+  call.description = describe_attention(p);
+  if (a.k_transpose) {
+    notes.push_back(call.name + ": transpose " + g.node(*a.k_transpose).name + " folded into the attention call (K^T "
+                    "read through swapped strides), never written");
+  }
+  return call;
+}
+
 // Matmuls of the group that can run as one strided-batched GEMM: same left operand and flags, unbatched
 // weights that are graph inputs of one shape (stacked once at preparation), and no epilogue of their own.
 std::vector<std::vector<NodeId>> horizontal_sets(const GroupView& gv, const std::vector<NodeId>& matmuls,
@@ -342,6 +378,7 @@ std::string_view library_call_kind_name(LibraryCallKind k) {
     case LibraryCallKind::matmul: return "matmul";
     case LibraryCallKind::horizontal_matmul: return "horizontal_matmul";
     case LibraryCallKind::conv2d: return "conv2d";
+    case LibraryCallKind::attention: return "attention";
   }
   return "?";
 }
@@ -352,8 +389,12 @@ bool has_contraction(const Graph& g, std::span<const NodeId> nodes) {
 
 ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const NodeId> nodes,
                                             const std::vector<ValueId>& outputs, const std::string& stem) {
-  GroupView gv{g, std::set<NodeId>(nodes.begin(), nodes.end()), std::set<ValueId>(outputs.begin(), outputs.end())};
   ContractionGroupPlan plan;
+  if (const auto chain = attention_group(g, nodes)) {
+    plan.calls.push_back(attention_call(g, *chain, stem, plan.notes));
+    return plan;
+  }
+  GroupView gv{g, std::set<NodeId>(nodes.begin(), nodes.end()), std::set<ValueId>(outputs.begin(), outputs.end())};
   std::vector<NodeId> contractions, matmuls;
   for (NodeId n : g.topo_order()) {
     if (!gv.in.count(n) || g.node(n).op_class() != OpClass::contraction) continue;
@@ -393,6 +434,23 @@ ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const Node
   }
   if (plan.rest_outputs.empty()) plan.rest.clear();
   return plan;
+}
+
+std::vector<std::vector<NodeId>> attention_fallback_parts(const Graph& g, const LibraryCall& call) {
+  std::vector<std::vector<NodeId>> parts;
+  std::optional<NodeId> transpose;  // K's folded transpose goes with the scores matmul, which reads through it
+  for (NodeId n : call.nodes) {
+    if (g.node(n).op_id() == OpId::transpose) {
+      transpose = n;
+      continue;
+    }
+    const auto& in = g.node(n).inputs;
+    const bool reads_it = transpose && std::any_of(in.begin(), in.end(), [&](const Operand& o) {
+      return !o.is_scalar() && g.producer(o.value) == transpose;
+    });
+    parts.push_back(reads_it ? std::vector<NodeId>{*transpose, n} : std::vector<NodeId>{n});
+  }
+  return parts;
 }
 
 // An f32 output downstream of TF32 contractions gets a looser limit. Each TF32 contraction on a chain adds an

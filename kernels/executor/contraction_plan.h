@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/graph/graph.h"
+#include "kernels/contraction/attention.h"
 #include "kernels/contraction/conv.h"
 #include "kernels/contraction/matmul.h"
 
@@ -23,6 +24,7 @@ enum class LibraryCallKind : std::uint8_t {
   matmul,             // one (batched) cuBLASLt GEMM, perhaps with an epilogue and a residual as C
   horizontal_matmul,  // P matmuls sharing their left operand: one strided-batched GEMM on stacked weights
   conv2d,             // one cuDNN convolution, perhaps with bias (+ ReLU) fused and a batchnorm folded in
+  attention,          // one cuDNN fused attention call: a whole attention chain (core/fusion/attention.h)
 };
 std::string_view library_call_kind_name(LibraryCallKind k);
 
@@ -52,6 +54,11 @@ struct LibraryCall {
   ValueId x = -1, w = -1;
   std::vector<ValueId> bias_terms;       // per-channel vectors summed into the bias (conv's own, a channel add)
   std::optional<NodeId> folded_batchnorm;  // folded into weights and bias when the plan is prepared
+  // attention: Q, K (or K^T, attention.k_transposed), V and the optional mask; `nodes` is the whole chain.
+  AttentionProblem attention;
+  ValueId q = -1, k = -1, v = -1;
+  std::optional<ValueId> mask;
+
   // True when the call needs a bias buffer built at preparation (summed terms, folded batchnorm, or a zero
   // bias because cuDNN's fused ReLU path always adds one).
   bool prepared_bias() const { return conv.epilogue != ConvEpilogue::none && (bias_terms.size() != 1 || folded_batchnorm); }
@@ -71,6 +78,10 @@ bool has_contraction(const Graph& g, std::span<const NodeId> nodes);
 // a batch broadcast cuBLASLt's strided batches cannot express, ...), with a message naming the node.
 ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const NodeId> nodes,
                                             const std::vector<ValueId>& outputs, const std::string& stem);
+
+// The parts an attention group runs as where cuDNN has no fused attention engine for it on the device at hand: each
+// op of the chain alone (K's folded transpose with the scores matmul), in order, each writing its value.
+std::vector<std::vector<NodeId>> attention_fallback_parts(const Graph& g, const LibraryCall& call);
 
 // Per graph output downstream of an f32 contraction: the TF32 tolerance, 2e-3 * sqrt(the longest chain of TF32
 // contractions above it), capped at 1e-2, where it is looser than the dtype's. Outputs not listed keep

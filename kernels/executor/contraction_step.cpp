@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/fusion/kernel_names.h"
 #include "kernels/codegen/codegen.h"
 #include "kernels/common/cuda_call.h"
 #include "kernels/contraction/batchnorm_fold.h"
@@ -48,7 +49,11 @@ std::pair<std::size_t, std::size_t> nhwc_scratch_bytes(const Conv2dProblem& p) {
 std::string LibraryStep::describe(const PlanBuffers& b, CallPart part) const {
   if (part == CallPart::to_nhwc) return "x converted NCHW -> NHWC for cuDNN's channels-last convolution";
   if (part == CallPart::to_nchw) return "y converted NHWC -> NCHW after cuDNN's channels-last convolution";
-  if (call_.kind != LibraryCallKind::conv2d && runtime_->matmul) {
+  if (call_.kind == LibraryCallKind::attention) {
+    const std::string engine = runtime_->attention ? runtime_->attention->engine(call_.attention) : "";
+    return engine.empty() ? call_.description : call_.description + "; " + engine;
+  }
+  if (is_gemm() && runtime_->matmul) {
     const MatmulProblem p = gemm_problem(b);
     const std::string choice = runtime_->matmul->algorithm_choice(p);
     return choice.empty() ? call_.description : call_.description + "; " + choice;
@@ -262,6 +267,12 @@ void LibraryStep::launch(const PlanBuffers& b, cudaStream_t stream, CallPart par
     launch_kernel(nhwc_[i][j].function(), alt ? alt->block : k.block, alt ? alt->grid : k.grid, {src, dst}, stream);
     return;
   }
+  if (call_.kind == LibraryCallKind::attention) {
+    if (!rt.attention) rt.attention = std::make_unique<Attention>();
+    rt.attention->run(call_.attention, b.value(call_.q), b.value(call_.k), b.value(call_.v),
+                      call_.mask ? b.value(*call_.mask) : nullptr, b.value(call_.outputs[0]), stream);
+    return;
+  }
   if (call_.kind == LibraryCallKind::conv2d) {
     if (!rt.conv) rt.conv = std::make_unique<Conv2d>();
     const bool nhwc = part == CallPart::conv_nhwc;
@@ -352,13 +363,53 @@ void name_step_after(const Graph& g, const LibraryCall& call, StepInfo& s) {
   s.kernel.bytes_moved = bytes_of(g, call.inputs) + bytes_of(g, call.outputs);
 }
 
+namespace {
+
+// Whether cuDNN runs the attention call on this device; otherwise a note and why (asked before anything runs, so
+// the plan says it before its times do).
+bool attention_runs(CompiledProgram& im, PlanId p, const Group& group, const LibraryCall& call) {
+  std::string why;
+  if (!attention_available()) {
+    why = "this build has no cuDNN";
+  } else {
+    if (!im.contraction->attention) im.contraction->attention = std::make_unique<Attention>();
+    why = im.contraction->attention->unsupported_reason(call.attention);
+  }
+  if (why.empty()) return true;
+  im.plan(p).notes.push_back(group.id + ": not one kernel: " + why +
+                             "; the attention chain runs op by op, one launch each, and writes its score matrices");
+  return false;
+}
+
+// The group's library calls and generated kernels for `nodes`, writing `outputs`.
+void append_steps(CompiledProgram& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes,
+                  const std::vector<ValueId>& outputs, const std::string& stem);
+
+}  // namespace
+
 void append_contraction_steps(CompiledProgram& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes,
                               const std::string& stem) {
+  im.tolerances = tf32_output_tolerances(im.graph);
+  if (!im.contraction) im.contraction = std::make_shared<ContractionRuntime>();
+  ContractionGroupPlan cp = plan_contraction_group(im.graph, nodes, group.io.outputs, stem);
+  if (cp.calls.size() == 1 && cp.calls[0].kind == LibraryCallKind::attention && !attention_runs(im, p, group, cp.calls[0])) {
+    for (const std::vector<NodeId>& part : attention_fallback_parts(im.graph, cp.calls[0])) {
+      const std::string name = stem + "_" + c_identifier(im.graph.node(part.back()).name);
+      append_steps(im, p, group, part, {im.graph.value_of(part.back())}, name);
+    }
+    return;
+  }
+  append_steps(im, p, group, nodes, group.io.outputs, stem);
+}
+
+namespace {
+
+void append_steps(CompiledProgram& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes,
+                  const std::vector<ValueId>& outputs, const std::string& stem) {
   const Graph& g = im.graph;
   CompiledPlan& ps = im.plan(p);
-  im.tolerances = tf32_output_tolerances(g);
-  if (!im.contraction) im.contraction = std::make_shared<ContractionRuntime>();
-  ContractionGroupPlan cp = plan_contraction_group(g, nodes, group.io.outputs, stem);
+  ContractionGroupPlan cp = has_contraction(g, nodes) ? plan_contraction_group(g, nodes, outputs, stem)
+                                                      : ContractionGroupPlan{{}, nodes, outputs, {}};
   std::string launches;
   for (LibraryCall& call : cp.calls) {
     launches += (launches.empty() ? "" : " + ") + call.name + " (" + call.description + ")";
@@ -398,8 +449,6 @@ void append_contraction_steps(CompiledProgram& im, PlanId p, const Group& group,
   if (std::find(ps.notes.begin(), ps.notes.end(), counting) == ps.notes.end()) ps.notes.push_back(counting);
 }
 
-namespace {
-
 // Calls f once per library call of the plans (a convolution run channels-last is three steps sharing one call).
 template <class Im, class F>
 void for_each_library_step(Im& im, F&& f) {
@@ -417,8 +466,12 @@ void prepare_library_steps(CompiledProgram& im) {
   for_each_library_step(im, [&](LibraryStep& step) {
     // Handles and workspaces are made here, not at the first launch, which may be inside a timed window.
     ContractionRuntime& rt = *im.contraction;
-    if (step.call().kind == LibraryCallKind::conv2d && !rt.conv) rt.conv = std::make_unique<Conv2d>();
-    if (step.call().kind != LibraryCallKind::conv2d && !rt.matmul) {
+    if (step.call().kind == LibraryCallKind::conv2d && !rt.conv) {
+      rt.conv = std::make_unique<Conv2d>();
+      rt.conv->set_tuning_cache(im.tuning.get(), !im.options.retune);
+    }
+    if (step.call().kind == LibraryCallKind::attention && !rt.attention) rt.attention = std::make_unique<Attention>();
+    if (step.is_gemm() && !rt.matmul) {
       rt.matmul = std::make_unique<Matmul>();
       rt.matmul->set_tuning_cache(im.tuning.get(), !im.options.retune);
     }
@@ -432,7 +485,8 @@ std::int64_t library_step_bytes(const CompiledProgram& im) {
   bool matmul = false, conv = false;
   for_each_library_step(im, [&](const LibraryStep& step) {
     bytes += step.prepared_bytes(im.graph);
-    (step.call().kind == LibraryCallKind::conv2d ? conv : matmul) = true;
+    if (step.call().kind == LibraryCallKind::conv2d) conv = true;
+    if (step.is_gemm()) matmul = true;
   });
   if (matmul) bytes += static_cast<std::int64_t>(Matmul::kWorkspaceBytes);
   if (conv) bytes += static_cast<std::int64_t>(Conv2d::kFindWorkspaceBytes);

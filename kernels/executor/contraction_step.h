@@ -21,6 +21,7 @@ namespace fx::gpu {
 struct ContractionRuntime {
   std::unique_ptr<Matmul> matmul;
   std::unique_ptr<Conv2d> conv;
+  std::unique_ptr<Attention> attention;
 };
 
 // A step that is a library call. Buffers made at preparation (stacked weights, folded conv weights and bias)
@@ -43,7 +44,9 @@ class LibraryStep {
   LibraryStep& operator=(const LibraryStep&) = delete;
 
   const LibraryCall& call() const { return call_; }
-  std::string library() const { return call_.kind == LibraryCallKind::conv2d ? "cuDNN" : "cuBLASLt"; }
+  std::string library() const {
+    return call_.kind == LibraryCallKind::conv2d || call_.kind == LibraryCallKind::attention ? "cuDNN" : "cuBLASLt";
+  }
   // The report's library path in plan `plan`, with the algorithm it ran (cuBLASLt's timed choice, cuDNN's), once
   // it has run; for a conversion part, what the conversion does.
   std::string describe(const PlanBuffers& b, CallPart part = CallPart::whole) const;
@@ -54,7 +57,9 @@ class LibraryStep {
   // A GEMM call (matmul, or horizontal_matmul's one call): the search's finalists for its problem, 0 before its
   // first launch (Matmul::finalist_count); launching finalist i; keeping finalist i for every launch after, with
   // the times the plan's tuning measured (of `timed_as` where that is more than this call) for the report.
-  bool is_gemm() const { return call_.kind != LibraryCallKind::conv2d; }
+  bool is_gemm() const {
+    return call_.kind == LibraryCallKind::matmul || call_.kind == LibraryCallKind::horizontal_matmul;
+  }
   std::size_t gemm_finalists(const PlanBuffers& b) const;
   std::string gemm_finalists_id(const PlanBuffers& b) const;  // Matmul::finalists_id
   void launch_finalist(const PlanBuffers& b, cudaStream_t stream, std::size_t i) const;
@@ -132,7 +137,8 @@ class LibraryStep {
 void name_step_after(const Graph& g, const LibraryCall& call, StepInfo& s);
 
 // Adds a contraction group's steps to plan p: its library calls, then generated kernels for the elementwise
-// nodes no epilogue absorbed; notes say why a group takes more than one launch.
+// nodes no epilogue absorbed; notes say why a group takes more than one launch. An attention group for which
+// cuDNN offers no fused engine on this device runs its chain op by op, and a note says so and why.
 void append_contraction_steps(CompiledProgram& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes,
                               const std::string& stem);
 // Runs every library step's preparation (after fill_inputs, before any launch).

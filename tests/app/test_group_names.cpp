@@ -80,5 +80,21 @@ TEST(GroupNames, CandidatesNameGroupsAsTheGraphDoes) {
   EXPECT_TRUE(tip.contains(cluster + QStringLiteral(" + g:y"))) << tip.toStdString();
 }
 
+// An attention chain auto-fuses to one group: the Explanation names its cuDNN call and says what the one kernel saves.
+TEST(GroupNames, AttentionGroupIsExplainedWithTheBytesItSaves) {
+  MainWindow w;
+  w.set_confirm_close(false);
+  w.resize(1400, 900);
+  and_wait(w, [&] { ASSERT_TRUE(w.open_file(QStringLiteral(FX_SOURCE_DIR "/sample_graphs/attention_bf16.json"), true)); });
+  and_wait(w, [&] { w.session().auto_fuse(); });
+  ASSERT_EQ(w.session().engine().plan().groups().size(), 1u);
+  ExplainPanel* explain = w.explain_panel();
+  explain->show_group(w.session(), 0);
+  const QString html = explain->html();
+  EXPECT_TRUE(html.contains(QStringLiteral("attention"))) << html.toStdString();
+  EXPECT_TRUE(html.contains(QStringLiteral("cudnn_g_kT"))) << html.toStdString();
+  EXPECT_TRUE(html.contains(QStringLiteral("score matrix (192 MiB) never reaches HBM"))) << html.toStdString();
+}
+
 }  // namespace
 }  // namespace fx::app

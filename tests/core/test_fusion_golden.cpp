@@ -77,7 +77,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Golden{"conv_bn_relu.json", 1, FusionKind::epilogue},
                       Golden{"dropout_chain.json", 2, FusionKind::vertical},
                       Golden{"concat_branches.json", 1, FusionKind::vertical},
-                      Golden{"mean_variance.json", 1, FusionKind::horizontal}),
+                      Golden{"mean_variance.json", 1, FusionKind::horizontal},
+                      Golden{"attention_bf16.json", 1, FusionKind::attention},
+                      Golden{"attention_f16.json", 1, FusionKind::attention},
+                      Golden{"attention_long_bf16.json", 1, FusionKind::attention}),
     [](const auto& param_info) {
       std::string name = param_info.param.file;
       return name.substr(0, name.find('.'));

@@ -337,3 +337,60 @@ TEST(ContractionPlan, Tf32ToleranceForF32OutputsDownstreamOfAContraction) {
 
 }  // namespace
 }  // namespace fx::gpu
+
+namespace fx::gpu {
+namespace {
+
+// An attention group is one cuDNN fused attention call: the problem read off the chain (K through the folded
+// transpose, the mask broadcast over batch and heads), named after the group, with the op-by-op parts it runs as
+// where cuDNN has no engine for it.
+TEST(ContractionPlan, AttentionGroupIsOneCudnnCallWithItsFallbackParts) {
+  const Graph g = load_sample("attention_bf16");
+  const ContractionGroupPlan plan = auto_group(g, "scores");
+  ASSERT_EQ(plan.calls.size(), 1u);
+  EXPECT_TRUE(plan.rest.empty());
+  const LibraryCall& c = plan.calls[0];
+  EXPECT_EQ(c.kind, LibraryCallKind::attention);
+  EXPECT_EQ(c.name, "cudnn_g_kT");
+  EXPECT_EQ(c.attention.batch, 8);
+  EXPECT_EQ(c.attention.heads, 12);
+  EXPECT_EQ(c.attention.seq_q, 1024);
+  EXPECT_EQ(c.attention.seq_kv, 1024);
+  EXPECT_EQ(c.attention.head_dim, 64);
+  EXPECT_EQ(c.attention.type, DType::bf16);
+  EXPECT_FLOAT_EQ(c.attention.scale, 0.125f);
+  EXPECT_FALSE(c.attention.k_transposed);  // k itself, read through swapped strides
+  EXPECT_TRUE(c.attention.mask);
+  EXPECT_EQ(c.attention.mask_batch, 1);
+  EXPECT_EQ(c.attention.mask_heads, 1);
+  EXPECT_EQ(c.k, value(g, "k"));
+  EXPECT_EQ(c.inputs, (std::vector<ValueId>{value(g, "q"), value(g, "k"), value(g, "v"), value(g, "mask")}));
+  EXPECT_EQ(c.outputs, std::vector<ValueId>{value(g, "ctx")});
+  EXPECT_NE(c.description.find("cuDNN fused attention (flash), BF16, B 8 x H 12"), std::string::npos) << c.description;
+  EXPECT_TRUE(mentions(plan.notes, "transpose kT folded into the attention call"));
+  std::vector<std::vector<std::string>> parts;
+  for (const auto& part : attention_fallback_parts(g, c)) parts.push_back(names(g, part));
+  EXPECT_EQ(parts, (std::vector<std::vector<std::string>>{{"kT", "scores"}, {"scaled"}, {"masked"}, {"probs"}, {"ctx"}}));
+}
+
+TEST(ContractionPlan, AttentionWithKTransposeInMemoryAndAMaskPerHead) {
+  const Graph g = inline_graph(
+      R"({"name": "q", "shape": [2, 3, 64, 32], "dtype": "f16"}, {"name": "kt", "shape": [2, 3, 32, 64], "dtype": "f16"},
+         {"name": "v", "shape": [2, 3, 64, 32], "dtype": "f16"}, {"name": "m", "shape": [3, 64, 64], "dtype": "f16"})",
+      R"({"name": "s", "op": "matmul", "inputs": ["q", "kt"]}, {"name": "t", "op": "div", "inputs": ["s", 4.0]},
+         {"name": "u", "op": "add", "inputs": ["m", "t"]}, {"name": "p", "op": "softmax", "inputs": ["u"]},
+         {"name": "o", "op": "matmul", "inputs": ["p", "v"]})",
+      R"("o")");
+  const ContractionGroupPlan plan = group_of(g, {"s", "t", "u", "p", "o"});
+  ASSERT_EQ(plan.calls.size(), 1u);
+  const AttentionProblem& p = plan.calls[0].attention;
+  EXPECT_TRUE(p.k_transposed);
+  EXPECT_FLOAT_EQ(p.scale, 0.25f);
+  EXPECT_EQ(p.mask_batch, 1);
+  EXPECT_EQ(p.mask_heads, 3);
+  EXPECT_EQ(p.seq_kv, 64);
+  EXPECT_EQ(plan.calls[0].mask, value(g, "m"));
+}
+
+}  // namespace
+}  // namespace fx::gpu

@@ -1,0 +1,74 @@
+// Scaled dot-product attention as one kernel: matmul(Q, K^T) -> scale -> (additive mask) -> softmax over the last
+// axis -> matmul(., V), the chain flash attention computes without ever writing the [.., Tq, Tkv] score matrix.
+// The pattern and what cuDNN's fused flash attention can run are stated here once, CUDA-free: the engine reads
+// them to propose and price the group, the executor (kernels/executor/contraction_plan.cpp) to build the cuDNN
+// graph from the same match.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/cost/cost_model.h"
+#include "core/fusion/decision.h"
+#include "core/graph/graph.h"
+
+namespace fx {
+
+struct AttentionPattern {
+  NodeId scores = -1;                  // matmul(Q, K^T)
+  std::optional<NodeId> k_transpose;   // a transpose of K's last two dims that only `scores` reads (folded)
+  std::optional<NodeId> scale_node;    // mul by a scalar literal, or div by one
+  double scale = 1.0;
+  std::optional<NodeId> mask_node;     // add of a tensor read from memory
+  std::optional<ValueId> mask;
+  NodeId softmax = -1;
+  NodeId context = -1;                 // matmul(P, V)
+  ValueId q = -1, k = -1, v = -1;      // what the fused call reads (k: see k_is_transposed)
+  bool k_is_transposed = false;        // k holds K^T ([.., D, Tkv]) in memory rather than K ([.., Tkv, D])
+  std::int64_t batch = 1, heads = 1, seq_q = 0, seq_kv = 0, head_dim = 0, value_dim = 0;
+  DType dtype = DType::f32;
+  std::vector<NodeId> nodes;           // the chain (with the folded transpose), in topological order
+
+  // Bytes of one [B, H, Tq, Tkv] score matrix in the chain's dtype.
+  std::int64_t score_bytes() const { return batch * heads * seq_q * seq_kv * dtype_size(dtype); }
+  // 4 B H Tq Tkv D: the two matrix products (each a multiply and an add per element).
+  double flops() const {
+    return 2.0 * static_cast<double>(batch * heads * seq_q * seq_kv) * static_cast<double>(head_dim + value_dim);
+  }
+};
+
+// The attention chain that ends at `context` (a matmul of a softmax by V), or why it is none: a FusionDecision
+// with Reason::attention_unsupported and the first thing that does not fit (the softmax axis, the scores used
+// elsewhere, a mask of another shape, ...). `fold_k_transpose`: whether a transpose of K feeding the scores is
+// taken into the chain (a transpose that is part of another kernel is read from memory as K^T instead).
+// Says nothing about dtypes or sizes: cudnn_sdpa_supports does.
+using AttentionMatch = std::variant<AttentionPattern, FusionDecision>;
+AttentionMatch match_attention(const Graph& g, NodeId context, bool fold_k_transpose = true);
+
+// Whether cuDNN's fused flash attention (its fused scaled-dot-product attention graph) runs the pattern: f16 or
+// bf16 Q, K, V and output, head dims that are multiples of 8 and at most 128. A refusal says which limit.
+FusionDecision cudnn_sdpa_supports(const AttentionPattern& p);
+
+// The pattern a group is, when its nodes are exactly one attention chain (with or without the transpose of K)
+// that cuDNN supports; nullopt otherwise.
+std::optional<AttentionPattern> attention_group(const Graph& g, std::span<const NodeId> nodes);
+// The refusal for a group holding two contractions where one is the end of an attention chain: why the chain
+// does not fit or what else is in the group; nullopt when no matmul of the group ends an attention chain.
+std::optional<FusionDecision> attention_group_refusal(const Graph& g, std::span<const NodeId> nodes);
+
+// For people: what one kernel saves over the chain as separate kernels, e.g. "the [8, 12, 1024, 1024] bf16 score
+// matrix (192 MiB) never reaches HBM: ...". `bytes_before`/`bytes_after`: the traffic of the chain's kernels and of
+// the fused one, as the cost model prices them.
+std::string attention_explanation(const Graph& g, const AttentionPattern& p, std::int64_t bytes_before,
+                                  std::int64_t bytes_after);
+
+// The explanation of a plan's group (its nodes and cost) when it is one attention chain, with what it saves over the
+// chain's ops as kernels of their own; "" for any other group. `fusion-cli explain` and the GUI's Explanation say it.
+std::string attention_group_explanation(const Graph& g, const CostModel& model, std::span<const NodeId> nodes,
+                                        const GroupCost& cost);
+
+}  // namespace fx

@@ -1,0 +1,261 @@
+// cuDNN's fused attention (kernels/contraction/attention.h) on the GPU against a float64 reference computed from the
+// same rounded inputs: with and without the mask, K read through swapped strides or as stored K^T, f16 and bf16.
+// Skips with a message where no CUDA device exists.
+#include <gtest/gtest.h>
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <vector>
+
+#include "core/fusion/engine.h"
+#include "core/fusion/kernel_names.h"
+#include "core/graph/graph_io.h"
+#include "kernels/contraction/attention.h"
+#include "kernels/executor/executor.h"
+#include "tests/gpu/executor_test_support.h"
+
+namespace fx::gpu {
+namespace {
+
+// Round-to-nearest-even f32 -> bf16 / f16 bits, and back: the host side of the device's 16-bit tensors.
+std::uint16_t to_bf16(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7fff + ((u >> 16) & 1);
+  return static_cast<std::uint16_t>(u >> 16);
+}
+float from_bf16(std::uint16_t h) {
+  const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+// IEEE half by hand (no compiler's 16-bit float type is portable): normal numbers rounded to nearest even, tiny ones
+// flushed to zero (the test's values are never that small), overflow to infinity.
+std::uint16_t to_f16(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const std::uint32_t sign = (u >> 16) & 0x8000u;
+  const int exponent = static_cast<int>((u >> 23) & 0xff) - 127 + 15;
+  if (exponent <= 0) return static_cast<std::uint16_t>(sign);
+  if (exponent >= 31) return static_cast<std::uint16_t>(sign | 0x7c00u);
+  std::uint32_t half = (static_cast<std::uint32_t>(exponent) << 10) | ((u >> 13) & 0x3ffu);
+  const std::uint32_t rest = u & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;  // may carry into the exponent, as it should
+  return static_cast<std::uint16_t>(sign | half);
+}
+float from_f16(std::uint16_t bits) {
+  const std::uint32_t sign = (bits & 0x8000u) << 16;
+  const std::uint32_t exponent = (bits >> 10) & 0x1fu, mantissa = bits & 0x3ffu;
+  std::uint32_t u = sign;
+  if (exponent == 31) {
+    u |= 0x7f800000u | (mantissa << 13);
+  } else if (exponent != 0) {
+    u |= ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  } else if (mantissa != 0) {  // subnormal: value = mantissa * 2^-24
+    const float value = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -value : value;
+  }
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+struct Device16 {
+  void* ptr = nullptr;
+  explicit Device16(const std::vector<std::uint16_t>& host) {
+    EXPECT_EQ(cudaMalloc(&ptr, host.size() * 2), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(ptr, host.data(), host.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  ~Device16() { cudaFree(ptr); }
+  Device16(const Device16&) = delete;
+  Device16& operator=(const Device16&) = delete;
+};
+
+// Random values rounded to the type: the host keeps what the device reads.
+std::vector<std::uint16_t> random16(std::size_t n, DType t, std::mt19937& rng, float lo, float hi,
+                                    std::vector<float>& rounded) {
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<std::uint16_t> bits(n);
+  rounded.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    bits[i] = t == DType::bf16 ? to_bf16(dist(rng)) : to_f16(dist(rng));
+    rounded[i] = t == DType::bf16 ? from_bf16(bits[i]) : from_f16(bits[i]);
+  }
+  return bits;
+}
+
+// O = softmax(scale Q K^T + mask) V in float64; k as the problem stores it.
+std::vector<double> reference(const AttentionProblem& p, const std::vector<float>& q, const std::vector<float>& k,
+                              const std::vector<float>& v, const std::vector<float>& mask) {
+  const std::int64_t S = p.seq_q, T = p.seq_kv, D = p.head_dim, Dv = p.value_dim;
+  std::vector<double> out(static_cast<std::size_t>(p.batch * p.heads * S * Dv));
+  std::vector<double> row(static_cast<std::size_t>(T));
+  for (std::int64_t b = 0; b < p.batch; ++b) {
+    for (std::int64_t h = 0; h < p.heads; ++h) {
+      const std::int64_t bh = b * p.heads + h;
+      const std::int64_t mask_at = ((p.mask_batch > 1 ? b : 0) * p.mask_heads + (p.mask_heads > 1 ? h : 0)) * S * T;
+      for (std::int64_t i = 0; i < S; ++i) {
+        double top = -1e300;
+        for (std::int64_t j = 0; j < T; ++j) {
+          double dot = 0;
+          for (std::int64_t d = 0; d < D; ++d) {
+            const double kv = p.k_transposed ? k[static_cast<std::size_t>((bh * D + d) * T + j)]
+                                             : k[static_cast<std::size_t>((bh * T + j) * D + d)];
+            dot += q[static_cast<std::size_t>((bh * S + i) * D + d)] * kv;
+          }
+          row[static_cast<std::size_t>(j)] = dot * p.scale + (p.mask ? mask[static_cast<std::size_t>(mask_at + i * T + j)] : 0);
+          top = std::max(top, row[static_cast<std::size_t>(j)]);
+        }
+        double sum = 0;
+        for (double& x : row) sum += (x = std::exp(x - top));
+        for (std::int64_t d = 0; d < Dv; ++d) {
+          double acc = 0;
+          for (std::int64_t j = 0; j < T; ++j) acc += row[static_cast<std::size_t>(j)] * v[static_cast<std::size_t>((bh * T + j) * Dv + d)];
+          out[static_cast<std::size_t>((bh * S + i) * Dv + d)] = acc / sum;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+void check_problem(Attention& attention, const AttentionProblem& p) {
+  SCOPED_TRACE(describe_attention(p));
+  const std::string why = attention.unsupported_reason(p);
+  ASSERT_TRUE(why.empty()) << why;
+  std::mt19937 rng(7);
+  std::vector<float> q, k, v, mask;
+  const auto n = [](std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d) { return static_cast<std::size_t>(a * b * c * d); };
+  Device16 dq(random16(n(p.batch, p.heads, p.seq_q, p.head_dim), p.type, rng, -1, 1, q));
+  Device16 dk(random16(n(p.batch, p.heads, p.seq_kv, p.head_dim), p.type, rng, -1, 1, k));
+  Device16 dv(random16(n(p.batch, p.heads, p.seq_kv, p.value_dim), p.type, rng, -1, 1, v));
+  // A causal-like mask: large negative above the diagonal, small values elsewhere.
+  std::vector<std::uint16_t> mask_bits;
+  if (p.mask) {
+    mask_bits = random16(n(p.mask_batch, p.mask_heads, p.seq_q, p.seq_kv), p.type, rng, -0.5f, 0.5f, mask);
+    for (std::size_t i = 0; i < mask.size(); ++i) {
+      const std::int64_t row = static_cast<std::int64_t>(i / static_cast<std::size_t>(p.seq_kv)) % p.seq_q;
+      if (static_cast<std::int64_t>(i % static_cast<std::size_t>(p.seq_kv)) > row) {
+        mask_bits[i] = p.type == DType::bf16 ? to_bf16(-10000.0f) : to_f16(-10000.0f);
+        mask[i] = p.type == DType::bf16 ? from_bf16(mask_bits[i]) : from_f16(mask_bits[i]);
+      }
+    }
+  }
+  Device16 dmask(p.mask ? mask_bits : std::vector<std::uint16_t>(1));
+  std::vector<std::uint16_t> out_bits(n(p.batch, p.heads, p.seq_q, p.value_dim));
+  Device16 dout(out_bits);
+  attention.run(p, dq.ptr, dk.ptr, dv.ptr, p.mask ? dmask.ptr : nullptr, dout.ptr, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(out_bits.data(), dout.ptr, out_bits.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  const std::vector<double> want = reference(p, q, k, v, mask);
+  double err = 0, norm = 0, worst = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double got = p.type == DType::bf16 ? from_bf16(out_bits[i]) : from_f16(out_bits[i]);
+    ASSERT_TRUE(std::isfinite(got)) << "output " << i;
+    err += (got - want[i]) * (got - want[i]);
+    norm += want[i] * want[i];
+    worst = std::max(worst, std::abs(got - want[i]));
+  }
+  const double rel = std::sqrt(err / std::max(norm, 1e-30));
+  std::cout << "  " << describe_attention(p) << "\n    " << attention.engine(p) << ": relative L2 error " << rel
+            << ", largest error " << worst << "\n";
+  // P is rounded to the 16-bit type before the second product (as the unfused chain stores it).
+  EXPECT_LT(rel, p.type == DType::bf16 ? 1.5e-2 : 4e-3);
+  EXPECT_FALSE(attention.engine(p).empty());
+}
+
+TEST(AttentionGpu, FusedAttentionMatchesTheFloat64Reference) {
+  FX_REQUIRE_DEVICE();
+  if (!attention_available()) GTEST_SKIP() << "built without cuDNN";
+  Attention attention;
+  AttentionProblem p;
+  p.batch = 2, p.heads = 3, p.seq_q = p.seq_kv = 128, p.head_dim = p.value_dim = 64;
+  p.type = DType::bf16, p.scale = 0.125f, p.mask = true;  // the mask broadcast over batch and heads
+  check_problem(attention, p);
+  p.k_transposed = true, p.mask = false, p.type = DType::f16;
+  check_problem(attention, p);
+  p.batch = 1, p.heads = 2, p.seq_q = 256, p.seq_kv = 512, p.head_dim = p.value_dim = 128;
+  p.k_transposed = false, p.mask = true, p.mask_heads = 2, p.type = DType::bf16, p.scale = 1.0f / std::sqrt(128.0f);
+  check_problem(attention, p);
+}
+
+TEST(AttentionGpu, CudnnSaysWhyItHasNoFusedAttentionForF32) {
+  FX_REQUIRE_DEVICE();
+  if (!attention_available()) GTEST_SKIP() << "built without cuDNN";
+  Attention attention;
+  AttentionProblem p;
+  p.type = DType::f32, p.seq_q = p.seq_kv = 128;
+  EXPECT_FALSE(attention.unsupported_reason(p).empty());
+  EXPECT_THROW(attention.run(p, &p, &p, &p, nullptr, &p, nullptr), std::runtime_error);
+}
+
+RunReport run_auto_fused(const Graph& g, RunOptions opt, Plan& fused) {
+  FusionEngine engine(g, DeviceDescription::h100_sxm());
+  const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
+  engine.auto_fuse();
+  fused = engine.plan();
+  Executor ex(engine.graph(), unfused, fused, opt);
+  return ex.run();
+}
+
+void expect_one_attention_kernel(const RunReport& r, const Plan& fused, const std::string& what) {
+  EXPECT_TRUE(r.verified) << what;
+  for (const auto& checks : {r.checks, r.reference_checks}) {
+    for (const auto& c : checks) EXPECT_TRUE(c.passed) << what << ": " << c.name << " rel. error " << c.rel_error;
+  }
+  ASSERT_EQ(fused.kernel_count(), 1) << what;
+  EXPECT_EQ(fused.groups()[0].kinds, std::vector<FusionKind>{FusionKind::attention}) << what;
+  ASSERT_EQ(r.fused.kernels.size(), 1u) << what << ": " << (r.fused.notes.empty() ? "" : r.fused.notes[0]);
+  const KernelReport& k = r.fused.kernels[0];
+  EXPECT_EQ(k.library, "cuDNN") << what;
+  EXPECT_EQ(k.name, "cudnn_" + c_identifier(fused.groups()[0].id)) << what;
+  EXPECT_NE(k.path.find("cuDNN fused attention"), std::string::npos) << k.path;
+  EXPECT_TRUE(r.fused.split_groups.empty()) << what;
+  std::cout << "  " << what << ": unfused " << r.unfused.kernels.size() << " launches " << r.unfused.total_ms
+            << " ms, fused " << r.fused.kernels.size() << " launch " << r.fused.total_ms << " ms ("
+            << r.unfused.total_ms / std::max(r.fused.total_ms, 1e-9) << "x); " << k.name << ": " << k.path << "\n";
+}
+
+// A small chain, both plans also checked against the float64 reference.
+TEST(AttentionGpu, SmallChainAgreesWithTheFloat64Reference) {
+  FX_REQUIRE_DEVICE();
+  const Graph g = inline_graph(
+      R"({"name": "q", "shape": [2, 3, 64, 32], "dtype": "bf16"}, {"name": "k", "shape": [2, 3, 64, 32], "dtype": "bf16"},
+         {"name": "v", "shape": [2, 3, 64, 32], "dtype": "bf16"}, {"name": "m", "shape": [3, 64, 64], "dtype": "bf16"})",
+      R"({"name": "kT", "op": "transpose", "inputs": ["k"], "attrs": {"perm": [0, 1, 3, 2]}},
+         {"name": "s", "op": "matmul", "inputs": ["q", "kT"]}, {"name": "t", "op": "mul", "inputs": ["s", 0.2]},
+         {"name": "u", "op": "add", "inputs": ["t", "m"]}, {"name": "p", "op": "softmax", "inputs": ["u"]},
+         {"name": "o", "op": "matmul", "inputs": ["p", "v"]})",
+      R"("o")");
+  RunOptions opt;
+  opt.reference = RunOptions::Reference::on;
+  opt.timing.repeat = 3;
+  Plan fused;
+  const RunReport r = run_auto_fused(g, opt, fused);
+  EXPECT_FALSE(r.reference_checks.empty()) << r.reference_note;
+  expect_one_attention_kernel(r, fused, "small chain, mask per head");
+}
+
+// Each attention sample: auto-fuse makes it one cuDNN call, which verifies against the unfused chain; the times of
+// both are printed.
+TEST(AttentionGpu, SamplesFuseToOneVerifiedCudnnCall) {
+  FX_REQUIRE_DEVICE();
+  for (const char* name : {"attention_bf16", "attention_f16", "attention_long_bf16"}) {
+    SCOPED_TRACE(name);
+    auto g = load_graph_file(std::string(FX_SOURCE_DIR) + "/sample_graphs/" + name + ".json");
+    ASSERT_TRUE(g.ok());
+    RunOptions opt;
+    opt.timing.repeat = 10;
+    opt.timing.warmup = 2;
+    Plan fused;
+    const RunReport r = run_auto_fused(*g, opt, fused);
+    expect_one_attention_kernel(r, fused, name);
+  }
+}
+
+}  // namespace
+}  // namespace fx::gpu
