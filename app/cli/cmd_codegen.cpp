@@ -92,6 +92,13 @@ int codegen(const std::vector<std::string>& argv, std::ostream& stdout_stream, s
       gj["none"] = "not launched: every consumer recomputes what it computes";
       continue;
     }
+    if (group.is_view()) {
+      const std::string why = "no kernel: a view, " + g.node(group.nodes.front()).name + " reads the buffer of " +
+                              g.value_name(group.view_of) + " as it is";
+      out << "// " << why << "\n";
+      gj["none"] = why;
+      continue;
+    }
     if (std::string why = gpu::unsupported_reason(g, nodes); !why.empty()) {
       out << "// no generated kernel: " << why << "\n";
       gj["none"] = "no generated kernel: " + why;

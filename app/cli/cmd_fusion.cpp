@@ -68,8 +68,10 @@ std::size_t column_width(const std::vector<std::string>& cells, std::size_t mini
 
 void print_plan(std::ostream& out, const FusionEngine& e) {
   const Plan& plan = e.plan();
-  out << e.graph().name() << " on " << e.cost_model().device().name << ": " << plan.kernel_count() << " kernels, "
-      << format_bytes(static_cast<double>(plan.bytes_moved())) << " moved, predicted " << us(plan.predicted_time_s())
+  out << e.graph().name() << " on " << e.cost_model().device().name << ": " << plan.kernel_count() << " kernels, ";
+  // Views launch nothing (core/analysis/views.h): they are groups of the plan, not kernels.
+  if (const int views = plan.view_count(); views > 0) out << views << (views == 1 ? " view" : " views") << " (no kernel), ";
+  out << format_bytes(static_cast<double>(plan.bytes_moved())) << " moved, predicted " << us(plan.predicted_time_s())
       << "\n";
   std::vector<std::string> ids, kinds, kernels, times, names;
   for (std::size_t i = 0; i < plan.groups().size(); ++i) {
@@ -81,7 +83,7 @@ void print_plan(std::ostream& out, const FusionEngine& e) {
     ids.push_back(grp.id);
     kinds.push_back(k);
     kernels.push_back(group_kernel_name(e.graph(), plan, static_cast<int>(i)));
-    times.push_back(grp.eliminated() ? "eliminated" : us(grp.cost.time_s));
+    times.push_back(grp.eliminated() ? "eliminated" : grp.is_view() ? "view" : us(grp.cost.time_s));
     names.push_back(n);
   }
   const std::size_t wi = column_width(ids, 22), wk = column_width(kinds, 20), wt = column_width(times, 12);
@@ -207,7 +209,7 @@ int explain(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
     nodes[i] = *n;
   }
   // A plain graph is explained against its auto-fused plan: "why are these two still apart?"
-  const bool plain = engine->plan().kernel_count() == engine->graph().num_nodes();
+  const bool plain = static_cast<int>(engine->plan().groups().size()) == engine->graph().num_nodes();
   if (plain && !args.has("--unfused")) engine->auto_fuse();
   const PairExplanation why = engine->explain_pair(nodes[0], nodes[1]);
   const FusionDecision& d = why.decision;

@@ -314,8 +314,9 @@ int run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& e
   auto plans = load_plans({args.positionals()[0], args.value("--plan"), args.has("--auto"), false}, *device, err);
   if (!plans) return kBadInput;
   const Graph& g = plans->engine->graph();
-  human << g.name() << ": " << plans->unfused.kernel_count() << " nodes -> " << plans->fused.kernel_count()
-        << " groups (" << plans->how << ") on " << dev.name << "\n";
+  // Kernels, not groups: a view (a reshape alone) is a group that launches nothing (core/analysis/views.h).
+  human << g.name() << ": " << g.num_nodes() << " nodes, " << plans->unfused.kernel_count() << " kernels -> "
+        << plans->fused.kernel_count() << " kernels (" << plans->how << ") on " << dev.name << "\n";
   try {
     return report_run(args, *plans, dev, execute(g, *plans, opt, !args.has("--no-profile")), clock, human, err);
   } catch (const gpu::GpuFault& f) {

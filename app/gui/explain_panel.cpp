@@ -12,6 +12,7 @@
 #include "app/gui/child_runner.h"
 #include "app/gui/cuda_highlighter.h"
 #include "app/gui/session.h"
+#include "core/analysis/views.h"
 #include "core/fusion/attention.h"
 #include "core/fusion/kernel_names.h"
 #include "core/graph/graph_io.h"
@@ -34,25 +35,42 @@ QString names(const Graph& g, const std::vector<NodeId>& nodes) {
 QString traffic_html(const FusionEngine& engine, const std::vector<NodeId>& nodes, const GroupCost& fused) {
   const Graph& g = engine.graph();
   GroupCost unfused;
+  int kernels = 0;  // a view run alone launches nothing (core/analysis/views.h)
   for (NodeId n : nodes) {
     const GroupCost c = engine.cost_model().single(g, n);
     unfused += c;
+    kernels += lone_view(g, n).is_view() ? 0 : 1;
   }
   const double before = static_cast<double>(unfused.bytes_moved());
   const double after = static_cast<double>(fused.bytes_moved());
   QString html = QStringLiteral("<h3>Memory traffic (HBM)</h3><table cellpadding=3>");
-  html += QStringLiteral("<tr><td><b>Unfused</b> (%1 kernels)</td><td>%2</td><td>%3</td></tr>")
-              .arg(nodes.size()).arg(qs(describe_traffic(unfused)).toHtmlEscaped(), micros(unfused.time_s));
+  html += QStringLiteral("<tr><td><b>Unfused</b> (%1)</td><td>%2</td><td>%3</td></tr>")
+              .arg(kernels == 1 ? QObject::tr("1 kernel") : QObject::tr("%1 kernels").arg(kernels))
+              .arg(qs(describe_traffic(unfused)).toHtmlEscaped(), micros(unfused.time_s));
   html += QStringLiteral("<tr><td><b>Fused</b> (1 kernel)</td><td>%1</td><td>%2</td></tr></table>")
               .arg(qs(describe_traffic(fused)).toHtmlEscaped(), micros(fused.time_s));
   if (before > 0 && nodes.size() > 1)
     html += QStringLiteral("<p>Fusing keeps the intermediates in registers: %1 less traffic (%2% of the unfused "
-                           "bytes), and %3 fewer kernel launches.</p>")
-                .arg(bytes(before - after)).arg(100.0 * (before - after) / before, 0, 'f', 0).arg(nodes.size() - 1);
+                           "bytes), and %3.</p>")
+                .arg(bytes(before - after))
+                .arg(100.0 * (before - after) / before, 0, 'f', 0)
+                .arg(kernels > 2   ? QObject::tr("%1 fewer kernel launches").arg(kernels - 1)
+                     : kernels == 2 ? QObject::tr("one kernel launch less")
+                                    : QObject::tr("no fewer kernel launches (the views among these ops launch none)"));
   if (fused.compute_bound())
     html += QStringLiteral("<p><i>This kernel is compute-bound (%1 of math vs %2 of memory time): saving bytes "
                            "barely changes its time.</i></p>").arg(micros(fused.compute_time_s), micros(fused.memory_time_s));
   return html;
+}
+
+QString view_html(const Graph& g, const Group& group) {
+  const NodeId n = group.nodes.front();
+  return QObject::tr("<h3>A view: no kernel, no HBM traffic</h3><p><code>%1</code> (%2) reads the bytes of "
+                     "<code>%3</code> as they lie, as %4: a reshape of a row-major tensor moves no element, so "
+                     "nothing is launched, nothing is timed, and its output shares the buffer of <code>%3</code>. "
+                     "It is not counted as a kernel.</p>")
+      .arg(qs(g.node(n).name).toHtmlEscaped(), qs(g.node(n).op), qs(g.value_name(group.view_of)).toHtmlEscaped(),
+           qs(type_to_string(g.node(n).type)).toHtmlEscaped());
 }
 
 QString fold_shared_helpers(const QString& source) {
@@ -151,10 +169,15 @@ void ExplainPanel::show_group(const Session& session, int group_index) {
     html += tr("<p>Recomputes %1 instead of reading it from memory.</p>").arg(names(e.graph(), g.recomputed));
   if (const std::string kernel = group_kernel_name(e.graph(), e.plan(), group_index); !kernel.empty())
     html += tr("<p>Kernel: <code>%1</code> (its name in a run report and a profiler)</p>").arg(qs(kernel).toHtmlEscaped());
-  html += traffic_html(e, g.nodes, g.cost);
-  if (const std::string attention = attention_group_explanation(e.graph(), e.cost_model(), g.nodes, g.cost);
-      !attention.empty()) {
-    html += QStringLiteral("<p>%1</p>").arg(qs(attention).toHtmlEscaped());
+  if (g.is_view()) {
+    html += view_html(e.graph(), g);
+  } else {
+    if (!g.copy_reason.empty()) html += tr("<p><b>A copy, not a view:</b> %1.</p>").arg(qs(g.copy_reason).toHtmlEscaped());
+    html += traffic_html(e, g.nodes, g.cost);
+    if (const std::string attention = attention_group_explanation(e.graph(), e.cost_model(), g.nodes, g.cost);
+        !attention.empty()) {
+      html += QStringLiteral("<p>%1</p>").arg(qs(attention).toHtmlEscaped());
+    }
   }
   QStringList sources;  // where the user's program made these nodes (exported from PyTorch)
   for (NodeId n : g.nodes)

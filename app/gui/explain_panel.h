@@ -44,6 +44,8 @@ class ExplainPanel : public QWidget {
 // "Unfused: 5 reads + 3 writes = 2 GiB … fused: 3 reads + 1 write = 1 GiB": the HBM arithmetic for a node set.
 QString traffic_html(const FusionEngine& engine, const std::vector<NodeId>& nodes, const GroupCost& fused);
 QString decision_html(const FusionDecision& d);
+// What a view group is (core/analysis/views.h): no kernel, no traffic, the value whose buffer it reads.
+QString view_html(const Graph& g, const Group& group);
 // The generated source with each copy of the device helpers every kernel shares replaced by one comment line.
 QString fold_shared_helpers(const QString& source);
 

@@ -36,8 +36,11 @@ QStringList side_inputs(const Graph& g, NodeId id) {
   return lines;
 }
 
-// The line of a box that is a kernel of its own, until a run replaces it with what was measured.
-QString predicted_line(const GroupInfo& info) { return QStringLiteral("predicted ") + info.summary; }
+// The line of a box that is a kernel of its own, until a run replaces it with what was measured; a view's says
+// that it is none.
+QString predicted_line(const GroupInfo& info) {
+  return info.view ? info.summary : QStringLiteral("predicted ") + info.summary;
+}
 
 }  // namespace
 
@@ -233,6 +236,7 @@ QString node_tooltip(const Graph& g, NodeId id, const GroupInfo* group) {
   if (group != nullptr && group->nodes.size() > 1)
     text += QStringLiteral("<br>group: %1 (%2)").arg(group->id.toHtmlEscaped(), group->kind);
   if (group != nullptr && !group->kernel.isEmpty()) text += QObject::tr("<br>kernel: %1").arg(group->kernel.toHtmlEscaped());
+  if (group != nullptr && group->view) text += QStringLiteral("<br>") + group->summary.toHtmlEscaped();
   return text;
 }
 

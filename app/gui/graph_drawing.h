@@ -21,7 +21,8 @@ struct GroupInfo {
   QString kernel;          // the name its kernel runs under, "fx_g_mul" (core's group_kernel_name); "" if not launched
   QString kind;            // "single", "vertical", "epilogue", "horizontal", "vertical+epilogue"...
   std::vector<NodeId> nodes;
-  QString summary;         // one line: predicted bytes and time
+  QString summary;         // one line: predicted bytes and time, or what a view reads
+  bool view = false;       // a view (core/analysis/views.h): no kernel, nothing predicted or measured for it
 };
 
 enum class ViewMode { unfused, fused, collapsed };

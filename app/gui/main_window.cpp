@@ -173,6 +173,7 @@ void MainWindow::build_docks() {
 void MainWindow::build_status_bar() {
   status_nodes_ = new QLabel(this);
   status_kernels_ = new QLabel(this);
+  status_kernels_->setObjectName(QStringLiteral("status.kernels"));
   status_traffic_ = new QLabel(this);
   status_zoom_ = new QLabel(tr("100%"), this);
   for (QLabel* l : {status_nodes_, status_kernels_, status_traffic_, status_zoom_}) statusBar()->addPermanentWidget(l);
@@ -266,6 +267,11 @@ void MainWindow::update_status() {
   const Plan unfused = Plan::unfused(e.graph(), e.cost_model());
   status_nodes_->setText(tr("%1 nodes").arg(e.graph().num_nodes()));
   status_kernels_->setText(tr("kernels %1 → %2").arg(unfused.kernel_count()).arg(e.plan().kernel_count()));
+  // Views (a reshape alone) are groups of the plan but launch nothing: not counted, and said so.
+  status_kernels_->setToolTip(tr("Kernels launched before → after fusion. Views launch none and are not counted: "
+                                 "%1 before, %2 after (a reshape alone reads its input's buffer as it is).")
+                                  .arg(unfused.view_count())
+                                  .arg(e.plan().view_count()));
   status_traffic_->setText(tr("traffic %1 → %2, %3 → %4 µs")
                                .arg(qs(format_bytes(static_cast<double>(unfused.bytes_moved()))),
                                     qs(format_bytes(static_cast<double>(e.plan().bytes_moved()))))

@@ -141,9 +141,11 @@ std::vector<GroupInfo> Session::group_infos(bool unfused) const {
     info.kernel = qs(group_kernel_name(*graph_, plan, static_cast<int>(i)));
     info.kind = kinds_text(*graph_, g);
     info.nodes = g.nodes;
-    info.summary = QStringLiteral("%1, %2 µs")
-                       .arg(qs(format_bytes(static_cast<double>(g.cost.bytes_moved()))))
-                       .arg(g.cost.time_s * 1e6, 0, 'f', 1);
+    info.view = g.is_view();
+    info.summary = info.view ? tr("view of %1: no kernel, 0 B").arg(qs(graph_->value_name(g.view_of)))
+                             : QStringLiteral("%1, %2 µs")
+                                   .arg(qs(format_bytes(static_cast<double>(g.cost.bytes_moved()))))
+                                   .arg(g.cost.time_s * 1e6, 0, 'f', 1);
     out.push_back(std::move(info));
   }
   return out;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/analysis/views.h"
+
 namespace fx {
 namespace {
 
@@ -24,6 +26,8 @@ GroupCost CostModel::cost(const Graph& g, const GroupIo& io, std::span<const Nod
                           std::span<const NodeId> recomputed) const {
   GroupCost c;
   if (io.outputs.empty()) return c;  // eliminated: every consumer recomputes it, nothing is launched
+  // A view alone: its output is its input's buffer, so nothing is launched and no byte moves.
+  if (nodes.size() == 1 && recomputed.empty() && lone_view(g, nodes.front()).is_view()) return c;
   for (ValueId v : io.inputs) c.bytes_read = saturating_add(c.bytes_read, g.value_type(v).bytes());
   for (ValueId v : io.outputs) c.bytes_written = saturating_add(c.bytes_written, g.value_type(v).bytes());
   c.tensors_read = static_cast<int>(io.inputs.size());

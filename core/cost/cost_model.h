@@ -22,6 +22,7 @@ struct GroupCost {
   double compute_time_s = 0;
   double launch_s = 0;
   double time_s = 0;               // 0 for an eliminated group (nothing to write: all consumers recompute it)
+                                   // and for a view (core/analysis/views.h: its output is its input's buffer)
   bool compute_bound() const { return compute_time_s > memory_time_s; }
   std::int64_t bytes_moved() const { return saturating_add(bytes_read, bytes_written); }
   GroupCost& operator+=(const GroupCost& o) {
@@ -50,7 +51,8 @@ class CostModel {
   const DeviceDescription& device() const { return device_; }
 
   // `nodes` are computed by the group; `recomputed` are producers it recomputes instead of reading
-  // (rematerialisation); `io` says which values cross memory (see plan.h for how it is derived).
+  // (rematerialisation); `io` says which values cross memory (see plan.h for how it is derived). A view op
+  // alone (lone_view) costs nothing.
   GroupCost cost(const Graph& g, const GroupIo& io, std::span<const NodeId> nodes,
                  std::span<const NodeId> recomputed) const;
   // Cost of each node run alone (the unfused plan).

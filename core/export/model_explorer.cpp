@@ -139,7 +139,7 @@ std::string model_explorer_node_data(const Graph& g, const Plan& plan, const Gro
                                      NodeDataQuantity quantity) {
   ojson results = ojson::object();
   for (const Group& group : plan.groups()) {
-    if (group.eliminated() || group.nodes.empty()) continue;
+    if (!group.launched() || group.nodes.empty()) continue;
     results[g.node(group.nodes.back()).name] = {{"value", quantity_of(group, measured, quantity)}};
   }
   // White for the smallest value, orange for the largest: where the time (or the traffic) goes.

@@ -96,11 +96,11 @@ void FusionEngine::reset() {
 
 namespace {
 
-// When an epilogue merge and another merge save about the same time, the epilogue goes first. The two move
-// the same bytes (the QKV bias add of gpt2_block into its GEMM, or into the head split's reshape); the model
-// tells them apart only by charging the bias add's math (under 1% of the saving) on top of the GEMM's, and
-// the executor absorbs an epilogue into the library call for free while the layout change runs best as its
-// own index-remapping kernel. Deterministic: a fixed scaling of the priority, ties still by node order.
+// When an epilogue merge and another merge save about the same time, the epilogue goes first. Where the two move
+// the same bytes (a GEMM's bias add into the GEMM, or into the layout kernel after it), the model tells them
+// apart only by charging the bias add's math (under 1% of the saving) on top of the GEMM's, and the executor
+// absorbs an epilogue into the library call for free while a layout change runs best as its own
+// index-remapping kernel. Deterministic: a fixed scaling of the priority, ties still by node order.
 constexpr double kEpiloguePreference = 0.02;
 
 double priority(const Candidate& c) {

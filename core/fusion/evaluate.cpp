@@ -45,6 +45,10 @@ bool recomputable(const Graph& g, const std::vector<NodeId>& nodes) {
   });
 }
 
+// Two predicted times this close are one: a view merged into a kernel leaves its bytes and math as they were,
+// and only the order of the sums may differ.
+constexpr double kSameTime = 1e-9;
+
 std::string traffic(const GroupCost& c, int kernels) {
   return describe_traffic(c) + " in " + std::to_string(kernels) + (kernels == 1 ? " kernel, " : " kernels, ") +
          us(c.time_s);
@@ -129,10 +133,16 @@ Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const 
   c.time_after_s = after.time_s;
   c.bytes_after = after.bytes_moved();
   const double saved = c.time_before_s - c.time_after_s;
+  // A view (no kernel) joins its neighbour's kernel at no cost either way: taken, so that the kernels on either
+  // side of it can merge through it. It saves nothing, so auto-fuse takes it after every merge that saves time.
+  const int views = (is_view(a) ? 1 : 0) + (is_view(b) ? 1 : 0);
+  const bool free_view = views > 0 && saved <= 0 && saved >= -kSameTime * c.time_before_s;
+  if (c.strategy != Strategy::recompute) choice.kernels_before -= views;
   if (!full) {
     const bool written = c.strategy != Strategy::merge && choice.intermediate_written;
-    c.decision = saved <= 0 ? FusionDecision::no(Reason::not_profitable, {})
-                            : FusionDecision{true, written ? Reason::output_needed_elsewhere : Reason::fusible, {}, {}};
+    c.decision = saved <= 0 && !free_view
+                     ? FusionDecision::no(Reason::not_profitable, {})
+                     : FusionDecision{true, written ? Reason::output_needed_elsewhere : Reason::fusible, {}, {}};
     return c;
   }
   std::string arithmetic = "unfused " + traffic(before, choice.kernels_before) + "; fused " +
@@ -141,7 +151,14 @@ Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const 
     arithmetic += "; compute-bound (" + us(after.compute_time_s) +
                   " of math at peak): fusing saves launches and traffic hidden under the math, not the math";
   }
-  if (saved <= 0) {
+  if (free_view) {
+    const std::string view = g_.node(nodes(is_view(a) ? a : b).front()).name;
+    c.decision = {true, Reason::fusible,
+                  what + ": " + arithmetic + "; no time saved: " + view +
+                      " is a view (no kernel, no HBM traffic) and costs nothing inside the kernel either; it joins "
+                      "the kernel so that the kernels on either side of it can merge through it",
+                  {}};
+  } else if (saved <= 0) {
     c.decision = FusionDecision::no(Reason::not_profitable, what + ": " + arithmetic + "; no time saved");
   } else {
     const bool written = c.strategy != Strategy::merge && choice.intermediate_written;
@@ -288,7 +305,8 @@ Partition::RecomputeChoice Partition::weigh_recompute(Candidate& c, int a, int b
   after = hosts_after;
   after += producer_after;
   const bool eliminated = producer_after.time_s == 0;
-  choice.kernels_before = 1 + static_cast<int>(hosts.size());
+  // A host that is a view launches nothing until it recomputes the producer.
+  choice.kernels_before = 1 + static_cast<int>(std::count_if(hosts.begin(), hosts.end(), [&](int h) { return !is_view(h); }));
   choice.kernels_after = static_cast<int>(hosts.size()) + (eliminated ? 0 : 1);
   choice.intermediate_written = !eliminated;
   if (!full) return choice;

@@ -26,7 +26,7 @@ std::string generated_kernel_name(const Plan& plan, int group_index) { return "f
 
 std::string group_kernel_name(const Graph& g, const Plan& plan, int group_index) {
   const Group& group = plan.groups().at(static_cast<std::size_t>(group_index));
-  if (group.eliminated()) return {};
+  if (!group.launched()) return {};
   if (attention_group(g, group.nodes)) return "cudnn_" + kernel_stem(plan, group_index);  // one fused attention call
   for (NodeId n : group.nodes) {
     const OpId op = g.node(n).op_id();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cassert>
 
+#include "core/analysis/views.h"
+
 namespace fx {
 namespace {
 
@@ -62,6 +64,10 @@ const AttentionPattern* Partition::attention_between(int a, int b) const {
     if (chain.context == n && group_of(chain.scores) == a) return &chain;
   }
   return nullptr;
+}
+
+bool Partition::is_view(int s) const {
+  return nodes(s).size() == 1 && recomputed(s).empty() && lone_view(g_, nodes(s).front()).is_view();
 }
 
 bool Partition::recomputes(int s, NodeId n) const { return contains(recomputed_[static_cast<std::size_t>(s)], n); }

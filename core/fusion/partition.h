@@ -33,6 +33,8 @@ class Partition {
   int first_pos(int s) const { return topo_pos_[static_cast<std::size_t>(nodes(s).front())]; }
   std::string group_id(int s) const { return "g:" + g_.node(nodes(s).front()).name; }
   const GroupCost& cost(int s) const { return cost_[static_cast<std::size_t>(s)]; }
+  // A view op alone (core/analysis/views.h): no kernel, no cost.
+  bool is_view(int s) const;
 
   // Calls visit(b) for each group b that depends on group s.
   void for_each_successor(int s, const std::function<void(int)>& visit) const;

@@ -5,6 +5,7 @@
 #include <queue>
 #include <unordered_set>
 
+#include "core/analysis/views.h"
 #include "core/fusion/attention.h"
 #include "core/graph/content_hash.h"
 
@@ -212,6 +213,11 @@ Plan Plan::from_groups(const Graph& g, const CostModel& model, std::vector<Group
     grp.kinds = derive_kinds(g, grp.nodes);
     for (NodeId n : grp.nodes) grp.op_class = combine(grp.op_class, g.node(n).op_class());
     grp.io = group_io(g, grp.nodes, grp.recomputed, plan.group_of_, static_cast<int>(i), recomputed_by_group);
+    if (grp.nodes.size() == 1 && grp.recomputed.empty()) {
+      ViewVerdict view = lone_view(g, grp.nodes.front());
+      grp.view_of = view.source;
+      grp.copy_reason = std::move(view.copy_reason);
+    }
     grp.cost = model.cost(g, grp.io, grp.nodes, grp.recomputed);
     plan.groups_.push_back(std::move(grp));
   }
@@ -226,7 +232,11 @@ const Group* Plan::find(std::string_view id) const {
 }
 
 int Plan::kernel_count() const {
-  return static_cast<int>(std::count_if(groups_.begin(), groups_.end(), [](const Group& grp) { return !grp.eliminated(); }));
+  return static_cast<int>(std::count_if(groups_.begin(), groups_.end(), [](const Group& grp) { return grp.launched(); }));
+}
+
+int Plan::view_count() const {
+  return static_cast<int>(std::count_if(groups_.begin(), groups_.end(), [](const Group& grp) { return grp.is_view(); }));
 }
 
 double Plan::predicted_time_s() const {

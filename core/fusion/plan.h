@@ -31,9 +31,15 @@ struct Group {
   OpClass op_class = OpClass::elementwise;  // combined class of its nodes (max)
   GroupIo io;                        // values read from and written to memory
   GroupCost cost;
+  // A view op alone (core/analysis/views.h): not launched, its output is the buffer of `view_of`. A view op
+  // alone that must still copy says why in `copy_reason` (and is launched).
+  ValueId view_of = -1;
+  std::string copy_reason;
   // True when nothing this group computes is read from memory: every consumer recomputes it, so it is not
   // launched.
   bool eliminated() const { return io.outputs.empty(); }
+  bool is_view() const { return view_of >= 0; }
+  bool launched() const { return !eliminated() && !is_view(); }
   bool operator==(const Group& o) const {
     return id == o.id && nodes == o.nodes && recomputed == o.recomputed && kinds == o.kinds;
   }
@@ -60,7 +66,8 @@ class Plan {
   const Group* find(std::string_view id) const;
   std::span<const int> group_index() const { return group_of_; }
 
-  int kernel_count() const;          // groups that are launched (not eliminated)
+  int kernel_count() const;          // groups that are launched (not eliminated, not views)
+  int view_count() const;            // groups that are views: no kernel
   double predicted_time_s() const;   // sum over groups
   std::int64_t bytes_moved() const;  // read plus written, over groups
   std::vector<GroupSpec> specs() const;

@@ -135,7 +135,7 @@ PlanSideInput side_of(const FusionEngine& engine, std::string label) {
     pg.id = grp.id;
     pg.nodes = grp.nodes;
     pg.recomputed = grp.recomputed;
-    pg.launched = !grp.eliminated();
+    pg.launched = grp.launched();
     side.file.groups.push_back(std::move(pg));
   }
   return side;

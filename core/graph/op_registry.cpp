@@ -162,6 +162,7 @@ void OpRegistry::add_layout_and_opaque() {
                       per_output_element(0), "transpose by attrs.perm"));
   ops_.push_back(make(Id::reshape, OpClass::layout, 1, 1, {attr("shape", T::integer_list)}, infer_reshape,
                       per_output_element(0), "reshape to attrs.shape (one -1 allowed)"));
+  ops_.back().view = true;  // row-major order is kept: the same bytes, read as another shape
   ops_.push_back(make(Id::concat, OpClass::layout, 2, -1, {attr("axis", T::integer)}, infer_concat,
                       per_output_element(0), "concat on attrs.axis"));
   ops_.push_back(make(Id::slice, OpClass::layout, 1, 1,

@@ -72,6 +72,9 @@ struct OpDef {
   bool needs_declared_type = false;  // custom: the node states its output shape and dtype
   bool allows_scalar_inputs = false;
   bool comparison = false;  // elementwise a, b -> bool
+  // Moves no byte: its output is its input's bytes read with another shape (a reshape of a row-major tensor).
+  // Alone in a group it launches nothing and its output shares its input's buffer (core/analysis/views.h).
+  bool view = false;
   ReductionKind reduction = ReductionKind::none;
   EpilogueOp epilogue = EpilogueOp::none;
   InferFn infer;

@@ -93,8 +93,9 @@ void plan_table(std::ostringstream& out, const FusionEngine& e) {
         << "</td><td class=\"n\">" << bytes_text(static_cast<double>(g.cost.bytes_read)) << "</td><td class=\"n\">"
         << bytes_text(static_cast<double>(g.cost.bytes_written)) << "</td><td class=\"n\">"
         << exact_number(g.cost.flops) << "</td><td>"
-        << (g.eliminated() ? "not launched" : g.cost.compute_bound() ? "compute" : "memory") << "</td><td class=\"n\">"
-        << (g.eliminated() ? std::string("eliminated") : us_text(g.cost.time_s)) << "</td></tr>\n";
+        << (!g.launched() ? "not launched" : g.cost.compute_bound() ? "compute" : "memory") << "</td><td class=\"n\">"
+        << (g.eliminated() ? std::string("eliminated") : g.is_view() ? std::string("view: no kernel") : us_text(g.cost.time_s))
+        << "</td></tr>\n";
   }
   out << "</table>\n";
 }
@@ -219,7 +220,7 @@ void add_measured_points(const Graph& graph, const Plan& plan, const MeasuredPla
                          std::vector<RooflinePoint>& points) {
   if (!run) return;
   for (const Group& g : plan.groups()) {
-    if (g.eliminated() || g.cost.flops <= 0) continue;
+    if (!g.launched() || g.cost.flops <= 0) continue;
     std::set<std::string> nodes, ran;
     for (NodeId n : g.nodes) nodes.insert(graph.node(n).name);
     double bytes = 0, ms = 0;
@@ -257,7 +258,7 @@ void charts(std::ostringstream& out, const SessionReportInput& in) {
   std::vector<RooflinePoint> points;
   for (const auto& [plan, fused] : {std::pair{in.unfused, false}, std::pair{&in.engine->plan(), true}}) {
     for (const Group& g : plan->groups())
-      if (!g.eliminated() && g.cost.bytes_moved() > 0 && g.cost.time_s > 0)
+      if (g.launched() && g.cost.bytes_moved() > 0 && g.cost.time_s > 0)
         points.push_back({g.id, g.cost.flops / static_cast<double>(g.cost.bytes_moved()), g.cost.flops / g.cost.time_s,
                           fused});
     if (in.run) add_measured_points(in.engine->graph(), *plan, in.run->plan(fused ? "fused" : "unfused"), fused, points);

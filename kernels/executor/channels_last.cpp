@@ -92,7 +92,13 @@ void generate_conversion(CompiledProgram& im, const LayoutConversion& c, const S
   s.kernel = std::move(k);
 }
 
-// Which steps a conversion is for: those reading the value in the layout it converts to.
+// The value whose buffer v is in the plan: v, or what a view (or a chain of views) reads (MemoryPlan::storage).
+ValueId view_storage(const CompiledPlan& ps, ValueId v) {
+  for (auto it = ps.views.find(v); it != ps.views.end(); it = ps.views.find(v)) v = it->second;
+  return v;
+}
+
+// Which steps a conversion is for: those reading the value in the layout it converts to, and views of it.
 std::vector<std::string> conversion_readers(const Graph& g, const CompiledPlan& ps, const Planned& pl,
                                             const LayoutConversion& c) {
   std::vector<std::string> readers;
@@ -102,6 +108,9 @@ std::vector<std::string> conversion_readers(const Graph& g, const CompiledPlan& 
     if (reads_nhwc(g, r, pl.layout.channels_last[i], c.value) == c.to_nhwc) readers.push_back(ps.steps[pl.kept[i]].kernel.name);
   }
   if (!c.to_nhwc && g.is_output(c.value)) readers.push_back("the graph output");
+  for (const auto& [view, source] : ps.views) {
+    if (!c.to_nhwc && view_storage(ps, view) == c.value) readers.push_back("the view " + g.value_name(view));
+  }
   return readers;
 }
 
@@ -206,7 +215,9 @@ Planned plan_values(const Graph& g, const CompiledPlan& ps) {
     pl.convs += is_nhwc_conv(st) ? 1 : 0;
   }
   if (pl.convs == 0) return pl;
-  Reweighed rw = reweigh_nchw_convolutions(g, pl.view, nchw);
+  std::vector<ValueId> view_sources;  // read NCHW by views, which are no steps (channels_last_plan.h)
+  for (const auto& [view, source] : ps.views) view_sources.push_back(view_storage(ps, view));
+  Reweighed rw = reweigh_nchw_convolutions(g, pl.view, nchw, view_sources);
   pl.view = std::move(rw.steps);
   pl.layout = std::move(rw.plan);
   pl.nhwc = std::move(rw.nhwc);

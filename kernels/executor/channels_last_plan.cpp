@@ -78,12 +78,15 @@ ValuePlaces place_values(const Graph& g, std::span<const LayoutStep> steps, std:
   return at;
 }
 
-// A value written NHWC and read NCHW (graph outputs, what nchw steps read, a convolution's weights and biases, the
-// scalars of a step run NHWC) converted right after its writer; one written NCHW and read NHWC, before its first
-// such reader. In launch order: by position; at one position a conversion back (of the step just before) first.
+// A value written NHWC and read NCHW (graph outputs, views' sources, what nchw steps read, a convolution's weights
+// and biases, the scalars of a step run NHWC) converted right after its writer; one written NCHW and read NHWC,
+// before its first such reader. In launch order: by position; at one position a conversion back (of the step just
+// before) first.
 std::vector<LayoutConversion> conversions(const Graph& g, std::span<const LayoutStep> steps,
-                                          const std::vector<bool>& channels_last, const ValuePlaces& at) {
+                                          const std::vector<bool>& channels_last, const ValuePlaces& at,
+                                          std::span<const ValueId> view_sources) {
   std::set<ValueId> read_nchw(g.outputs().begin(), g.outputs().end());
+  read_nchw.insert(view_sources.begin(), view_sources.end());
   for (std::size_t i = 0; i < steps.size(); ++i) {
     for (ValueId v : steps[i].inputs) {
       if (!reads_nhwc(g, steps[i], channels_last[i], v)) read_nchw.insert(v);
@@ -104,11 +107,12 @@ std::vector<LayoutConversion> conversions(const Graph& g, std::span<const Layout
 
 }  // namespace
 
-ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> steps) {
+ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> steps,
+                                    std::span<const ValueId> view_sources) {
   ChannelsLastPlan plan;
   plan.channels_last.assign(steps.size(), false);
   const ValuePlaces at = place_values(g, steps, plan.channels_last);
-  plan.conversions = conversions(g, steps, plan.channels_last, at);
+  plan.conversions = conversions(g, steps, plan.channels_last, at, view_sources);
   for (const LayoutConversion& c : plan.conversions) plan.bytes += 2 * g.value_type(c.value).bytes();
   for (const LayoutStep& s : steps) {
     if (s.role != LayoutStep::Role::nhwc_conv) continue;
@@ -128,14 +132,15 @@ double nhwc_saving_ms(const NchwConvolution& c, std::int64_t plan_bytes_nchw, st
 }
 
 Reweighed reweigh_nchw_convolutions(const Graph& g, std::vector<LayoutStep> steps,
-                                    std::span<const NchwConvolution> convolutions) {
+                                    std::span<const NchwConvolution> convolutions,
+                                    std::span<const ValueId> view_sources) {
   Reweighed r;
-  r.plan = plan_channels_last(g, steps);
+  r.plan = plan_channels_last(g, steps, view_sources);
   for (const NchwConvolution& c : convolutions) {
     std::vector<LayoutStep> with = steps;
     with.at(c.step).role = LayoutStep::Role::nhwc_conv;
     with[c.step].conv_x = c.x;
-    ChannelsLastPlan plan = plan_channels_last(g, with);
+    ChannelsLastPlan plan = plan_channels_last(g, with, view_sources);
     const double saved = nhwc_saving_ms(c, r.plan.bytes, plan.bytes);
     if (saved <= 0) continue;
     steps = std::move(with);

@@ -71,8 +71,11 @@ struct ChannelsLastPlan {
 // inputs). Then:
 // a value written NHWC that is read NCHW (by an nchw step, a convolution's weights or bias, or as a graph output)
 // is converted right after the step that writes it, while it is in the L2; a value written NCHW that is read NHWC
-// is converted once, before its first such reader.
-ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> steps);
+// is converted once, before its first such reader. `view_sources` are read NCHW outside the steps: a view
+// (core/analysis/views.h) is no step, and reads its source's bytes in row-major order from its NCHW buffer, so
+// such a value is never left only in NHWC.
+ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> steps,
+                                    std::span<const ValueId> view_sources = {});
 
 // A convolution layout tuning kept NCHW: tuning timed its NHWC way with x and y converted around it, but with
 // values kept NHWC the plan may launch fewer conversions for it (its x already NHWC, its y read NHWC). Its times
@@ -101,6 +104,7 @@ struct Reweighed {
 // converted around it) where the block around it is NHWC, and run NCHW there it costs conversions of its
 // neighbours' values.
 Reweighed reweigh_nchw_convolutions(const Graph& g, std::vector<LayoutStep> steps,
-                                    std::span<const NchwConvolution> convolutions);
+                                    std::span<const NchwConvolution> convolutions,
+                                    std::span<const ValueId> view_sources = {});
 
 }  // namespace fx::gpu

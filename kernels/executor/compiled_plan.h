@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -158,6 +159,9 @@ struct CompiledPlan {
   std::string name;  // plan_name(PlanId)
   std::vector<Step> steps;
   std::vector<std::string> notes;
+  // The plan's views (core/analysis/views.h): each view group's value -> the value whose buffer it reads. A view
+  // is no step: nothing is launched, timed or reported as a kernel for it (the notes name them).
+  std::map<ValueId, ValueId> views;
   double predicted_ms = 0;
   std::int64_t bytes = 0;
   bool channels_last_planned = false;  // keep_channels_last has run on this plan (it runs once)

@@ -99,6 +99,16 @@ void append_generated_steps(const Graph& graph, CompiledPlan& ps, const Group& g
 
 }  // namespace
 
+std::string views_note(const std::vector<std::string>& names) {
+  std::string list;
+  const std::size_t shown = std::min<std::size_t>(names.size(), 4);
+  for (std::size_t i = 0; i < shown; ++i) list += (i ? ", " : "") + names[i];
+  if (names.size() > shown) list += " and " + std::to_string(names.size() - shown) + " more";
+  return std::to_string(names.size()) + (names.size() == 1 ? " view launches" : " views launch") +
+         " nothing (" + list + "): a reshape of a row-major tensor reads its input's buffer as it is, so no kernel, "
+         "no time and no HBM traffic";
+}
+
 Step step_of_group(const Group& group, StepAction action) {
   Step s;
   s.group = group.id;
@@ -132,9 +142,16 @@ void CompiledProgram::compile(PlanId p, const Plan& plan) {
   ps.name = std::string(plan_name(p));
   ps.predicted_ms = plan.predicted_time_s() * 1e3;
   ps.bytes = plan.bytes_moved();
+  std::vector<std::string> views;
   for (int index = 0; index < static_cast<int>(plan.groups().size()); ++index) {
     const Group& group = plan.groups()[static_cast<std::size_t>(index)];
     if (group.eliminated()) continue;
+    if (group.is_view()) {  // no kernel: its value is its source's buffer (memory_plan.h)
+      ps.views[graph.value_of(group.nodes.front())] = group.view_of;
+      views.push_back(graph.node(group.nodes.front()).name);
+      continue;
+    }
+    if (!group.copy_reason.empty()) ps.notes.push_back(group.id + ": a copy, not a view: " + group.copy_reason);
     std::vector<NodeId> nodes = group.nodes;
     nodes.insert(nodes.end(), group.recomputed.begin(), group.recomputed.end());
     if (append_sort_step(*this, p, group, nodes, kernel_stem(plan, index))) continue;  // CUB, not generated code
@@ -144,6 +161,7 @@ void CompiledProgram::compile(PlanId p, const Plan& plan) {
       append_generated_steps(graph, ps, group, nodes, generated_kernel_name(plan, index));
     }
   }
+  if (!views.empty()) ps.notes.push_back(views_note(views));
   if (p == PlanId::fused) apply_test_fault_switch(ps);
   load_generated_kernels(ps);
 }
@@ -170,10 +188,12 @@ void CompiledProgram::load_generated_kernels(CompiledPlan& ps) {
 
 void CompiledProgram::plan_memory() {
   std::array<std::vector<std::vector<ValueId>>, 2> outputs;
+  std::array<std::map<ValueId, ValueId>, 2> views;
   for (PlanId p : kPlanIds) {
     for (const Step& s : plan(p).steps) outputs[plan_index(p)].push_back(s.kernel.outputs);
+    views[plan_index(p)] = plan(p).views;
   }
-  memory.plan(graph, outputs, options.timing.placement, sort_workspace_bytes);
+  memory.plan(graph, outputs, options.timing.placement, sort_workspace_bytes, views);
 }
 
 // Checks free memory for everything the run allocates (required_bytes), then allocates the arena. The library

@@ -194,11 +194,12 @@ void* Executor::buffer(PlanId plan, const std::string& name) const {
 namespace {
 
 // The value an output binding names, checked: a graph output the plan writes, to a 256-byte aligned pointer, and
-// not one of the parts a horizontal GEMM writes at equal spacing in its own buffer.
+// not one of the parts a horizontal GEMM writes at equal spacing in its own buffer. An output that is a view is
+// bound through the value whose buffer it reads (MemoryPlan::bind): the step writing that one writes the caller's.
 ValueId bindable_output(const CompiledProgram& im, PlanId plan, const std::string& name, const void* ptr) {
   const CompiledPlan& ps = im.plan(plan);
   const auto v = im.graph.find_value(name);
-  if (!v || !im.graph.is_output(*v) || !im.memory.writes(plan, *v)) {
+  if (!v || !im.graph.is_output(*v) || !im.memory.writes(plan, im.memory.storage(plan, *v))) {
     throw std::invalid_argument("'" + name + "' is not a graph output that the " + ps.name + " plan of " +
                                 im.graph.name() + " writes");
   }
@@ -209,7 +210,7 @@ ValueId bindable_output(const CompiledProgram& im, PlanId plan, const std::strin
   for (const Step& s : ps.steps) {
     if (!s.call() || s.call()->call().outputs.size() < 2) continue;
     const auto& parts = s.call()->call().outputs;
-    if (std::find(parts.begin(), parts.end(), *v) != parts.end()) {
+    if (std::find(parts.begin(), parts.end(), im.memory.storage(plan, *v)) != parts.end()) {
       throw std::invalid_argument("output '" + name + "' is one of the " + std::to_string(parts.size()) +
                                   " parts that " + s.call()->call().name +
                                   " writes at equal spacing in the plan's own buffer; it cannot be bound");
@@ -236,7 +237,7 @@ void Executor::bind_outputs(PlanId plan, const std::map<std::string, void*>& out
                                   im.graph.value_name(spans[i].second) + "' overlap in the caller's memory");
     }
   }
-  im.memory.bind(plan, std::move(bound));
+  im.memory.bind(plan, bound);
 }
 
 }  // namespace fx::gpu

@@ -106,6 +106,9 @@ struct CompiledProgram {
   }
 };
 
+// The plan note naming the views a plan launches nothing for ("3 views launch nothing (a, b, c): ...").
+std::string views_note(const std::vector<std::string>& names);
+
 // A step of `group` (its id and the cost model's prediction), of the given kind.
 Step step_of_group(const Group& group, StepAction action = GeneratedLaunch{});
 

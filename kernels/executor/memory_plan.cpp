@@ -28,7 +28,8 @@ std::size_t placement_gap(std::uint64_t placement, std::size_t index) {
 MemoryPlan::~MemoryPlan() { release(); }
 
 void MemoryPlan::plan(const Graph& graph, const std::array<std::vector<std::vector<ValueId>>, 2>& step_outputs,
-                      std::uint64_t placement, std::size_t sort_workspace_bytes) {
+                      std::uint64_t placement, std::size_t sort_workspace_bytes,
+                      const std::array<std::map<ValueId, ValueId>, 2>& views) {
   std::size_t at = 0, gaps = 0, buffers = 0;
   auto gap = [&] {
     const std::size_t g = placement_gap(placement, buffers++);
@@ -53,6 +54,8 @@ void MemoryPlan::plan(const Graph& graph, const std::array<std::vector<std::vect
       }
     }
   }
+  views_ = views;
+  check_views(graph);
   placement_gaps_ = gaps;
   sort_workspace_offset_ = at;
   sort_workspace_bytes_ = sort_workspace_bytes;
@@ -109,7 +112,38 @@ void MemoryPlan::poison(const Graph& graph, CUstream_st* stream) const {
   }
 }
 
+ValueId MemoryPlan::storage(PlanId p, ValueId v) const {
+  const auto& views = views_[plan_index(p)];
+  for (auto it = views.find(v); it != views.end(); it = views.find(v)) v = it->second;
+  return v;
+}
+
+void MemoryPlan::check_views(const Graph& graph) const {
+  for (PlanId p : kPlanIds) {
+    const auto& offsets = offsets_[plan_index(p)];
+    for (const auto& [view, source] : views_[plan_index(p)]) {
+      const std::string where = "the view " + graph.value_name(view) + " of the " + std::string(plan_name(p)) + " plan";
+      if (offsets.count(view)) throw std::logic_error(where + " is written by a step");
+      const ValueId s = storage(p, view);
+      if (!input_offsets_.count(s) && !offsets.count(s)) {
+        throw std::logic_error(where + " reads " + graph.value_name(s) + ", which has no buffer");
+      }
+    }
+  }
+}
+
+void MemoryPlan::bind(PlanId p, const std::map<ValueId, void*>& bound) {
+  std::map<ValueId, void*> by_storage;
+  for (const auto& [v, ptr] : bound) {
+    if (!by_storage.emplace(storage(p, v), ptr).second) {
+      throw std::logic_error("two bound outputs share the buffer of a value of the " + std::string(plan_name(p)) + " plan");
+    }
+  }
+  bound_[plan_index(p)] = std::move(by_storage);
+}
+
 void* MemoryPlan::pointer(const Graph& graph, PlanId p, ValueId v) const {
+  v = storage(p, v);
   if (auto it = input_offsets_.find(v); it != input_offsets_.end()) return arena_ + it->second;
   const auto& bound = bound_[plan_index(p)];
   if (auto it = bound.find(v); it != bound.end()) return it->second;

@@ -29,7 +29,7 @@ double group_time_ms(const PlanReport& plan, const std::string& group) {
 double plan_flops(const Plan& plan) {
   double flops = 0.0;
   for (const Group& g : plan.groups()) {
-    if (!g.eliminated()) flops += g.cost.flops;
+    if (g.launched()) flops += g.cost.flops;
   }
   return flops;
 }

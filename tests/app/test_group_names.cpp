@@ -11,18 +11,11 @@
 #include "app/gui/explain_panel.h"
 #include "app/gui/graph_scene.h"
 #include "app/gui/main_window.h"
+#include "tests/app/picture_wait.h"
 #include "core/fusion/kernel_names.h"
 
 namespace fx::app {
 namespace {
-
-template <class F>
-void and_wait(MainWindow& w, F action) {
-  QSignalSpy ready(&w, &MainWindow::picture_ready);
-  action();
-  ASSERT_TRUE(ready.wait(60000));
-  while (w.layout_busy()) ASSERT_TRUE(ready.wait(60000));
-}
 
 TEST(GroupNames, OneNameOnTheGraphInThePanelsAndInTheKernel) {
   MainWindow w;

@@ -14,19 +14,12 @@
 #include "app/gui/lessons.h"
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
+#include "tests/app/picture_wait.h"
 
 namespace fx::app {
 namespace {
 
 const QString kLessonsDir = QStringLiteral(FX_SOURCE_DIR "/lessons/");
-
-template <class F>
-void and_wait(MainWindow& w, F action) {
-  QSignalSpy ready(&w, &MainWindow::picture_ready);
-  action();
-  ASSERT_TRUE(ready.wait(60000));
-  while (w.layout_busy()) ASSERT_TRUE(ready.wait(60000));
-}
 
 // Advances to the next step of `kind`, checking every step on the way has a title.
 void advance_to(LessonPane& pane, StepKind kind) {

@@ -140,4 +140,12 @@ inline std::vector<double> download(const void* device, std::size_t count, DType
   return decode(bytes, t);
 }
 
+// Elements of two device arrays that are not equal (a NaN never equals anything).
+inline int count_different(const void* a, const void* b, std::size_t count, DType t) {
+  const std::vector<double> x = download(a, count, t), y = download(b, count, t);
+  int differ = 0;
+  for (std::size_t i = 0; i < count; ++i) differ += !(x[i] == y[i]);
+  return differ;
+}
+
 }  // namespace fx::test

@@ -90,10 +90,8 @@ TEST(ExecutorGpu, ALaterStepReadsABoundOutputWhereItWasWritten) {
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   ex.enqueue(PlanId::unfused);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  const std::vector<double> got = test::download(y.get(), kN, DType::f32), ref = test::download(want.get(), kN, DType::f32);
-  int differ = 0;
-  for (std::size_t i = 0; i < kN; ++i) differ += !(got[i] == ref[i]);
-  EXPECT_EQ(differ, 0) << "elements of the bound y that differ from the plan's own y (NaN: m read from the poisoned buffer)";
+  EXPECT_EQ(test::count_different(y.get(), want.get(), kN, DType::f32), 0)
+      << "elements of the bound y that differ from the plan's own y (NaN: m read from the poisoned buffer)";
   // Overlapping buffers are refused, and the binding stays as it was.
   auto refused = [&](std::map<std::string, void*> outputs, const std::string& says) {
     try {

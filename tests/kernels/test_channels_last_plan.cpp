@@ -170,6 +170,21 @@ TEST(ChannelsLastPlan, AGraphOutputIsConvertedBackRightAfterItsWriter) {
   EXPECT_TRUE(plan.channels_last[4]);
 }
 
+// A view (a reshape alone: no step, core/analysis/views.h) reads its source's NCHW buffer in row-major order, so
+// a value a view reads is converted back right after its writer, as for a graph output; the reweighing of a
+// convolution kept NCHW counts that conversion too.
+TEST(ChannelsLastPlan, AValueAViewReadsIsConvertedBackRightAfterItsWriter) {
+  const Block b{block(R"("m")")};
+  const std::vector<ValueId> view_sources = {b.v("c1")};
+  const ChannelsLastPlan kept = plan_channels_last(b.g, b.steps());
+  const ChannelsLastPlan viewed = plan_channels_last(b.g, b.steps(), view_sources);
+  EXPECT_EQ(describe(b, viewed),
+            "x to NHWC before 0; c0 to NCHW before 1; p to NHWC before 2; c1 to NCHW before 3; c3 to NCHW before 6; ");
+  EXPECT_EQ(viewed.bytes, kept.bytes + 2 * 2 * 8 * 6 * 6 * 4);
+  const Reweighed rw = reweigh_nchw_convolutions(b.g, b.steps(), {}, view_sources);
+  EXPECT_EQ(describe(b, rw.plan), describe(b, viewed));
+}
+
 // An elementwise kernel with an input no convolution reads NHWC runs NCHW: its NHWC input is converted back,
 // and its output converted for the convolution after it.
 TEST(ChannelsLastPlan, AnElementwiseKernelWithAnNchwOnlyInputStaysNchw) {
