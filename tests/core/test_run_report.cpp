@@ -113,14 +113,19 @@ TEST(RunReport, AWrongTypeOrAMissingFieldIsLocated) {
   j["plans"][0]["kernels"][2]["time_us"] = 12.0;  // another spelling: not read
   EXPECT_EQ(run_report_from_json(j).errors().front().pointer, "/plans/0/kernels/2/measured_ms");
   j = relu_mul_add();
-  j["plans"][0]["name"] = "fused";
+  j["plans"][0]["name"] = "fused";  // two fused plans, no unfused one
+  EXPECT_EQ(run_report_from_json(j).errors().front().pointer, "/plans/1/name");
+  j["plans"][0]["name"] = "before";
   EXPECT_EQ(run_report_from_json(j).errors().front().pointer, "/plans/0/name");
   j = relu_mul_add();
   j["plans"][0]["kernel_count"] = 7;
   EXPECT_EQ(run_report_from_json(j).errors().front().pointer, "/plans/0/kernel_count");
-  j = relu_mul_add();
+  j = nlohmann::json::parse(read_file(fs::path(FX_SOURCE_DIR) / "lessons/runs/sin_cos.h100.json"));
+  ASSERT_TRUE(run_report_from_json(j)) << "a report with the clocks' timeline";
   j["timing"]["gpu_clocks"]["timeline"][0] = {1, 2};
   EXPECT_EQ(run_report_from_json(j).errors().front().pointer, "/timing/gpu_clocks/timeline/0");
+  j["timing"].erase("repeat");
+  EXPECT_EQ(run_report_from_json(j).errors().front().pointer, "/timing/repeat");
   j = relu_mul_add();
   j["device"] = "NVIDIA H100";
   EXPECT_EQ(run_report_from_json(j).errors().front().pointer, "/device");
@@ -142,7 +147,7 @@ TEST(RunReport, WhatWasNotMeasuredStaysAbsent) {
   k.measured = MeasuredTraffic{};
   k.measured->reason = "not measured: --no-profile";
   r.fused.kernels = {k};
-  r.profile = RunProfile{"CUDA events", "", "not measured: --no-profile", "h100", 3.35e12};
+  r.profile = RunProfile{"CUDA events", "", "not measured: --no-profile", "h100", 3.35e12, std::nullopt, "", {}};
   r.hbm_traffic_reduction_reason = "not measured: --no-profile";
   r.timing.repeat = 20;
   const auto j = to_json(r);

@@ -110,6 +110,8 @@ TEST(GpuClocks, TheRunReportCarriesEverySampleForTheTraceCounterTracks) {
   ClockSpan span;
   span.timeline = {{0.0, ClockSample{345, 71.26, 31, kClockGpuIdle}}, {10.004, busy(1755, 691.04, 0)}};
   RunReport r;
+  r.unfused.name = "unfused";
+  r.fused.name = "fused";
   r.timing.gpu_clocks = clock_reading(span, "");
   auto back = read_run_report(to_json(r).dump());  // as a viewer reads the file
   ASSERT_TRUE(back) << back.errors().front().to_string();
