@@ -6,6 +6,7 @@
 #include <QTemporaryDir>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/graph/graph_io.h"
@@ -13,7 +14,16 @@
 
 namespace fx::app::test {
 
+// A kernel as a test states it (a constructor, so that the tests may leave out the trailing fields).
 struct KernelSpec {
+  KernelSpec(std::string name_, std::string group_, std::vector<std::string> nodes_, double measured_us_,
+             std::optional<double> predicted_us_ = {}, std::optional<double> bytes_read_ = {},
+             std::optional<double> bytes_written_ = {}, std::int64_t predicted_bytes_ = 0, bool mismatch_ = false,
+             std::optional<double> flops_per_s_ = {}, std::string library_ = {}, std::string path_ = {})
+      : name(std::move(name_)), group(std::move(group_)), nodes(std::move(nodes_)), measured_us(measured_us_),
+        predicted_us(predicted_us_), bytes_read(bytes_read_), bytes_written(bytes_written_),
+        predicted_bytes(predicted_bytes_), mismatch(mismatch_), flops_per_s(flops_per_s_),
+        library(std::move(library_)), path(std::move(path_)) {}
   std::string name, group;
   std::vector<std::string> nodes;
   double measured_us = 0;

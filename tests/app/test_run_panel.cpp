@@ -69,7 +69,13 @@ TEST(RunReportView, DescribesTheTimingAndTheFault) {
   t.repeat = 20;
   t.warmup = 3;
   EXPECT_EQ(describe_timing(t).toStdString(), "median of 20 runs of each plan after 3 warm-up runs");
-  t = {"do_bench", 153, 38, 25.0, 100.0, 0.652, 1000.0, 250, true};
+  t.repeat = 153;
+  t.warmup = 38;
+  t.warmup_ms = 25.0;
+  t.repeat_ms = 100.0;
+  t.round_ms = 0.652;
+  t.rest_ms = 1000.0;
+  t.cold_l2 = true;
   EXPECT_EQ(describe_timing(t).toStdString(),
             "median of 153 runs of each plan after 38 warm-up runs, a 256 MB flush before each (about 100 ms of runs, "
             "as do_bench); the GPU idle 1000 ms before");
