@@ -10,7 +10,7 @@ CLI=${CLI:-build/app/cli/fusion-cli}
 OUT=${OUT:-tuning-wall-out}
 mkdir -p "$OUT"
 csv=$OUT/tuning_wall_times.csv
-echo "sample,run,plan_groups_accepted,wall_s,choices_timed,choices_reused,verified" > "$csv"
+echo "sample,run,plan_groups_accepted,wall_s,tune_s,choices_timed,choices_reused,verified" > "$csv"
 
 # The candidates auto-fuse accepts, in order, one per line.
 accepted() {
@@ -28,16 +28,24 @@ timed_run() {
   "$CLI" run "sample_graphs/$sample.json" --plan "$plan" --json "$OUT/$sample.$label.json" \
     > "$OUT/$sample.$label.log" 2>&1 || true
   end=$(date +%s.%N)
-  python3 - "$OUT/$sample.$label.json" "$sample" "$label" "$accepted" "$start" "$end" >> "$csv" <<'EOF'
-import json, sys
-path, sample, label, accepted, start, end = sys.argv[1:]
+  python3 - "$OUT/$sample.$label.json" "$sample" "$label" "$accepted" "$start" "$end" "$OUT/$sample.$label.log" \
+    >> "$csv" <<'EOF'
+import json, re, sys
+path, sample, label, accepted, start, end, log = sys.argv[1:]
+wall = float(end) - float(start)
+# The tune stage of the run's own "wall time:" line (the text report).
+try:
+    tune = re.search(r"wall time:.*?\btune ([0-9.]+) s", open(log).read())
+    tune = tune.group(1) if tune else ""
+except OSError:
+    tune = ""
 try:
     r = json.load(open(path))
     t = r.get("tuning", {})
-    print(f'{sample},{label},{accepted},{float(end) - float(start):.2f},{t.get("tuned", "")},{t.get("reused", "")},'
+    print(f'{sample},{label},{accepted},{wall:.2f},{tune},{t.get("tuned", "")},{t.get("reused", "")},'
           f'{r["verification"]["passed"]}')
 except (OSError, ValueError, KeyError) as e:
-    print(f'{sample},{label},{accepted},{float(end) - float(start):.2f},,,no report ({e})')
+    print(f'{sample},{label},{accepted},{wall:.2f},{tune},,,no report ({e})')
 EOF
   tail -1 "$csv"
 }

@@ -128,6 +128,7 @@ struct Conv2d::Impl {
   cudnnHandle_t handle = nullptr;
   DeviceMemory workspace;
   std::map<Conv2dProblem, ProblemPlans, KeyLess> plans;
+  ChoiceSource tuning;  // where graph plans' engine choices are kept (set_tuning_cache)
 
   ~Impl() {
     plans.clear();  // graph plans were finalized on the handle: they go first
@@ -231,7 +232,7 @@ void Conv2d::run(const Conv2dProblem& p, const void* x, const void* w, const voi
         }
         impl_->ensure_workspace(Conv2d::kFindWorkspaceBytes);
         ops.workspace = impl_->workspace.get();
-        plans.graph = ConvGraphPlan::choose(impl_->handle, p, ops, impl_->workspace.bytes(), stream);
+        plans.graph = ConvGraphPlan::choose(impl_->handle, p, ops, impl_->workspace.bytes(), stream, impl_->tuning);
         plans.graph_tried = true;
       }
       if (plans.graph) {
@@ -246,6 +247,8 @@ void Conv2d::run(const Conv2dProblem& p, const void* x, const void* w, const voi
     throw;
   }
 }
+
+void Conv2d::set_tuning_cache(TuningCache* cache, bool reuse) { impl_->tuning = {cache, !reuse}; }
 
 std::string Conv2d::algorithm(const Conv2dProblem& p) const {
   const auto it = impl_->plans.find(p);

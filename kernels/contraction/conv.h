@@ -16,6 +16,8 @@ struct CUstream_st;
 
 namespace fx::gpu {
 
+class TuningCache;  // kernels/tuning/tuning_cache.h
+
 // False in a build without cuDNN (conv_unavailable.cpp), where constructing a Conv2d throws saying so.
 bool cudnn_available();
 
@@ -82,6 +84,10 @@ class Conv2d {
   // or a legacy algorithm, "IMPLICIT_PRECOMP_GEMM (legacy API)".
   std::string algorithm(const Conv2dProblem& p) const;
   std::size_t cached_plan_count() const;
+  // Keeps the graph API's engine choice of each problem in `cache` and, with `reuse`, takes an earlier run's
+  // from it instead of finalizing and timing every candidate (the kept configuration is finalized alone, and
+  // searched again where cuDNN no longer offers it). Null: every problem is searched.
+  void set_tuning_cache(TuningCache* cache, bool reuse);
 
  private:
   struct Impl;

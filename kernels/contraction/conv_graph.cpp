@@ -14,6 +14,7 @@
 #include "kernels/common/cuda_call.h"
 #include "kernels/common/event_timing.h"
 #include "kernels/contraction/device_memory.h"
+#include "kernels/tuning/tuning_keys.h"
 
 namespace fx::gpu::contraction_detail {
 namespace {
@@ -215,7 +216,11 @@ struct Candidate {
   Desc config, plan;
   EngineInfo engine;
   std::size_t workspace = 0;
+  int mode = 0;               // 0: heuristics mode A, 1: FALLBACK (kModes)
+  std::size_t position = 0;   // in that mode's configurations, best first
 };
+
+constexpr cudnnBackendHeurMode_t kModes[] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK};
 
 // The configuration finalized into an execution plan; nullopt when cuDNN refuses it or it needs more workspace.
 std::optional<Candidate> finalize(cudnnHandle_t handle, Desc config, const EngineInfo& engine,
@@ -291,6 +296,75 @@ std::optional<std::size_t> fastest_candidate(cudnnHandle_t handle, const std::ve
   return best;
 }
 
+// The candidates: up to `wanted` configurations of heuristics mode A that honour the problem's numerics and
+// finalize (FALLBACK's slow, safe configurations only when mode A offers none). While capturing (`timed`
+// false), none that compiles a kernel at finalization (a module load is not safe then).
+std::vector<Candidate> finalized_candidates(cudnnHandle_t handle, const Desc& graph, const Conv2dProblem& p,
+                                            std::size_t max_workspace, std::size_t wanted, bool timed) {
+  std::vector<Candidate> candidates;
+  for (int mode = 0; mode < 2 && candidates.empty(); ++mode) {
+    std::vector<Desc> configs = engine_configs(graph, kModes[mode]);
+    for (std::size_t i = 0; i < configs.size() && candidates.size() < wanted; ++i) {
+      try {
+        const std::optional<EngineInfo> engine = engine_info(configs[i]);
+        if (!engine || !honours_numerics(*engine, p) || (!timed && engine->runtime_compiled)) continue;
+        if (auto c = finalize(handle, std::move(configs[i]), *engine, max_workspace)) {
+          c->mode = mode;
+          c->position = i;
+          candidates.push_back(std::move(*c));
+        }
+      } catch (const GpuError& e) {
+        if (e.library() != "cuDNN") throw;  // a configuration cuDNN will not describe is skipped
+      }
+    }
+  }
+  return candidates;
+}
+
+// Where an engine choice is kept: the problem in full and the workspace its candidates could use.
+TuningKey engine_key(const Conv2dProblem& p, std::size_t max_workspace) {
+  return {"conv_engine", conv_problem_text(p) + ", workspace " + std::to_string(max_workspace)};
+}
+
+// An earlier run's choice (none where the run retunes or keeps none): the configuration at its place in its
+// heuristics mode's list, which ranks alike for one problem in one environment (cuDNN's version is in the
+// cache's environment), finalized alone, with only its own kernel compiled. Where it is another engine now, or
+// no longer honours the numerics or fits, the entry is a warning and the problem is searched again.
+std::optional<Candidate> kept_candidate(cudnnHandle_t handle, const Desc& graph, const Conv2dProblem& p,
+                                        std::size_t max_workspace, const ChoiceSource& kept, const TuningKey& key,
+                                        std::string& name) {
+  if (!kept.cache || kept.retune) return std::nullopt;
+  const auto entry = kept.cache->find(key);
+  if (!entry) return std::nullopt;
+  const nlohmann::json& c = entry->choice;
+  auto number = [&c](const char* field) { return c.contains(field) && c[field].is_number_integer(); };
+  std::optional<Candidate> chosen;
+  if (number("mode") && number("position") && number("engine") && c.contains("name") && c["name"].is_string() &&
+      c["mode"].get<int>() >= 0 && c["mode"].get<int>() < 2 && c["position"].get<std::int64_t>() >= 0) {
+    const int mode = c["mode"].get<int>();
+    const auto position = c["position"].get<std::size_t>();
+    std::vector<Desc> configs = engine_configs(graph, kModes[mode]);
+    try {
+      const std::optional<EngineInfo> engine = position < configs.size() ? engine_info(configs[position]) : std::nullopt;
+      if (engine && engine->index == c["engine"].get<std::int64_t>() && honours_numerics(*engine, p)) {
+        chosen = finalize(handle, std::move(configs[position]), *engine, max_workspace);
+      }
+    } catch (const GpuError& e) {
+      if (e.library() != "cuDNN") throw;
+    }
+    if (chosen) {
+      chosen->mode = mode;
+      chosen->position = position;
+      // The search's line as it was kept (its engine, time and the search's), then where it came from.
+      name = c["name"].get<std::string>() + "; reused from the tuning cache (timed " + entry->tuned_at + ")";
+      return chosen;
+    }
+  }
+  kept.cache->warn("the kept cuDNN engine for " + describe_conv2d(p) + " (" + kept.cache->entry_path(key).string() +
+                   ") is not one cuDNN offers now; searched again");
+  return std::nullopt;
+}
+
 }  // namespace
 
 cudnnDataType_t dnn_type(DType t) {
@@ -338,9 +412,9 @@ ConvGraphPlan::~ConvGraphPlan() = default;
 
 std::optional<ConvGraphPlan> ConvGraphPlan::choose(cudnnHandle_t handle, const Conv2dProblem& p,
                                                    const ConvOperands& ops, std::size_t max_workspace,
-                                                   cudaStream_t stream) {
+                                                   cudaStream_t stream, const ChoiceSource& kept) {
   try {
-    return build(handle, p, ops, max_workspace, stream);
+    return build(handle, p, ops, max_workspace, stream, kept);
   } catch (const GpuError& e) {
     if (e.library() == "cuDNN") return std::nullopt;  // no graph for this problem on this cuDNN: the legacy API
     throw;
@@ -349,7 +423,7 @@ std::optional<ConvGraphPlan> ConvGraphPlan::choose(cudnnHandle_t handle, const C
 
 std::optional<ConvGraphPlan> ConvGraphPlan::build(cudnnHandle_t handle, const Conv2dProblem& p,
                                                   const ConvOperands& ops, std::size_t max_workspace,
-                                                  cudaStream_t stream) {
+                                                  cudaStream_t stream, const ChoiceSource& kept) {
   const auto start = std::chrono::steady_clock::now();
   FX_CUDA_CALL(cudnnSetStream(handle, stream));
   auto state = std::make_unique<State>();
@@ -357,22 +431,15 @@ std::optional<ConvGraphPlan> ConvGraphPlan::build(cudnnHandle_t handle, const Co
   // Nothing may be synchronised while a CUDA graph is being captured: there the heuristics' first configuration
   // that finalizes stands, untimed (the executor runs every step before it captures, so its plans are timed).
   const bool timed = !capturing(stream);
-  const std::size_t wanted = timed ? kMaxCandidates : 1;
-  std::vector<Candidate> candidates;
-  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    for (Desc& config : engine_configs(graph, mode)) {
-      if (candidates.size() == wanted) break;
-      try {
-        const std::optional<EngineInfo> engine = engine_info(config);
-        // While capturing, no configuration that compiles a kernel at finalization (a module load is not safe then).
-        if (!engine || !honours_numerics(*engine, p) || (!timed && engine->runtime_compiled)) continue;
-        if (auto c = finalize(handle, std::move(config), *engine, max_workspace)) candidates.push_back(std::move(*c));
-      } catch (const GpuError& e) {
-        if (e.library() != "cuDNN") throw;  // a configuration cuDNN will not describe is skipped
-      }
+  const TuningKey key = engine_key(p, max_workspace);
+  if (timed) {
+    if (auto reused = kept_candidate(handle, graph, p, max_workspace, kept, key, state->name)) {
+      state->chosen = std::move(*reused);
+      state->keep.push_back(std::move(graph));
+      return ConvGraphPlan(std::move(state));
     }
-    if (!candidates.empty()) break;  // FALLBACK's slow, safe configurations only when mode A offers nothing
   }
+  std::vector<Candidate> candidates = finalized_candidates(handle, graph, p, max_workspace, timed ? kMaxCandidates : 1, timed);
   if (candidates.empty()) return std::nullopt;
   std::size_t best = 0;
   if (!timed) {
@@ -382,6 +449,10 @@ std::optional<ConvGraphPlan> ConvGraphPlan::build(cudnnHandle_t handle, const Co
     const std::optional<std::size_t> fastest = fastest_candidate(handle, candidates, ops, stream, start, state->name);
     if (!fastest) return std::nullopt;  // every configuration failed at launch
     best = *fastest;
+    const Candidate& c = candidates[best];
+    if (kept.cache) {
+      kept.cache->store(key, {{"mode", c.mode}, {"position", c.position}, {"engine", c.engine.index}, {"name", state->name}});
+    }
   }
   state->chosen = std::move(candidates[best]);
   state->keep.push_back(std::move(graph));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/contraction/conv.h"
+#include "kernels/tuning/timed_choice.h"
 
 namespace fx::gpu::contraction_detail {
 
@@ -42,9 +43,11 @@ class ConvGraphPlan {
   // inputs down-converted). nullopt when cuDNN builds no graph or no configuration for p (grouped convolutions
   // on some versions) or refuses a call on the way: the caller then uses the legacy API. While `stream` is being
   // captured into a CUDA graph nothing is timed: the heuristics' first configuration that compiles nothing at run
-  // time stands (ops.workspace must then exist already). Throws GpuError only for a failing CUDA call.
+  // time stands (ops.workspace must then exist already). Throws GpuError only for a failing CUDA call. The
+  // timed choice is kept in `kept.cache` and, unless it retunes, an earlier run's is taken from there.
   static std::optional<ConvGraphPlan> choose(cudnnHandle_t handle, const Conv2dProblem& p, const ConvOperands& ops,
-                                             std::size_t max_workspace, cudaStream_t stream);
+                                             std::size_t max_workspace, cudaStream_t stream,
+                                             const ChoiceSource& kept = {});
 
   ConvGraphPlan(ConvGraphPlan&&) noexcept;
   ConvGraphPlan& operator=(ConvGraphPlan&&) noexcept;
@@ -60,7 +63,7 @@ class ConvGraphPlan {
   struct State;
   explicit ConvGraphPlan(std::unique_ptr<State> s);
   static std::optional<ConvGraphPlan> build(cudnnHandle_t handle, const Conv2dProblem& p, const ConvOperands& ops,
-                                            std::size_t max_workspace, cudaStream_t stream);
+                                            std::size_t max_workspace, cudaStream_t stream, const ChoiceSource& kept);
   std::unique_ptr<State> s_;
 };
 

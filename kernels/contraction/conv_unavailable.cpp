@@ -24,5 +24,6 @@ void Conv2d::run(const Conv2dProblem&, const void*, const void*, const void*, vo
 }
 std::string Conv2d::algorithm(const Conv2dProblem&) const { return {}; }
 std::size_t Conv2d::cached_plan_count() const { return 0; }
+void Conv2d::set_tuning_cache(TuningCache*, bool) {}
 
 }  // namespace fx::gpu

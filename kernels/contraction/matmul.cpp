@@ -17,6 +17,7 @@
 #include "kernels/common/event_timing.h"
 #include "kernels/contraction/device_memory.h"
 #include "kernels/contraction/matmul.h"
+#include "kernels/tuning/timing_rules.h"
 #include "kernels/tuning/tuning_cache.h"
 
 namespace fx::gpu {
@@ -138,6 +139,10 @@ constexpr int kCandidates = 8;  // timed in full: the heuristic's first and the 
 constexpr int kWarmupRounds = 2;
 constexpr int kTimedRounds = 15;
 constexpr int kScreenRounds = 3;  // after one warm-up round, for a pool larger than kCandidates
+// Most of a large pool is far behind after one screening round (a tile or stage count that does not suit the
+// shape); only candidates within this factor of the kCandidates - 1'th fastest other run the screening's other
+// rounds (screen_survivors, timing_rules.h): a large pool has most of its candidates timed once, not three times.
+constexpr double kScreenMargin = 1.3;
 constexpr int kHeuristicRequest = 16;
 // The search's best configurations kept for the executor to time again inside its plan (Matmul::finalist_count):
 // the ranking of close configurations moves with the GPU's state and with the L2 as the search leaves it (each
@@ -145,6 +150,12 @@ constexpr int kHeuristicRequest = 16;
 // a search, and what PyTorch's GEMMs run) joins them where the search ranked it lower, so the plan's own timing
 // can still choose it.
 constexpr std::size_t kFinalistsKept = 3;
+// A candidate whose fastest run after this many timed rounds is more than kPruneMargin times the
+// kFinalistsKept-th best median stops being timed (pruned_interleaved_medians, timing_rules.h): its median
+// could not fall below that run, so it could become a finalist only if theirs rose by 10%, beyond the spread
+// of runs timed back to back in interleaved rounds.
+constexpr int kPruneAfterRounds = 5;
+constexpr double kPruneMargin = 1.1;
 constexpr std::size_t kMaxVariants = 256;
 
 struct Operands {
@@ -498,7 +509,8 @@ Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operan
   std::vector<std::size_t> finalists(pool.size());
   for (std::size_t i = 0; i < pool.size(); ++i) finalists[i] = i;
   if (pool.size() > static_cast<std::size_t>(kCandidates)) {
-    const auto screened = time_rounds(plan, pool, ops, 1, kScreenRounds);
+    const auto screened = screened_medians(pool.size(), kScreenRounds, kCandidates - 1, kScreenMargin,
+                                           [&](std::size_t i) { return time_algo(plan, pool[i], ops); });
     std::vector<std::size_t> ran;
     for (std::size_t i = 1; i < pool.size(); ++i) {
       if (screened[i]) ran.push_back(i);
@@ -511,7 +523,11 @@ Plan Matmul::Impl::build_plan(const PlanKey& key, const void* bias, const Operan
   }
   std::vector<cublasLtMatmulAlgo_t> timed;
   for (std::size_t i : finalists) timed.push_back(pool[i]);
-  const auto medians = time_rounds(plan, timed, ops, kWarmupRounds, kTimedRounds);
+  // Only the kFinalistsKept fastest go on (the executor times them again in its plan) and only the fastest runs
+  // where it does not: a candidate clearly behind those after kPruneAfterRounds rounds is timed no more.
+  const auto medians =
+      pruned_interleaved_medians(timed.size(), kWarmupRounds, kTimedRounds, Pruning{kFinalistsKept, kPruneAfterRounds, kPruneMargin},
+                                 [&](std::size_t i) { return time_algo(plan, timed[i], ops); });
   int best = -1;
   for (std::size_t i = 0; i < timed.size(); ++i) {
     if (medians[i] && (best < 0 || *medians[i] < *medians[static_cast<std::size_t>(best)])) best = static_cast<int>(i);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -49,11 +51,59 @@ std::string name_list(const std::vector<std::string>& names) {
   return s;
 }
 
+// What keeping values channels-last decided for a plan.
 struct Planned {
   std::vector<std::size_t> kept;  // indices in the tuned plan of the steps the layout plan sees
   std::vector<LayoutStep> view;
   ChannelsLastPlan layout;
+  std::vector<std::pair<std::size_t, double>> nhwc;  // (kept step, ms saved): convolutions made NHWC by reweighing
+  std::size_t convs = 0;  // convolutions run NHWC, those made so included
 };
+
+const std::string kHead = "values kept channels-last across steps: ";
+
+// The convolution whose own conversion `c` is, in the plan as planned (a convolution tuning kept NCHW may run
+// NHWC in it; its step changes only when the plan is applied); null for a value an elementwise step wrote NHWC.
+const Step* conversion_owner(const CompiledPlan& ps, const Planned& pl, const LayoutConversion& c) {
+  for (std::size_t i = 0; i < pl.view.size(); ++i) {
+    const LayoutStep& r = pl.view[i];
+    if (r.role == LayoutStep::Role::nhwc_conv && (c.to_nhwc ? r.conv_x == c.value : r.outputs.front() == c.value)) {
+      return &ps.steps[pl.kept[i]];
+    }
+  }
+  return nullptr;
+}
+
+// A tiled transpose generated for a value an elementwise step wrote NHWC, loaded, in its default layout.
+void generate_conversion(CompiledProgram& im, const LayoutConversion& c, const Step& neighbour, Step& s,
+                         ConversionLaunch& conversion) {
+  const Graph& g = im.graph;
+  const ValueId v = c.value;
+  if (c.to_nhwc) throw std::logic_error(g.value_name(v) + " is read NHWC by no convolution");
+  const Shape& shape = g.value_type(v).shape;
+  if (shape.size() != 4) throw std::logic_error(g.value_name(v) + " is kept NHWC but is not [N, C, H, W]");
+  // Named after the group of the step it serves: "fx_g_relu_y_to_nchw".
+  const std::string name = "fx_" + c_identifier(neighbour.group) + "_" + c_identifier(g.value_name(v)) + "_to_nchw";
+  GeneratedKernel k = generate_layout_transpose(g.value_type(v).dtype, shape[0], shape[2] * shape[3], shape[1], name);
+  conversion.loaded = im.load(k.source, k.name);
+  conversion.function = conversion.loaded.function();
+  k.alternatives.clear();
+  s.layout_choice = k.layout + ": the default layout (not timed)";
+  s.kernel = std::move(k);
+}
+
+// Which steps a conversion is for: those reading the value in the layout it converts to.
+std::vector<std::string> conversion_readers(const Graph& g, const CompiledPlan& ps, const Planned& pl,
+                                            const LayoutConversion& c) {
+  std::vector<std::string> readers;
+  for (std::size_t i = 0; i < pl.view.size(); ++i) {
+    const LayoutStep& r = pl.view[i];
+    if (std::find(r.inputs.begin(), r.inputs.end(), c.value) == r.inputs.end()) continue;
+    if (reads_nhwc(g, r, pl.layout.channels_last[i], c.value) == c.to_nhwc) readers.push_back(ps.steps[pl.kept[i]].kernel.name);
+  }
+  if (!c.to_nhwc && g.is_output(c.value)) readers.push_back("the graph output");
+  return readers;
+}
 
 // The step that converts `c.value`, reported in the group of `neighbour` (the step that wrote the value, for a
 // conversion back; the first reader, for one to NHWC). A channels-last convolution's own conversion (its x's to
@@ -63,52 +113,25 @@ Step conversion_step(CompiledProgram& im, PlanId p, const Planned& pl, const Lay
   const Graph& g = im.graph;
   const CompiledPlan& ps = im.plan(p);
   const ValueId v = c.value;
-  const CallPart part = c.to_nhwc ? CallPart::to_nhwc : CallPart::to_nchw;
   Step s;
   s.group = neighbour.group;
   s.group_predicted_ms = neighbour.group_predicted_ms;
   s.group_predicted_bytes = neighbour.group_predicted_bytes;
   ConversionLaunch conversion{c, {}, nullptr, nullptr};
-  // The convolution whose own conversion this is, in the plan as planned (a convolution tuning kept NCHW may
-  // run NHWC in it; its step changes only when the plan is applied).
-  const Step* owner = nullptr;
-  for (std::size_t i = 0; i < pl.view.size() && !owner; ++i) {
-    const LayoutStep& r = pl.view[i];
-    if (r.role == LayoutStep::Role::nhwc_conv && (c.to_nhwc ? r.conv_x == v : r.outputs.front() == v)) {
-      owner = &ps.steps[pl.kept[i]];
-    }
-  }
-  if (owner) {
+  if (const Step* owner = conversion_owner(ps, pl, c)) {
+    const CallPart part = c.to_nhwc ? CallPart::to_nhwc : CallPart::to_nchw;
     owner->call()->describe_conversion(part, s);
     conversion.owner = owner->library()->call;
     conversion.function = conversion.owner->conversion_function(part);
   } else {
-    if (c.to_nhwc) throw std::logic_error(g.value_name(v) + " is read NHWC by no convolution");
-    const Shape& shape = g.value_type(v).shape;
-    if (shape.size() != 4) throw std::logic_error(g.value_name(v) + " is kept NHWC but is not [N, C, H, W]");
-    // Named after the group of the step it serves: "fx_g_relu_y_to_nchw".
-    const std::string name = "fx_" + c_identifier(neighbour.group) + "_" + c_identifier(g.value_name(v)) + "_to_nchw";
-    GeneratedKernel k = generate_layout_transpose(g.value_type(v).dtype, shape[0], shape[2] * shape[3], shape[1], name);
-    conversion.loaded = im.load(k.source, k.name);
-    conversion.function = conversion.loaded.function();
-    k.alternatives.clear();
-    s.layout_choice = k.layout + ": the default layout (not timed)";
-    s.kernel = std::move(k);
+    generate_conversion(im, c, neighbour, s, conversion);
   }
   s.kernel.nodes = neighbour.kernel.nodes;
   s.kernel.inputs = c.to_nhwc ? std::vector<ValueId>{v} : std::vector<ValueId>{};
   s.kernel.outputs = c.to_nhwc ? std::vector<ValueId>{} : std::vector<ValueId>{v};
   s.kernel.bytes_moved = 2 * g.value_type(v).bytes();
-  // Which steps it is for: those reading the value in the layout it converts to.
-  std::vector<std::string> readers;
-  for (std::size_t i = 0; i < pl.view.size(); ++i) {
-    const LayoutStep& r = pl.view[i];
-    if (std::find(r.inputs.begin(), r.inputs.end(), v) == r.inputs.end()) continue;
-    if (reads_nhwc(g, r, pl.layout.channels_last[i], v) == c.to_nhwc) readers.push_back(ps.steps[pl.kept[i]].kernel.name);
-  }
-  if (!c.to_nhwc && g.is_output(v)) readers.push_back("the graph output");
   s.layout_choice = g.value_name(v) + (c.to_nhwc ? " converted NCHW -> NHWC" : " converted NHWC -> NCHW") + " for " +
-                    name_list(readers) + "; " + s.layout_choice;
+                    name_list(conversion_readers(g, ps, pl, c)) + "; " + s.layout_choice;
   s.action = std::move(conversion);
   return s;
 }
@@ -164,13 +187,10 @@ std::string kept_nhwc_note(std::size_t convs, const std::vector<std::string>& st
   return note;
 }
 
-void keep_plan_channels_last(CompiledProgram& im, PlanId p) {
-  const Graph& g = im.graph;
-  CompiledPlan& ps = im.plan(p);
-  if (ps.channels_last_planned) return;
-  const DropNchwChoices drop{ps};
+// The plan's steps as the layout rules see them (tuning's own conversions left out), with the convolutions
+// tuning kept NCHW weighed again against the plan with values kept NHWC (reweigh_nchw_convolutions).
+Planned plan_values(const Graph& g, const CompiledPlan& ps) {
   Planned pl;
-  std::size_t convs = 0;
   std::vector<NchwConvolution> nchw;
   for (std::size_t s = 0; s < ps.steps.size(); ++s) {
     const Step& st = ps.steps[s];
@@ -183,99 +203,128 @@ void keep_plan_channels_last(CompiledProgram& im, PlanId p) {
     }
     pl.kept.push_back(s);
     pl.view.push_back(view_of(g, st));
-    convs += is_nhwc_conv(st) ? 1 : 0;
+    pl.convs += is_nhwc_conv(st) ? 1 : 0;
   }
-  if (convs == 0) return;
+  if (pl.convs == 0) return pl;
   Reweighed rw = reweigh_nchw_convolutions(g, pl.view, nchw);
   pl.view = std::move(rw.steps);
   pl.layout = std::move(rw.plan);
-  convs += rw.nhwc.size();
+  pl.nhwc = std::move(rw.nhwc);
+  pl.convs += pl.nhwc.size();
+  return pl;
+}
+
+// Why the plan stays as tuning made it: nullopt to go on, "" with nothing to say, else its note.
+std::optional<std::string> why_not(const Graph& g, const Planned& pl) {
   const std::int64_t planned = pl.layout.bytes, around = pl.layout.bytes_around;
-  // One convolution between NCHW neighbours converts its own x and y either way: nothing to say.
-  if (planned == around && pl.layout.conversions.size() == 2 * convs) return;
-  const std::string head = "values kept channels-last across steps: ";
+  // No convolution runs NHWC; or one between NCHW neighbours converts its own x and y either way.
+  if (pl.convs == 0 || (planned == around && pl.layout.conversions.size() == 2 * pl.convs)) return "";
   if (!pl.layout.gains()) {
-    ps.notes.push_back(head + "no: it would convert " + format_bytes(static_cast<double>(planned)) + ", no less than the " +
-                       format_bytes(static_cast<double>(around)) + " of converting x and y around each convolution");
-    return;
+    return kHead + "no: it would convert " + format_bytes(static_cast<double>(planned)) + ", no less than the " +
+           format_bytes(static_cast<double>(around)) + " of converting x and y around each convolution";
   }
-  // The NHWC buffers are allocated here, after the run's memory check: they must fit beside everything else.
+  // The NHWC buffers are allocated after the run's memory check: they must fit beside everything else.
   std::int64_t needed = 0;
   for (ValueId v : pl.layout.nhwc_values) needed += g.value_type(v).bytes();
   std::size_t free_b = 0, total_b = 0;
   FX_CUDA_CALL(cudaMemGetInfo(&free_b, &total_b));
   if (static_cast<std::size_t>(needed) + kMemoryHeadroomBytes > free_b) {
-    ps.notes.push_back(head + "no: its NHWC copies of " + plural(pl.layout.nhwc_values.size(), "value") + " need " +
-                       format_bytes(static_cast<double>(needed)) + " and " + format_bytes(static_cast<double>(free_b)) +
-                       " is free");
-    return;
+    return kHead + "no: its NHWC copies of " + plural(pl.layout.nhwc_values.size(), "value") + " need " +
+           format_bytes(static_cast<double>(needed)) + " and " + format_bytes(static_cast<double>(free_b)) + " is free";
   }
+  return std::nullopt;
+}
 
-  // Everything that can throw (generating, loading, allocating, the texts) before the plan changes.
-  // A convolution made NHWC here launches its own conversions (where the plan has any) in their fastest layout.
-  for (const auto& [i, saved] : rw.nhwc) {
-    const LibraryLaunch& lib = *ps.steps[pl.kept[i]].library();
-    lib.call->install_conversion_layout(lib.nchw_choice->conversion_layout);
-  }
-  std::vector<Step> conversions = make_conversions(im, p, pl);
-  std::map<ValueId, contraction_detail::DeviceMemory> buffers;
-  std::vector<std::string> choices(pl.kept.size()), stepped, pooled, reweighed;
+// What the rewrite of a plan needs, all of it built before the plan changes (generating, loading, allocating
+// and the texts can throw; the rewrite itself only moves).
+struct Rewrite {
+  std::vector<Step> conversions;                                // in launch order (make_conversions)
+  std::map<ValueId, contraction_detail::DeviceMemory> buffers;  // the NHWC buffers
+  std::vector<std::string> choices;                             // per kept step: its new layout_choice, or ""
   std::vector<Variant> variants;  // for the nhwc_variant steps run channels-last, in step order
-  std::vector<Step> steps;
-  for (ValueId v : pl.layout.nhwc_values) {
-    buffers.emplace(v, contraction_detail::DeviceMemory(static_cast<std::size_t>(g.value_type(v).bytes())));
-  }
+  std::string note;
+};
+
+// The kernels run on NHWC data: a layout-free one as it is, one with a channels-last variant as that variant.
+void prepare_channels_last_steps(CompiledProgram& im, PlanId p, const Planned& pl, Rewrite& rw,
+                                 std::vector<std::string>& stepped, std::vector<std::string>& pooled) {
+  const CompiledPlan& ps = im.plan(p);
   for (std::size_t i = 0; i < pl.kept.size(); ++i) {
     if (!pl.layout.channels_last[i]) continue;
     const Step& st = ps.steps[pl.kept[i]];
     if (pl.view[i].role == LayoutStep::Role::nhwc_variant) {
-      Variant& v = variants.emplace_back();
-      v.kernel = generate_channels_last_variant(g, st.kernel);
+      Variant& v = rw.variants.emplace_back();
+      v.kernel = generate_channels_last_variant(im.graph, st.kernel);
       v.loaded = im.load(v.kernel.source, v.kernel.name);
-      choices[i] = v.kernel.layout + ": its channels-last variant, on the values kept NHWC";
+      rw.choices[i] = v.kernel.layout + ": its channels-last variant, on the values kept NHWC";
       pooled.push_back(st.kernel.name);
     } else {
-      choices[i] = (st.layout_choice.empty() ? st.kernel.layout : st.layout_choice) +
-                   "; on channels-last (NHWC) data: its values all have one shape, so the layout changes nothing";
+      rw.choices[i] = (st.layout_choice.empty() ? st.kernel.layout : st.layout_choice) +
+                      "; on channels-last (NHWC) data: its values all have one shape, so the layout changes nothing";
       stepped.push_back(st.kernel.name);
     }
   }
-  for (const auto& [i, saved] : rw.nhwc) {
+}
+
+// The convolutions tuning kept NCHW that run NHWC here, with their conversions (where the plan has any) in
+// their fastest layout.
+void prepare_reweighed(CompiledPlan& ps, const Planned& pl, Rewrite& rw, std::vector<std::string>& reweighed) {
+  for (const auto& [i, saved] : pl.nhwc) {
     const Step& st = ps.steps[pl.kept[i]];
     const LibraryLaunch::NchwChoice& t = *st.library()->nchw_choice;
+    st.library()->call->install_conversion_layout(t.conversion_layout);
     const double conversions_ms = saved - (t.nchw_ms - t.nhwc_alone_ms);  // > 0: the plan converts less
-    choices[i] = "NHWC, its values kept NHWC around it: the NHWC call alone " + ms_text(t.nhwc_alone_ms) +
-                 " against NCHW " + ms_text(t.nchw_ms) + ", the plan's conversions with it NHWC about " +
-                 ms_text(std::abs(conversions_ms)) + (conversions_ms >= 0 ? " less" : " more") + ", " +
-                 ms_text(saved) + " saved in all (tuning, x and y converted around it: " + st.layout_choice + ")";
+    rw.choices[i] = "NHWC, its values kept NHWC around it: the NHWC call alone " + ms_text(t.nhwc_alone_ms) +
+                    " against NCHW " + ms_text(t.nchw_ms) + ", the plan's conversions with it NHWC about " +
+                    ms_text(std::abs(conversions_ms)) + (conversions_ms >= 0 ? " less" : " more") + ", " +
+                    ms_text(saved) + " saved in all (tuning, x and y converted around it: " + st.layout_choice + ")";
     reweighed.push_back(st.kernel.name);
   }
-  steps.reserve(pl.kept.size() + conversions.size());
-  ps.notes.reserve(ps.notes.size() + 1);
-  const std::string note = head + kept_nhwc_note(convs, stepped, pooled, reweighed, pl.layout);
+}
 
-  // From here on nothing throws: moves, and the release of the convolutions' own scratch.
-  std::size_t next = 0;
+Rewrite prepare_rewrite(CompiledProgram& im, PlanId p, const Planned& pl) {
+  const Graph& g = im.graph;
+  Rewrite rw;
+  rw.choices.resize(pl.kept.size());
+  std::vector<std::string> stepped, pooled, reweighed;
+  prepare_reweighed(im.plan(p), pl, rw, reweighed);  // before the conversions: they take its installed layout
+  rw.conversions = make_conversions(im, p, pl);
+  for (ValueId v : pl.layout.nhwc_values) {
+    rw.buffers.emplace(v, contraction_detail::DeviceMemory(static_cast<std::size_t>(g.value_type(v).bytes())));
+  }
+  prepare_channels_last_steps(im, p, pl, rw, stepped, pooled);
+  rw.note = kHead + kept_nhwc_note(pl.convs, stepped, pooled, reweighed, pl.layout);
+  return rw;
+}
+
+// The rewrite: moves only, nothing throws. Steps in order with the conversions between them; the steps run on
+// NHWC data marked (and a variant's kernel installed); the convolutions made NHWC by reweighing switched; the NHWC
+// buffers given to the memory plan.
+void apply_rewrite(CompiledProgram& im, PlanId p, const Planned& pl, Rewrite rw) {
+  CompiledPlan& ps = im.plan(p);
+  std::vector<Step> steps;
+  steps.reserve(pl.kept.size() + rw.conversions.size());
+  ps.notes.reserve(ps.notes.size() + 1);
+  std::size_t next = 0, next_variant = 0;
   auto emit_conversions_before = [&](std::size_t position) {
-    for (; next < conversions.size() && pl.layout.conversions[next].position == position; ++next) {
-      steps.push_back(std::move(conversions[next]));
+    for (; next < rw.conversions.size() && pl.layout.conversions[next].position == position; ++next) {
+      steps.push_back(std::move(rw.conversions[next]));
     }
   };
-  std::size_t next_variant = 0;
   for (std::size_t i = 0; i < pl.kept.size(); ++i) {
     emit_conversions_before(i);
     Step& st = ps.steps[pl.kept[i]];
     if (pl.view[i].role == LayoutStep::Role::nhwc_conv && !is_nhwc_conv(st)) {  // made NHWC by reweighing
       st.library()->part = CallPart::conv_nhwc;
-      st.layout_choice = std::move(choices[i]);
+      st.layout_choice = std::move(rw.choices[i]);
       st.library()->nchw_choice.reset();
     }
     if (pl.layout.channels_last[i]) {
       GeneratedLaunch& generated = *st.generated();  // layout_free and nhwc_variant steps are generated
       generated.channels_last = true;
-      st.layout_choice = std::move(choices[i]);
+      st.layout_choice = std::move(rw.choices[i]);
       if (pl.view[i].role == LayoutStep::Role::nhwc_variant) {
-        Variant& v = variants[next_variant++];
+        Variant& v = rw.variants[next_variant++];
         st.kernel = std::move(v.kernel);
         generated.loaded = std::move(v.loaded);  // the NCHW kernel, not launched again, is unloaded
       }
@@ -284,14 +333,27 @@ void keep_plan_channels_last(CompiledProgram& im, PlanId p) {
   }
   emit_conversions_before(pl.kept.size());
   ps.steps = std::move(steps);
-  im.memory.set_nhwc_buffers(p, std::move(buffers));
+  im.memory.set_nhwc_buffers(p, std::move(rw.buffers));
   ps.channels_last_planned = true;
   for (Step& st : ps.steps) {
     if (is_nhwc_conv(st)) st.call()->use_plan_nhwc_buffers();
   }
   // The per-convolution notes of tuning ("runs channels-last, as 3 launches") no longer hold.
   std::erase_if(ps.notes, [](const std::string& n) { return n.find(" runs channels-last, as 3 launches: ") != std::string::npos; });
-  ps.notes.push_back(std::move(note));
+  ps.notes.push_back(std::move(rw.note));
+}
+
+// One plan: decided (plan_values, why_not), then prepared and applied. A plan already done is not done again.
+void keep_plan_channels_last(CompiledProgram& im, PlanId p) {
+  CompiledPlan& ps = im.plan(p);
+  if (ps.channels_last_planned) return;
+  const DropNchwChoices drop{ps};
+  const Planned pl = plan_values(im.graph, ps);
+  if (const auto note = why_not(im.graph, pl)) {
+    if (!note->empty()) ps.notes.push_back(*note);
+    return;
+  }
+  apply_rewrite(im, p, pl, prepare_rewrite(im, p, pl));
 }
 
 }  // namespace

@@ -24,70 +24,99 @@ bool is_layout_free(const Graph& g, KernelKind kind, std::span<const NodeId> nod
   return std::all_of(inputs.begin(), inputs.end(), same) && std::all_of(outputs.begin(), outputs.end(), same);
 }
 
-ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> steps) {
+namespace {
+
+// Where the values live as the steps run: those written NHWC, each value's writer, and its first NHWC reader.
+struct ValuePlaces {
+  std::set<ValueId> written_nhwc;
+  std::map<ValueId, std::size_t> producer, first_nhwc_reader;
+};
+
+// Whether a layout_free or nhwc_variant step runs NHWC: one of its inputs is written NHWC and every other is
+// either that or read NHWC by a convolution anyway (`conv_x`), so running it NHWC adds no conversion of its inputs.
+bool runs_nhwc(const Graph& g, const LayoutStep& s, const std::set<ValueId>& written_nhwc,
+               const std::set<ValueId>& conv_x) {
+  bool any = false;
+  for (ValueId v : s.inputs) {
+    if (has_one_layout(g, v)) continue;
+    if (written_nhwc.count(v)) {
+      any = true;
+    } else if (!conv_x.count(v)) {
+      return false;
+    }
+  }
+  return any;
+}
+
+// Walks the steps in order, marking those run NHWC (`channels_last`) and where each value is written and read.
+ValuePlaces place_values(const Graph& g, std::span<const LayoutStep> steps, std::vector<bool>& channels_last) {
   using Role = LayoutStep::Role;
-  ChannelsLastPlan plan;
-  plan.channels_last.assign(steps.size(), false);
   std::set<ValueId> conv_x;  // read NHWC by a convolution: converted anyway if not written NHWC
   for (const LayoutStep& s : steps) {
     if (s.role == Role::nhwc_conv) conv_x.insert(s.conv_x);
   }
-  std::set<ValueId> written_nhwc;
-  std::map<ValueId, std::size_t> producer, first_nhwc_reader;
-  auto read_nhwc = [&](ValueId v, std::size_t i) { first_nhwc_reader.emplace(v, i); };
+  ValuePlaces at;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const LayoutStep& s = steps[i];
-    for (ValueId v : s.outputs) producer.emplace(v, i);
+    for (ValueId v : s.outputs) at.producer.emplace(v, i);
     if (s.role == Role::nhwc_conv) {
-      read_nhwc(s.conv_x, i);
-      written_nhwc.insert(s.outputs.begin(), s.outputs.end());
-    } else if (s.role == Role::layout_free || s.role == Role::nhwc_variant) {
-      bool any = false, all = true;
-      for (ValueId v : s.inputs) {
-        if (has_one_layout(g, v)) continue;
-        if (written_nhwc.count(v)) {
-          any = true;
-        } else if (!conv_x.count(v)) {
-          all = false;
-        }
-      }
-      if (!any || !all) continue;
-      plan.channels_last[i] = true;
-      for (ValueId v : s.inputs) {
-        if (!has_one_layout(g, v)) read_nhwc(v, i);
-      }
-      for (ValueId v : s.outputs) {
-        if (!has_one_layout(g, v)) written_nhwc.insert(v);
-      }
+      at.first_nhwc_reader.emplace(s.conv_x, i);
+      at.written_nhwc.insert(s.outputs.begin(), s.outputs.end());
+      continue;
+    }
+    if ((s.role != Role::layout_free && s.role != Role::nhwc_variant) || !runs_nhwc(g, s, at.written_nhwc, conv_x)) {
+      continue;
+    }
+    channels_last[i] = true;
+    for (ValueId v : s.inputs) {
+      if (!has_one_layout(g, v)) at.first_nhwc_reader.emplace(v, i);
+    }
+    for (ValueId v : s.outputs) {
+      if (!has_one_layout(g, v)) at.written_nhwc.insert(v);
     }
   }
-  // Values read in NCHW: graph outputs, what nchw steps read, a convolution's weights and biases, and the scalars
-  // of a step run NHWC (they have one layout).
+  return at;
+}
+
+// A value written NHWC and read NCHW (graph outputs, what nchw steps read, a convolution's weights and biases, the
+// scalars of a step run NHWC) converted right after its writer; one written NCHW and read NHWC, before its first
+// such reader. In launch order: by position; at one position a conversion back (of the step just before) first.
+std::vector<LayoutConversion> conversions(const Graph& g, std::span<const LayoutStep> steps,
+                                          const std::vector<bool>& channels_last, const ValuePlaces& at) {
   std::set<ValueId> read_nchw(g.outputs().begin(), g.outputs().end());
   for (std::size_t i = 0; i < steps.size(); ++i) {
-    const LayoutStep& s = steps[i];
-    for (ValueId v : s.inputs) {
-      if (!reads_nhwc(g, s, plan.channels_last[i], v)) read_nchw.insert(v);
+    for (ValueId v : steps[i].inputs) {
+      if (!reads_nhwc(g, steps[i], channels_last[i], v)) read_nchw.insert(v);
     }
   }
-  for (ValueId v : written_nhwc) {
-    if (read_nchw.count(v)) plan.conversions.push_back({v, false, producer.at(v) + 1});
+  std::vector<LayoutConversion> out;
+  for (ValueId v : at.written_nhwc) {
+    if (read_nchw.count(v)) out.push_back({v, false, at.producer.at(v) + 1});
   }
-  for (const auto& [v, reader] : first_nhwc_reader) {
-    if (!written_nhwc.count(v)) plan.conversions.push_back({v, true, reader});
+  for (const auto& [v, reader] : at.first_nhwc_reader) {
+    if (!at.written_nhwc.count(v)) out.push_back({v, true, reader});
   }
-  // Launch order: by position; at one position a conversion back (of the step just before) first.
-  std::stable_sort(plan.conversions.begin(), plan.conversions.end(), [](const LayoutConversion& a, const LayoutConversion& b) {
+  std::stable_sort(out.begin(), out.end(), [](const LayoutConversion& a, const LayoutConversion& b) {
     return std::tie(a.position, a.to_nhwc) < std::tie(b.position, b.to_nhwc);
   });
+  return out;
+}
+
+}  // namespace
+
+ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> steps) {
+  ChannelsLastPlan plan;
+  plan.channels_last.assign(steps.size(), false);
+  const ValuePlaces at = place_values(g, steps, plan.channels_last);
+  plan.conversions = conversions(g, steps, plan.channels_last, at);
   for (const LayoutConversion& c : plan.conversions) plan.bytes += 2 * g.value_type(c.value).bytes();
   for (const LayoutStep& s : steps) {
-    if (s.role != Role::nhwc_conv) continue;
+    if (s.role != LayoutStep::Role::nhwc_conv) continue;
     plan.bytes_around += 2 * g.value_type(s.conv_x).bytes();
     for (ValueId v : s.outputs) plan.bytes_around += 2 * g.value_type(v).bytes();
   }
-  std::set<ValueId> nhwc(written_nhwc);
-  for (const auto& [v, reader] : first_nhwc_reader) nhwc.insert(v);
+  std::set<ValueId> nhwc(at.written_nhwc);
+  for (const auto& [v, reader] : at.first_nhwc_reader) nhwc.insert(v);
   plan.nhwc_values.assign(nhwc.begin(), nhwc.end());
   return plan;
 }

@@ -150,9 +150,10 @@ struct Step : StepInfo {
 };
 
 // One plan compiled: its steps in launch order, and the notes that say why a group runs as more than one step.
-// Steps are fixed by compilation (Executor's constructor); only the tuning passes (tune_layouts,
-// keep_channels_last) change them afterwards, before the verification, and a step they add writes values that
-// already have a buffer in the memory plan, or NHWC buffers of their own.
+// Steps are fixed by compilation (Executor's constructor); only the tuning passes change them afterwards, before
+// the verification, each in one place: apply_step_tuning (step_tuning.h) for tune_layouts' decisions, and
+// apply_rewrite (channels_last.cpp) for keep_channels_last's. A step they add writes values that already have a
+// buffer in the memory plan, or NHWC buffers of their own.
 struct CompiledPlan {
   std::string name;  // plan_name(PlanId)
   std::vector<Step> steps;

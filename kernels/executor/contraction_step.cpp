@@ -417,7 +417,10 @@ void prepare_library_steps(CompiledProgram& im) {
   for_each_library_step(im, [&](LibraryStep& step) {
     // Handles and workspaces are made here, not at the first launch, which may be inside a timed window.
     ContractionRuntime& rt = *im.contraction;
-    if (step.call().kind == LibraryCallKind::conv2d && !rt.conv) rt.conv = std::make_unique<Conv2d>();
+    if (step.call().kind == LibraryCallKind::conv2d && !rt.conv) {
+      rt.conv = std::make_unique<Conv2d>();
+      rt.conv->set_tuning_cache(im.tuning.get(), !im.options.retune);
+    }
     if (step.call().kind != LibraryCallKind::conv2d && !rt.matmul) {
       rt.matmul = std::make_unique<Matmul>();
       rt.matmul->set_tuning_cache(im.tuning.get(), !im.options.retune);

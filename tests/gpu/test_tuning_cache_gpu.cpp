@@ -1,5 +1,6 @@
 // The persistent tuning cache in the executor: a second run on the same GPU takes every choice the first one
-// timed from the cache (generated kernels' layouts, cuBLASLt searches and their finalists), verifies the same
+// timed from the cache (generated kernels' layouts, cuBLASLt searches and their finalists, cuDNN's engines,
+// convolutions' NCHW/NHWC ways, horizontal GEMMs' one call or parts), verifies the same
 // and says so per kernel; --retune times everything again. Skips with a message where no CUDA device exists.
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -73,8 +74,23 @@ TEST_P(TuningCacheGpu, ASecondRunReusesEveryChoiceAndRetuneTimesThemAgain) {
   EXPECT_EQ(second.reused_steps, first.tuned_steps) << paths(second);
   EXPECT_GT(reused_kernels(second), 0) << paths(second);
   EXPECT_NE(paths(second).find("reused from the tuning cache"), std::string::npos) << paths(second);
-  // The same choices: every kernel runs in the same layout or configuration as the first run kept.
+  // The same choices: every kernel runs in the same layout or configuration as the first run kept, and each
+  // one whose choice the first run timed (a layout, a convolution's NCHW/NHWC way, a horizontal GEMM's one call
+  // or parts) says it was reused.
   ASSERT_EQ(second.fused.kernels.size(), first.fused.kernels.size());
+  for (const auto& [a, b] : {std::pair{&first.unfused, &second.unfused}, std::pair{&first.fused, &second.fused}}) {
+    ASSERT_EQ(a->kernels.size(), b->kernels.size()) << paths(second);
+    for (std::size_t i = 0; i < a->kernels.size(); ++i) {
+      EXPECT_EQ(a->kernels[i].name, b->kernels[i].name);
+      const bool tuned = a->kernels[i].path.find("timed here") != std::string::npos;
+      const bool engine_searched = a->kernels[i].path.find("configurations timed (") != std::string::npos;  // cuDNN's
+      if (!tuned && !engine_searched) continue;
+      EXPECT_NE(b->kernels[i].path.find("reused from the tuning cache"), std::string::npos) << b->kernels[i].path;
+      if (tuned) {
+        EXPECT_FALSE(b->kernels[i].tuned_at.empty()) << b->kernels[i].name;
+      }
+    }
+  }
 
   const RunReport again = run_with_cache(g, cache, /*retune=*/true);
   EXPECT_TRUE(again.verified);
@@ -84,9 +100,12 @@ TEST_P(TuningCacheGpu, ASecondRunReusesEveryChoiceAndRetuneTimesThemAgain) {
   fs::remove_all(cache);
 }
 
-// A generated elementwise chain (layouts), an f32 MLP (a cuBLASLt search and its finalists in the plan) and a
-// bf16 one.
-INSTANTIATE_TEST_SUITE_P(Samples, TuningCacheGpu, ::testing::Values("relu_mul_add", "mlp_relu_f32", "mlp_relu_small_bf16"));
+// A generated elementwise chain (layouts), an f32 MLP (a cuBLASLt search and its finalists in the plan), a bf16
+// one, a convolution (its NCHW call against its NHWC way) and three projections of one x (a horizontal GEMM's
+// one strided-batched call against its parts).
+INSTANTIATE_TEST_SUITE_P(Samples, TuningCacheGpu,
+                         ::testing::Values("relu_mul_add", "mlp_relu_f32", "mlp_relu_small_bf16", "conv_bn_relu",
+                                           "qkv_bf16"));
 
 }  // namespace
 }  // namespace fx::gpu

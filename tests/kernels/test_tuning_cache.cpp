@@ -10,30 +10,12 @@
 
 #include "core/graph/graph_io.h"
 #include "kernels/tuning/tuning_cache.h"
+#include "tests/kernels/tuning_test_support.h"
 
 namespace fx::gpu {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char name[] = "/tmp/fx-tuning-XXXXXX";
-    path = ::mkdtemp(name);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
-    for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec))
-      if (it->is_directory()) fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path, ec);
-  }
-};
-
-TuningEnvironment h100() {
-  return {"NVIDIA H100 80GB HBM3", "GPU-1234", 90, 85'000'000'000, "driver 580.159, CUDA 13.0, NVRTC 13.0"};
-}
 
 const TuningKey kLayout{"layout", "fx_g0_y source 9c1e0f3a22d1b7e4, layouts 1 2 4"};
 const nlohmann::json kChoice = {{"layout", 2}, {"times_ms", {0.031, 0.027, 0.029}}};
