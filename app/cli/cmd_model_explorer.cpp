@@ -34,7 +34,9 @@ int model_explorer(const std::vector<std::string>& argv, std::ostream& out, std:
   if (const auto report = args.value("--report")) {
     auto text = read_input(*report, LoadLimits{}.max_file_bytes);
     if (!text) return report_errors(err, *report, format_diagnostics(text.errors(), display_name(*report)));
-    auto m = measurements_from_run_report(*text);
+    auto run = read_run_report(*text);
+    if (!run) return report_errors(err, *report, format_diagnostics(run.errors(), display_name(*report)));
+    auto m = measurements_from_run_report(*run);
     if (!m) return report_errors(err, *report, format_diagnostics(m.errors(), display_name(*report)));
     measured = std::move(*m);
   }

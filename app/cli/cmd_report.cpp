@@ -11,13 +11,15 @@
 namespace fx::cli {
 namespace {
 
-std::optional<RunSummary> read_run(const std::string& path, std::ostream& err) {
+// A completed run: a report of a GPU fault holds no measurements.
+std::optional<RunReport> read_run(const std::string& path, std::ostream& err) {
   auto text = read_input(path, LoadLimits{}.max_file_bytes);
   if (!text) {
     err << format_diagnostics(text.errors(), display_name(path));
     return std::nullopt;
   }
-  auto run = read_run_summary(*text);
+  auto run = read_run_report(*text);
+  if (run && !run->completed()) run = Diagnostic{"/status", "the run stopped at a GPU fault: the report holds no measurements"};
   if (!run) {
     err << format_diagnostics(run.errors(), display_name(path));
     return std::nullopt;
@@ -27,11 +29,11 @@ std::optional<RunSummary> read_run(const std::string& path, std::ostream& err) {
 
 // --device, else the preset of the GPU the run report measured on (so predictions and measurements agree on
 // the device), else the default.
-std::optional<DeviceDescription> report_device(const Args& args, const std::optional<RunSummary>& run,
+std::optional<DeviceDescription> report_device(const Args& args, const std::optional<RunReport>& run,
                                                std::ostream& err) {
   std::string name = DeviceDescription::default_device().name;
   if (auto d = args.value("--device")) name = *d;
-  else if (run) name = default_device_for(run->gpu);
+  else if (run && run->device) name = default_device_for(run->device->name);
   auto device = resolve_device_input(name);
   if (!device) {
     err << format_diagnostics(device.errors(), name);
@@ -47,7 +49,7 @@ int report(const std::vector<std::string>& argv, std::ostream& out, std::ostream
         << "\n";
     return kBadInput;
   }
-  std::optional<RunSummary> run;
+  std::optional<RunReport> run;
   if (auto path = args.value("--run")) {
     run = read_run(*path, err);
     if (!run) return kBadInput;

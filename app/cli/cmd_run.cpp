@@ -76,7 +76,7 @@ const char* kHelp =
     "\"gpu_fault\" with no measurements; docs/reliability.md).\n";
 
 #ifdef FX_HAVE_CUDA
-void print_plan(std::ostream& os, const gpu::PlanReport& p) {
+void print_plan(std::ostream& os, const PlanReport& p) {
   os << p.name << " plan: " << p.kernels.size() << " kernels, " << std::fixed << std::setprecision(4) << p.total_ms
      << " ms (median; min " << p.min_ms << ", max " << p.max_ms << ")";
   if (p.kernels.size() > 1) os << ", " << p.stepped_ms << " ms with an event after each step";
@@ -181,16 +181,16 @@ bool read_run_options(const Args& args, gpu::RunOptions& opt, std::ostream& out,
   return true;
 }
 
-void print_checks(std::ostream& human, const gpu::RunReport& rep) {
-  print_plan(human, rep.unfused);
-  print_plan(human, rep.fused);
+// The timing's rounds, tuning and buffers, where the options changed them, and the clocks the timing ran at.
+void print_timing(std::ostream& human, const RunReport& rep) {
+  const RunTiming& t = rep.timing;
   // A timing asked for in milliseconds: the rounds it came to.
-  if (rep.round_ms > 0 || rep.protocol.rest_ms > 0) {
-    human << "timing: " << rep.repeat << " rounds of both plans after " << rep.warmup << " warm-up rounds";
-    if (rep.round_ms > 0) human << " (a round " << std::setprecision(3) << rep.round_ms << " ms, flush included)";
-    if (rep.protocol.rest_ms > 0) {
+  if (t.round_ms || t.rest_ms) {
+    human << "timing: " << t.repeat << " rounds of both plans after " << t.warmup << " warm-up rounds";
+    if (t.round_ms) human << " (a round " << std::setprecision(3) << *t.round_ms << " ms, flush included)";
+    if (t.rest_ms) {
       char rested[32];
-      std::snprintf(rested, sizeof rested, "%g", rep.protocol.rest_ms);  // "1000", not 1e+03
+      std::snprintf(rested, sizeof rested, "%g", *t.rest_ms);  // "1000", not 1e+03
       human << "; the GPU rested " << rested << " ms before";
     }
     human << "\n";
@@ -200,17 +200,24 @@ void print_checks(std::ostream& human, const gpu::RunReport& rep) {
           << " reused from the tuning cache (" << rep.tuning_cache << ")\n";
   }
   for (const std::string& w : rep.tuning_warnings) human << "warning: " << w << "\n";
-  if (rep.protocol.placement) {
-    human << "buffers: placement " << rep.protocol.placement << ", gaps of " << (rep.placement_gaps >> 20)
+  if (t.placement) {
+    human << "buffers: placement " << t.placement << ", gaps of " << (t.placement_gap_bytes >> 20)
           << " MiB in all before the inputs and the steps' outputs\n";
   }
   // The clocks the timing ran at (NVML): a compute-bound plan's time holds only at them.
-  if (rep.clocks.samples) {
-    human << "GPU while timing: " << gpu::describe_clock_span(rep.clocks) << "\n";
-    if (rep.graph_clocks.samples) human << "GPU while timing the CUDA graphs: " << gpu::describe_clock_span(rep.graph_clocks) << "\n";
-  } else if (!rep.clocks_note.empty()) {
-    human << rep.clocks_note << "\n";
+  if (t.gpu_clocks && t.gpu_clocks->samples) {
+    human << "GPU while timing: " << t.gpu_clocks->summary << "\n";
+    if (t.graph_gpu_clocks && t.graph_gpu_clocks->samples)
+      human << "GPU while timing the CUDA graphs: " << t.graph_gpu_clocks->summary << "\n";
+  } else if (t.gpu_clocks && !t.gpu_clocks->note.empty()) {
+    human << t.gpu_clocks->note << "\n";
   }
+}
+
+void print_checks(std::ostream& human, const RunReport& rep) {
+  print_plan(human, rep.unfused);
+  print_plan(human, rep.fused);
+  print_timing(human, rep);
   human << "speedup " << std::setprecision(2) << rep.speedup << "x; verification "
         << (rep.verified ? "passed" : "FAILED") << "\n";
   for (const auto& c : rep.checks) {
@@ -227,7 +234,7 @@ void print_checks(std::ostream& human, const gpu::RunReport& rep) {
 }
 
 struct Measured {
-  gpu::RunReport report;
+  RunReport report;
   gpu::ProfileMeasurements profile;
 };
 
@@ -255,7 +262,7 @@ Measured execute(const Graph& g, const LoadedPlans& plans, gpu::RunOptions opt, 
 // The text report, the exports and the JSON of a run that completed.
 int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo& dev, const Measured& m,
                StageClock& clock, std::ostream& human, std::ostream& err) {
-  const gpu::RunReport& rep = m.report;
+  RunReport rep = m.report;
   clock.enter("report");
   print_checks(human, rep);
   std::string peak_note;
@@ -263,18 +270,18 @@ int report_run(const Args& args, const LoadedPlans& plans, const gpu::DeviceInfo
   gpu::ProfileSummary summary = gpu::summarize_profile(rep, m.profile, plans.unfused, plans.fused, peak, dev.l2_bytes);
   if (!peak_note.empty()) summary.notes.push_back(peak_note);
   print_profile(human, summary);
-  if (!write_timing_exports(m.profile, rep.clocks, args.value("--csv"), args.value("--trace"), err)) return kFailed;
+  if (!write_timing_exports(m.profile, clock_points(rep), args.value("--csv"), args.value("--trace"), err)) return kFailed;
   human << "wall time: " << clock.summary() << "\n";
   if (auto file = args.value("--json")) {
-    auto j = gpu::report_to_json(rep);
-    for (const auto& [stage, seconds] : clock.seconds()) j["stages_s"][stage] = seconds;
-    gpu::add_profile_to_json(j, summary);
-    j["graph"] = plans.engine->graph().name();
+    rep.stages_s = clock.seconds();
+    gpu::add_profile(rep, summary);
+    rep.graph = plans.engine->graph().name();
     // What the GUI checks a report against before painting its numbers on the open graph and plan.
-    j["graph_hash"] = graph_content_hash(plans.engine->graph());
-    j["plan_hash"] = plan_content_hash(plans.engine->graph(), plans.fused);
-    j["fusion"] = nlohmann::json::parse(plans.engine->save_fused_graph())["fusion"];
-    j["plan_source"] = plans.how;
+    rep.graph_hash = graph_content_hash(plans.engine->graph());
+    rep.plan_hash = plan_content_hash(plans.engine->graph(), plans.fused);
+    rep.fusion = nlohmann::json::parse(plans.engine->save_fused_graph())["fusion"];
+    rep.plan_source = plans.how;
+    const auto j = to_json(rep);
     if (auto w = write_output(*file, j.dump(2) + "\n", std::cout); !w) {
       err << "fusion-cli run: cannot write the report: " << format_diagnostics(w.errors(), *file);
       return kFailed;

@@ -16,7 +16,7 @@ int end_run_with_fault(const gpu::GpuFault& fault, const std::optional<gpu::Devi
   err << "fusion-cli run: " << fault.summary() << "; the CUDA context is unusable, the run stopped (exit code "
       << kGpuFault << ")\n";
   if (!target.json_file) return kGpuFault;
-  const auto j = gpu::fault_report_to_json(fault, device, target.graph, target.plan_source);
+  const auto j = to_json(gpu::fault_report(fault, device, target.graph, target.plan_source));
   if (auto written = write_output(*target.json_file, j.dump(2) + "\n", std::cout); !written) {
     err << "fusion-cli run: cannot write the fault report: " << format_diagnostics(written.errors(), *target.json_file);
   }

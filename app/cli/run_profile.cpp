@@ -99,19 +99,7 @@ void print_profile(std::ostream& os, const gpu::ProfileSummary& s) {
      << ", " << ratio_text(s.predicted_reduction) << " predicted\n";
 }
 
-namespace {
-
-std::vector<ClockPoint> clock_points(const gpu::ClockSpan& clocks) {
-  std::vector<ClockPoint> points;
-  for (const auto& [ms, s] : clocks.timeline) {
-    points.push_back({ms, static_cast<double>(s.sm_mhz), s.power_w, static_cast<double>(s.temperature_c)});
-  }
-  return points;
-}
-
-}  // namespace
-
-bool write_timing_exports(const gpu::ProfileMeasurements& measured, const gpu::ClockSpan& clocks,
+bool write_timing_exports(const gpu::ProfileMeasurements& measured, const std::vector<ClockPoint>& clocks,
                           const std::optional<std::string>& csv, const std::optional<std::string>& trace,
                           std::ostream& err) {
   std::vector<KernelTimingRow> rows = measured.plans[0].rows;
@@ -119,7 +107,7 @@ bool write_timing_exports(const gpu::ProfileMeasurements& measured, const gpu::C
   bool ok = true;
   if (csv) ok = write_file(*csv, timings_to_csv(rows), "kernel timings CSV", err) && ok;
   // The kernels come from the timing pass, the NVML samples from the timing rounds before it: its own process.
-  const std::string text = timings_to_chrome_trace(rows, clock_tracks(clock_points(clocks)), kClockTrackProcess);
+  const std::string text = timings_to_chrome_trace(rows, clock_tracks(clocks), kClockTrackProcess);
   if (trace) ok = write_file(*trace, text, "Chrome trace", err) && ok;
   return ok;
 }

@@ -21,9 +21,9 @@ DeviceDescription peak_device_for(const std::string& gpu_name, std::string& note
 void print_profile(std::ostream& os, const gpu::ProfileSummary& summary);
 
 // Kernel timings of both plans as CSV and as a Chrome trace (core/export/timings_export.h), the trace with the
-// NVML samples of `clocks` as counter tracks; either path may be absent ("-": stdout). False after a message on
-// `err` when a file cannot be written.
-bool write_timing_exports(const gpu::ProfileMeasurements& measured, const gpu::ClockSpan& clocks,
+// NVML samples `clocks` (the report's, core/export/timings_export.h) as counter tracks; either path may be absent
+// ("-": stdout). False after a message on `err` when a file cannot be written.
+bool write_timing_exports(const gpu::ProfileMeasurements& measured, const std::vector<ClockPoint>& clocks,
                           const std::optional<std::string>& csv, const std::optional<std::string>& trace,
                           std::ostream& err);
 

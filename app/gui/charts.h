@@ -22,7 +22,7 @@ class KernelBarChart : public QWidget {
   void paintEvent(QPaintEvent* event) override;
 
  private:
-  double value(const KernelRun& k) const;
+  double value(const KernelReport& k) const;
   Metric metric_;
   std::optional<RunReport> report_;
 };
@@ -46,7 +46,9 @@ class RooflineChart : public QWidget {
   void paintEvent(QPaintEvent* event) override;
 
  private:
+  void draw_roofs(QPainter& p, const QRect& area) const;
   std::optional<RunReport> report_;
+  Roofs roofs_;
 };
 
 }  // namespace fx::app

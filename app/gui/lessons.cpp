@@ -28,7 +28,7 @@ void attach_run(OpenedLesson& out, const QString& lesson_path, const Graph& grap
     out.run_note = QObject::tr("The bundled run report %1 is missing.").arg(path);
     return;
   }
-  auto report = read_run_summary(bytes->toStdString());
+  auto report = read_run_report(bytes->toStdString());
   if (!report) {
     out.run_note = QObject::tr("The bundled run report %1 does not read: %2")
                        .arg(path, qs(format_diagnostics(report.errors())));

@@ -155,10 +155,8 @@ QString MainWindow::export_report(const QString& path) {
   const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
   // The measurements: the report the Measurements panel shows, else the run bundled with the open lesson; either
   // only where it measured this graph.
-  std::optional<RunSummary> run;
-  if (!run_->report_json().isEmpty())
-    if (auto r = read_run_summary(run_->report_json().toStdString()); r && run_mismatch(*r, engine.graph()).empty())
-      run = std::move(*r);
+  std::optional<RunReport> run;
+  if (run_->report() && run_mismatch(*run_->report(), engine.graph()).empty()) run = run_->report();
   if (!run && lesson_ && lesson_->lesson() && lesson_->lesson()->run &&
       lesson_->lesson()->lesson.graph == engine.graph().name())
     run = lesson_->lesson()->run->report;

@@ -9,6 +9,8 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QProgressBar>
@@ -31,6 +33,9 @@ constexpr const char* kProbeGraph = R"({"format": "fusion-explorer/graph", "vers
   "nodes": [{"name": "y", "op": "relu", "inputs": ["x"]}], "outputs": ["y"]})";
 
 constexpr int kCheckColumn = 8;  // "Check": measured against predicted, per group
+
+// A report carries the plan it measured (its fusion section), which "Load the measured plan" opens.
+bool has_fusion(const RunReport& r) { return r.fusion.is_object() && !r.fusion.empty(); }
 
 QString opt(const std::optional<double>& v, double scale, int decimals) {
   return v ? QString::number(*v * scale, 'f', decimals) : QStringLiteral("–");
@@ -104,7 +109,8 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
     if (!path.isEmpty()) open_report(path);
   });
   connect(load_plan_, &QPushButton::clicked, this, [this] {
-    if (report_ && !report_->fusion.isEmpty()) emit load_plan_requested(report_->fusion);
+    if (report_ && has_fusion(*report_))
+      emit load_plan_requested(QJsonDocument::fromJson(QByteArray::fromStdString(report_->fusion.dump())).object());
   });
   connect(runner_, &ChildRunner::line, this, [this](const QString& line) {
     if (auto p = parse_progress_line(line)) {
@@ -215,9 +221,9 @@ void RunPanel::on_finished(const ChildResult& r) {
 // was measured.
 void RunPanel::on_gpu_fault(const ChildResult& r) {
   QFile file(report_path_);
-  const std::optional<RunFault> fault = file.open(QIODevice::ReadOnly) ? parse_run_fault(file.readAll()) : std::nullopt;
+  const std::optional<RunReport> report = file.open(QIODevice::ReadOnly) ? read_report(file.readAll(), nullptr) : std::nullopt;
   set_report(std::nullopt);
-  const QString message = fault ? fault->describe()
+  const QString message = report && report->fault ? describe_fault(*report->fault)
                                 : tr("The GPU run stopped on a GPU fault (exit code %1) without a fault report.\n%2")
                                       .arg(kCliGpuFaultExit)
                                       .arg(r.std_err.trimmed().right(1200));
@@ -230,18 +236,12 @@ bool RunPanel::open_report(const QString& path) {
   QFile file(path);
   QString error;
   std::optional<RunReport> report;
-  QByteArray report_json;
-  if (!file.open(QIODevice::ReadOnly)) {
-    error = file.errorString();
-  } else {
-    const QByteArray json = file.readAll();
-    if (const auto fault = parse_run_fault(json)) {  // a run that faulted measured nothing
-      set_report(std::nullopt);
-      status_->setText(fault->describe());
-      return false;
-    }
-    report = parse_run_report(json, &error);
-    if (report) report_json = json;
+  if (!file.open(QIODevice::ReadOnly)) error = file.errorString();
+  else report = read_report(file.readAll(), &error);
+  if (report && report->fault) {  // a run that faulted measured nothing
+    set_report(std::nullopt);
+    status_->setText(describe_fault(*report->fault));
+    return false;
   }
   if (!report) {
     status_->setText(tr("Cannot read the run report %1: %2").arg(path, error));
@@ -254,14 +254,14 @@ bool RunPanel::open_report(const QString& path) {
     return false;
   }
   set_report(std::move(report));
-  report_json_ = report_json;
-  QString status = tr("Report: %1 on %2").arg(report_->graph, report_->device);
+  QString status = tr("Report: %1 on %2").arg(QString::fromStdString(report_->graph), device_name(*report_));
   if (!check_.message.isEmpty()) status += QLatin1Char('\n') + check_.message;
-  if (!report_->timing.isEmpty()) status += QLatin1Char('\n') + tr("Timing: %1").arg(report_->timing);
-  if (!report_->clocks.isEmpty()) {
-    status += QLatin1Char('\n') + tr("GPU while timing: %1").arg(report_->clocks);
-  } else if (!report_->clocks_note.isEmpty()) {
-    status += QLatin1Char('\n') + report_->clocks_note;
+  if (const QString timing = describe_timing(report_->timing); !timing.isEmpty())
+    status += QLatin1Char('\n') + tr("Timing: %1").arg(timing);
+  if (const auto& clocks = report_->timing.gpu_clocks; clocks && !clocks->summary.empty()) {
+    status += QLatin1Char('\n') + tr("GPU while timing: %1").arg(QString::fromStdString(clocks->summary));
+  } else if (clocks && !clocks->note.empty()) {
+    status += QLatin1Char('\n') + QString::fromStdString(clocks->note);
   }
   status_->setText(status);
   return true;
@@ -274,16 +274,15 @@ void RunPanel::set_expected(const QString& graph_name, const QString& graph_hash
   if (!report_) return;
   // The plan changed under an open report (an accept, an undo, a loaded plan): check it again.
   check_ = check_report(*report_, expect_name_, expect_graph_hash_, expect_plan_hash_);
-  load_plan_->setVisible(check_.match == ReportMatch::other_plan && !report_->fusion.isEmpty());
+  load_plan_->setVisible(check_.match == ReportMatch::other_plan && has_fusion(*report_));
   repaint_measured();
 }
 
 void RunPanel::set_report(std::optional<RunReport> report) {
-  report_json_.clear();
   report_ = std::move(report);
   check_ = report_ ? check_report(*report_, expect_name_, expect_graph_hash_, expect_plan_hash_) : ReportCheck{};
   summary_->setText(report_ ? summary_line(*report_) : QString());
-  load_plan_->setVisible(check_.match == ReportMatch::other_plan && report_ && !report_->fusion.isEmpty());
+  load_plan_->setVisible(check_.match == ReportMatch::other_plan && report_ && has_fusion(*report_));
   latency_->set_report(report_);
   bytes_->set_report(report_);
   roofline_->set_report(report_);
@@ -297,8 +296,8 @@ std::vector<KernelTimingRow> RunPanel::timing_rows() const {
 }
 
 std::string RunPanel::timings_trace() const {
-  return timings_to_chrome_trace(timing_rows(), clock_tracks(clock_points_of_report(report_json_.toStdString())),
-                                 kClockTrackProcess);
+  const std::vector<ClockPoint> clocks = report_ ? clock_points(*report_) : std::vector<ClockPoint>{};
+  return timings_to_chrome_trace(timing_rows(), clock_tracks(clocks), kClockTrackProcess);
 }
 
 void RunPanel::fill_table() {
@@ -311,24 +310,29 @@ void RunPanel::fill_table() {
   table_->verticalHeader()->hide();
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   if (!report_) return;
-  for (const PlanRun& plan : report_->plans) {
+  for (const PlanReport* plan : report_->plans()) {
     std::map<QString, GroupCheck> checks;
-    for (GroupCheck& g : plan.group_checks()) checks[g.group] = std::move(g);
-    for (const KernelRun& k : plan.kernels) {
-      const auto check = checks.find(k.group);
+    for (GroupCheck& g : group_checks(*plan)) checks[g.group] = std::move(g);
+    for (const KernelReport& k : plan->kernels) {
+      const auto check = checks.find(QString::fromStdString(k.group));
       const QString mismatch = check == checks.end() ? QString() : check->second.mismatch();
       const bool compared = check != checks.end() && check->second.comparable();
       const int row = table_->rowCount();
       table_->insertRow(row);
       const auto bytes = k.measured_bytes();
+      const double time_us = k.measured_ms * 1e3;
       const std::optional<double> bandwidth =
-          bytes && k.time_us > 0 ? std::optional<double>(*bytes / (k.time_us * 1e-6)) : std::nullopt;
-      const QStringList cells{plan.name, k.name, k.group, opt(k.predicted_bytes, 1.0 / 1048576, 1),
-                              opt(bytes, 1.0 / 1048576, 1), opt(k.predicted_us, 1, 1), QString::number(k.time_us, 'f', 1),
-                              opt(bandwidth, 1e-9, 0), !mismatch.isEmpty() ? tr("⚠ ") + mismatch : compared ? tr("within 10%") : QStringLiteral("–"), k.how()};
+          bytes && time_us > 0 ? std::optional<double>(*bytes / (time_us * 1e-6)) : std::nullopt;
+      const std::optional<double> predicted_bytes =
+          k.group_predicted_bytes > 0 ? std::optional<double>(static_cast<double>(k.group_predicted_bytes)) : std::nullopt;
+      const QString how_it_ran = how(k);
+      const QStringList cells{QString::fromStdString(plan->name), QString::fromStdString(k.name),
+                              QString::fromStdString(k.group), opt(predicted_bytes, 1.0 / 1048576, 1),
+                              opt(bytes, 1.0 / 1048576, 1), opt(k.group_predicted_ms, 1e3, 1), QString::number(time_us, 'f', 1),
+                              opt(bandwidth, 1e-9, 0), !mismatch.isEmpty() ? tr("⚠ ") + mismatch : compared ? tr("within 10%") : QStringLiteral("–"), how_it_ran};
       for (int c = 0; c < cells.size(); ++c) {
         auto* item = new QTableWidgetItem(cells[c]);
-        if (!k.how().isEmpty()) item->setToolTip(k.how());  // the library path or layout choice, in full
+        if (!how_it_ran.isEmpty()) item->setToolTip(how_it_ran);  // the library path or layout choice, in full
         if (c == kCheckColumn && !mismatch.isEmpty()) {
           item->setForeground(QColor("#b71c1c"));
           item->setToolTip(check->second.reason.isEmpty() ? mismatch : mismatch + QStringLiteral("\n") + check->second.reason);
@@ -348,16 +352,16 @@ void RunPanel::fill_table() {
 
 std::map<QString, GroupMeasure> RunPanel::measured_groups_of(const QString& plan_name) const {
   std::map<QString, GroupMeasure> out;
-  if (!report_ || report_->plans.empty()) return out;
+  if (!report_) return out;
   // The fused plan is the last (the first is the unfused baseline); its numbers belong on the graph only when
   // the report measured the plan on screen.
   const bool fused = plan_name != QLatin1String("unfused");
   if (fused && check_.match == ReportMatch::other_plan) return out;
-  const PlanRun* plan = fused ? &report_->plans.back() : report_->plan(plan_name);
+  const PlanReport* plan = fused ? &report_->fused : report_->plan(plan_name.toStdString());
   if (plan == nullptr) return out;
   // A group run as several kernels (a contraction and its leftover elementwise kernel, a convolution between
   // its layout conversions) shows their sum and how many.
-  for (const GroupCheck& g : plan->group_checks()) {
+  for (const GroupCheck& g : group_checks(*plan)) {
     GroupMeasure& m = out[g.group];
     m.text = (g.kernels > 1 ? tr("%1 kernels: ").arg(g.kernels) : QString()) +
              QStringLiteral("%1 µs").arg(g.measured_us, 0, 'f', 1) +

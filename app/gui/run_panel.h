@@ -54,8 +54,6 @@ class RunPanel : public QWidget {
   bool open_report(const QString& path);
   void set_report(std::optional<RunReport> report);
   const std::optional<RunReport>& report() const { return report_; }
-  // The shown report's file as read (for the session report, which core reads on its own); empty when none.
-  const QByteArray& report_json() const { return report_json_; }
   std::vector<KernelTimingRow> timing_rows() const;
   // The shown report's kernels as a Chrome trace, with the NVML samples it carries as counter tracks.
   std::string timings_trace() const;
@@ -109,7 +107,6 @@ class RunPanel : public QWidget {
   QString report_path_;
   std::shared_ptr<const Graph> graph_;
   std::optional<RunReport> report_;
-  QByteArray report_json_;
   QString expect_name_, expect_graph_hash_, expect_plan_hash_;
   ReportCheck check_;
   bool available_ = false;        // a GPU here (the probe's answer)

@@ -29,7 +29,7 @@
 struct fx_harness {
   fx::cli::LoadedPlans plans;
   std::unique_ptr<fx::gpu::Executor> executor;
-  std::vector<fx::gpu::OutputCheck> checks;
+  std::vector<fx::OutputCheck> checks;
   bool prepared = false;
   std::string description;  // fx_harness_describe's last answer
 };

@@ -77,34 +77,17 @@ double quantity_of(const Group& group, const GroupMeasurements& measured, NodeDa
 
 }  // namespace
 
-Expected<GroupMeasurements> measurements_from_run_report(const std::string& report_json) {
-  const auto doc = nlohmann::json::parse(report_json, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Diagnostic{"", "not valid JSON"};
-  if (!doc.is_object() || !doc.contains("plans") || !doc["plans"].is_array() || doc["plans"].size() != 2) {
-    return Diagnostic{"/plans", "not a run report with the two plans (write one with fusion-cli run --json)"};
-  }
-  const auto& fused = doc["plans"][1];
-  if (!fused.is_object() || !fused.contains("kernels") || !fused["kernels"].is_array()) {
-    return Diagnostic{"/plans/1/kernels", "missing: the fused plan's kernels"};
-  }
+Expected<GroupMeasurements> measurements_from_run_report(const RunReport& report) {
+  if (!report.completed()) return Diagnostic{"/status", "the run stopped at a GPU fault: it measured nothing"};
   GroupMeasurements out;
   std::map<std::string, bool> all_bytes;
-  const auto& kernels = fused["kernels"];
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    const auto& k = kernels[i];
-    if (!k.is_object() || !k.contains("group") || !k["group"].is_string() || !k.contains("measured_ms") ||
-        !k["measured_ms"].is_number()) {
-      return Diagnostic{"/plans/1/kernels/" + std::to_string(i), "a kernel needs \"group\" and \"measured_ms\""};
-    }
-    const std::string group = k["group"].get<std::string>();
-    GroupMeasurement& m = out[group];
-    m.time_us += k["measured_ms"].get<double>() * 1000.0;
-    const auto measured = k.find("measured");
-    const bool has_bytes = measured != k.end() && measured->is_object() && measured->contains("bytes") &&
-                           (*measured)["bytes"].is_number();
-    bool& every_kernel_has_bytes = all_bytes.try_emplace(group, true).first->second;
-    every_kernel_has_bytes = every_kernel_has_bytes && has_bytes;
-    if (has_bytes) m.dram_bytes = m.dram_bytes.value_or(0) + (*measured)["bytes"].get<double>();
+  for (const KernelReport& k : report.fused.kernels) {
+    GroupMeasurement& m = out[k.group];
+    m.time_us += k.measured_ms * 1000.0;
+    const std::optional<double> bytes = k.measured ? k.measured->bytes() : std::nullopt;
+    bool& every_kernel_has_bytes = all_bytes.try_emplace(k.group, true).first->second;
+    every_kernel_has_bytes = every_kernel_has_bytes && bytes.has_value();
+    if (bytes) m.dram_bytes = m.dram_bytes.value_or(0) + *bytes;
   }
   for (auto& [group, m] : out) {
     if (!all_bytes[group]) m.dram_bytes.reset();  // a sum over part of the group's kernels would understate it

@@ -16,6 +16,7 @@
 #include "core/fusion/plan.h"
 #include "core/graph/diagnostic.h"
 #include "core/graph/graph.h"
+#include "core/report/run_report.h"
 
 namespace fx {
 
@@ -26,9 +27,9 @@ struct GroupMeasurement {
 };
 using GroupMeasurements = std::map<std::string, GroupMeasurement>;  // by group id
 
-// The fused plan's groups measured in a run report (its "plans"[1] kernels by "group"); an error for a document
-// that is not a run report with plans.
-Expected<GroupMeasurements> measurements_from_run_report(const std::string& report_json);
+// The fused plan's groups measured in a run report (its kernels by group); an error for the report of a run
+// that stopped on a GPU fault, which measured nothing.
+Expected<GroupMeasurements> measurements_from_run_report(const RunReport& report);
 
 // The graph JSON: one graph with a node per graph input and per node, each node's attrs giving its op, group,
 // fusion kinds, shape, dtype, source and, on the group's last node, the predicted and (where `measured` has the

@@ -119,17 +119,10 @@ std::vector<CounterTrack> clock_tracks(const std::vector<ClockPoint>& samples) {
   return tracks;
 }
 
-std::vector<ClockPoint> clock_points_of_report(const std::string& report_json) {
-  const nlohmann::json report = nlohmann::json::parse(report_json, nullptr, /*allow_exceptions=*/false);
-  const nlohmann::json::json_pointer at("/timing/gpu_clocks/timeline");
-  if (report.is_discarded() || !report.contains(at) || !report[at].is_array()) return {};
+std::vector<ClockPoint> clock_points(const RunReport& report) {
   std::vector<ClockPoint> points;
-  for (const nlohmann::json& row : report[at]) {
-    if (!row.is_array() || row.size() != 4) continue;
-    bool numbers = true;
-    for (const nlohmann::json& v : row) numbers = numbers && v.is_number();
-    if (numbers) points.push_back({row[0].get<double>(), row[1].get<double>(), row[2].get<double>(), row[3].get<double>()});
-  }
+  if (!report.timing.gpu_clocks) return points;
+  for (const auto& [ms, mhz, watts, celsius] : report.timing.gpu_clocks->timeline) points.push_back({ms, mhz, watts, celsius});
   return points;
 }
 

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/report/run_report.h"
+
 namespace fx {
 
 // One kernel of one plan, mapped back to the plan step or fusion group that launched it.
@@ -42,8 +44,8 @@ struct ClockPoint {
 };
 // The samples as the trace's counter tracks: "SM clock" (MHz), "power" (W), "temperature" (C).
 std::vector<CounterTrack> clock_tracks(const std::vector<ClockPoint>& samples);
-// The samples a run report (its JSON text) carries; empty where it has none or is not JSON.
-std::vector<ClockPoint> clock_points_of_report(const std::string& report_json);
+// The samples a run report carries (timing.gpu_clocks.timeline); empty where it has none.
+std::vector<ClockPoint> clock_points(const RunReport& report);
 // The counter tracks' process in the trace: they come from the timing rounds, the kernels from a later pass.
 inline constexpr const char* kClockTrackProcess = "GPU clocks and power over the timing rounds (NVML)";
 

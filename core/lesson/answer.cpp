@@ -50,9 +50,9 @@ Grouping grouping_of(const Graph& g, const Plan& plan) {
   return out;
 }
 
-Grouping grouping_of(const MeasuredPlan& plan) {
+Grouping grouping_of(const PlanReport& plan) {
   std::map<std::string, std::set<std::string>> by_group;
-  for (const MeasuredKernel& k : plan.kernels) by_group[k.group].insert(k.nodes.begin(), k.nodes.end());
+  for (const KernelReport& k : plan.kernels) by_group[k.group].insert(k.nodes.begin(), k.nodes.end());
   Grouping out;
   for (auto& [group, names] : by_group) out.insert(names);
   return out;
@@ -79,17 +79,17 @@ double plan_bytes(const Plan& plan, const std::vector<NodeId>& nodes) {
 }
 
 // Measured bytes of the kernels that computed any of `names`; nullopt when one of them was not measured.
-std::optional<double> measured_bytes(const MeasuredPlan& plan, const std::vector<std::string>& names) {
-  if (names.empty()) return plan.measured_bytes;
+std::optional<double> measured_bytes(const PlanReport& plan, const std::vector<std::string>& names) {
+  if (names.empty()) return plan.measured_bytes();
   double sum = 0;
   bool any = false;
-  for (const MeasuredKernel& k : plan.kernels) {
+  for (const KernelReport& k : plan.kernels) {
     const bool touches = std::any_of(k.nodes.begin(), k.nodes.end(), [&](const std::string& n) {
       return std::find(names.begin(), names.end(), n) != names.end();
     });
     if (!touches) continue;
-    if (!k.measured_bytes) return std::nullopt;
-    sum += *k.measured_bytes;
+    if (!k.measured_bytes()) return std::nullopt;
+    sum += *k.measured_bytes();
     any = true;
   }
   return any ? std::optional<double>(sum) : std::nullopt;
@@ -100,24 +100,24 @@ void reveal_bytes(const LessonStep& s, const std::vector<NodeId>& nodes, const P
   const bool fused = s.quantity == Quantity::bytes_fused;
   out.model_value = plan_bytes(fused ? p.fused : p.unfused, nodes) / kMiB;
   if (!run) return;
-  if (const MeasuredPlan* m = run->report.plan(fused ? "fused" : "unfused"))
+  if (const PlanReport* m = run->report.plan(fused ? "fused" : "unfused"))
     if (auto b = measured_bytes(*m, s.nodes)) out.measured_value = *b / kMiB;
 }
 
 void reveal_plans(Quantity q, const Plans& p, const LessonRun* run, Reveal& out) {
   const double before = p.unfused.predicted_time_s(), after = p.fused.predicted_time_s();
-  const MeasuredPlan* mu = run ? run->report.plan("unfused") : nullptr;
-  const MeasuredPlan* mf = run ? run->report.plan("fused") : nullptr;
+  const PlanReport* mu = run ? run->report.plan("unfused") : nullptr;
+  const PlanReport* mf = run ? run->report.plan("fused") : nullptr;
   if (q == Quantity::kernel_count) {
     out.model_value = p.fused.kernel_count();
-    if (mf) out.measured_value = mf->kernel_count;
+    if (mf) out.measured_value = static_cast<double>(mf->kernels.size());
   } else if (q == Quantity::speedup) {
     out.model_value = before / after;
-    if (mu && mf && mu->measured_ms && mf->measured_ms) out.measured_value = *mu->measured_ms / *mf->measured_ms;
+    if (mu && mf && mf->total_ms > 0) out.measured_value = mu->total_ms / mf->total_ms;
   } else {
     out.model_choice = after < before ? "fused" : "unfused";
-    if (mu && mf && mu->measured_ms && mf->measured_ms)
-      out.measured_choice = *mf->measured_ms < *mu->measured_ms ? "fused" : "unfused";
+    if (mu && mf && mu->total_ms > 0 && mf->total_ms > 0)
+      out.measured_choice = mf->total_ms < mu->total_ms ? "fused" : "unfused";
   }
   char buffer[160];
   std::snprintf(buffer, sizeof buffer, "Predicted: unfused %.4g us in %d kernels, auto-fused %.4g us in %d kernels.",
@@ -187,20 +187,20 @@ std::string how_close(double said, double truth, Quantity q, const std::string& 
 }  // namespace
 
 std::string LessonRun::label() const {
-  return (report.gpu.empty() ? std::string("an unnamed GPU") : report.gpu) + ", measured " + measured_on;
+  const std::string gpu = report.device ? report.device->name : std::string();
+  return (gpu.empty() ? std::string("an unnamed GPU") : gpu) + ", measured " + measured_on;
 }
 
-std::string lesson_run_mismatch(const RunSummary& run, const Graph& graph, const DeviceDescription& device) {
+std::string lesson_run_mismatch(const RunReport& run, const Graph& graph, const DeviceDescription& device) {
   if (std::string why = run_mismatch(run, graph); !why.empty()) return why;
   const Plans p(graph, device);
-  const MeasuredPlan* unfused = run.plan("unfused");
-  const MeasuredPlan* fused = run.plan("fused");
-  if (!unfused || !fused) return "the run report lacks the unfused or the fused plan";
+  if (!run.completed()) return "the run stopped at a GPU fault: it measured nothing";
+  const PlanReport* unfused = &run.unfused;
+  const PlanReport* fused = &run.fused;
   // Without a content hash, the unfused plan's predicted bytes stand in for the shapes; with one (run_mismatch
   // checked it) the shapes are known to agree, and the bytes may differ only because the cost model changed
   // (views counted as no traffic since).
-  if (run.graph_hash.empty() &&
-      (!unfused->predicted_bytes || *unfused->predicted_bytes != static_cast<double>(p.unfused.bytes_moved())))
+  if (run.graph_hash.empty() && unfused->bytes != p.unfused.bytes_moved())
     return "the run report's graph moves other bytes than this one: its shapes differ";
   if (grouping_of(*fused) != grouping_of(graph, p.fused))
     return "the run report measured another fused plan than auto-fuse makes on " + device.name;
@@ -259,15 +259,15 @@ Grade grade(const Reveal& r, Quantity q, const std::string& answer) {
 std::string describe_run(const LessonRun& run) {
   std::string out = "Measured on " + run.label() + ".";
   char buffer[200];
-  for (const MeasuredPlan& p : run.report.plans) {
-    out += "\n" + p.name + ": " + std::to_string(p.kernel_count) + " kernel(s)";
-    if (p.measured_ms) out += ", " + format_time_us(*p.measured_ms * 1000) + " measured";
-    if (p.predicted_ms) out += " (predicted " + format_time_us(*p.predicted_ms * 1000) + ")";
-    if (p.measured_bytes) out += ", " + number_text(*p.measured_bytes / kMiB, Quantity::bytes_fused) + " moved";
+  for (const PlanReport* p : run.report.plans()) {
+    out += "\n" + p->name + ": " + std::to_string(p->kernels.size()) + " kernel(s)";
+    out += ", " + format_time_us(p->total_ms * 1000) + " measured";
+    out += " (predicted " + format_time_us(p->predicted_ms * 1000) + ")";
+    if (auto bytes = p->measured_bytes()) out += ", " + number_text(*bytes / kMiB, Quantity::bytes_fused) + " moved";
     out += ".";
   }
-  if (run.report.speedup) {
-    std::snprintf(buffer, sizeof buffer, "\nSpeedup of the fused plan: %.2fx.", *run.report.speedup);
+  if (run.report.speedup > 0) {
+    std::snprintf(buffer, sizeof buffer, "\nSpeedup of the fused plan: %.2fx.", run.report.speedup);
     out += buffer;
   }
   return out;

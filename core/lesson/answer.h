@@ -9,7 +9,7 @@
 #include "core/cost/device_description.h"
 #include "core/graph/graph.h"
 #include "core/lesson/lesson.h"
-#include "core/report/run_summary.h"
+#include "core/report/run_report.h"
 
 namespace fx {
 
@@ -25,14 +25,14 @@ struct Reveal {
 
 // A run report as a lesson shows it: the report, the date it was recorded, and whether it may be shown.
 struct LessonRun {
-  RunSummary report;
+  RunReport report;
   std::string measured_on;
   std::string label() const;  // "NVIDIA H100 80GB HBM3, measured 2026-11-22"
 };
 
 // "" when `run` measured this graph with the same shapes (its predicted unfused bytes equal the engine's) and,
 // for its fused plan, the plan auto-fuse makes on `device`; otherwise why a learner must not see its numbers.
-std::string lesson_run_mismatch(const RunSummary& run, const Graph& graph, const DeviceDescription& device);
+std::string lesson_run_mismatch(const RunReport& run, const Graph& graph, const DeviceDescription& device);
 
 // Fails (with a message) when a step names a node the graph lacks or is not a predict step.
 Expected<Reveal> reveal(const LessonStep& step, const Graph& graph, const DeviceDescription& device,

@@ -143,41 +143,45 @@ void optional_cell(std::ostringstream& out, const std::optional<double>& v, std:
 
 std::string ms_text(double ms) { return format_time_us(ms * 1000); }
 
-void measured_plans(std::ostringstream& out, const RunSummary& run) {
+std::string gpu_name(const RunReport& run) {
+  return run.device && !run.device->name.empty() ? run.device->name : "an unnamed GPU";
+}
+
+void measured_plans(std::ostringstream& out, const RunReport& run) {
   out << "<table id=\"measured\"><tr><th>plan</th><th>kernels</th><th>predicted time</th><th>measured time</th>"
       << "<th>measured / predicted</th><th>predicted bytes</th><th>measured bytes</th></tr>\n";
-  for (const MeasuredPlan& p : run.plans) {
-    out << "<tr data-plan=\"" << xml_escape(p.name) << "\" data-kernels=\"" << p.kernel_count << "\"";
-    if (p.measured_ms) out << " data-measured-ms=\"" << exact_number(*p.measured_ms) << "\"";
-    if (p.predicted_ms) out << " data-predicted-ms=\"" << exact_number(*p.predicted_ms) << "\"";
-    if (p.measured_bytes) out << " data-measured-bytes=\"" << exact_number(*p.measured_bytes) << "\"";
-    out << "><td>" << xml_escape(p.name) << "</td><td class=\"n\">" << p.kernel_count << "</td>";
-    optional_cell(out, p.predicted_ms, ms_text);
-    optional_cell(out, p.measured_ms, ms_text);
-    out << "<td class=\"n\">" << (p.measured_ms && p.predicted_ms ? ratio_text(*p.measured_ms, *p.predicted_ms) : "")
-        << "</td>";
-    optional_cell(out, p.predicted_bytes, bytes_text);
-    optional_cell(out, p.measured_bytes, bytes_text);
+  for (const PlanReport* p : run.plans()) {
+    const std::optional<double> measured_bytes = p->measured_bytes();
+    out << "<tr data-plan=\"" << xml_escape(p->name) << "\" data-kernels=\"" << p->kernels.size() << "\"";
+    out << " data-measured-ms=\"" << exact_number(p->total_ms) << "\"";
+    out << " data-predicted-ms=\"" << exact_number(p->predicted_ms) << "\"";
+    if (measured_bytes) out << " data-measured-bytes=\"" << exact_number(*measured_bytes) << "\"";
+    out << "><td>" << xml_escape(p->name) << "</td><td class=\"n\">" << p->kernels.size() << "</td>";
+    optional_cell(out, p->predicted_ms, ms_text);
+    optional_cell(out, p->total_ms, ms_text);
+    out << "<td class=\"n\">" << ratio_text(p->total_ms, p->predicted_ms) << "</td>";
+    optional_cell(out, static_cast<double>(p->bytes), bytes_text);
+    optional_cell(out, measured_bytes, bytes_text);
     out << "</tr>\n";
   }
   out << "</table>\n";
 }
 
-void measured_kernels(std::ostringstream& out, const RunSummary& run) {
+void measured_kernels(std::ostringstream& out, const RunReport& run) {
   out << "<table id=\"measured-kernels\"><tr><th>plan</th><th>kernel</th><th>group</th><th>how</th><th>nodes</th>"
       << "<th>predicted</th><th>measured</th><th>predicted bytes</th><th>measured bytes</th></tr>\n";
-  for (const MeasuredPlan& p : run.plans) {
-    for (const MeasuredKernel& k : p.kernels) {
+  for (const PlanReport* p : run.plans()) {
+    for (const KernelReport& k : p->kernels) {
       std::string nodes;
       for (const std::string& n : k.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
       out << "<tr data-kernel=\"" << xml_escape(k.name) << "\"";
-      if (k.measured_ms) out << " data-measured-ms=\"" << exact_number(*k.measured_ms) << "\"";
-      out << "><td>" << xml_escape(p.name) << "</td><td>" << xml_escape(k.name) << "</td><td>" << xml_escape(k.group)
+      out << " data-measured-ms=\"" << exact_number(k.measured_ms) << "\"";
+      out << "><td>" << xml_escape(p->name) << "</td><td>" << xml_escape(k.name) << "</td><td>" << xml_escape(k.group)
           << "</td><td>" << xml_escape(k.library) << "</td><td>" << xml_escape(nodes) << "</td>";
-      optional_cell(out, k.predicted_ms, ms_text);
+      optional_cell(out, k.group_predicted_ms, ms_text);
       optional_cell(out, k.measured_ms, ms_text);
-      optional_cell(out, k.predicted_bytes, bytes_text);
-      optional_cell(out, k.measured_bytes, bytes_text);
+      optional_cell(out, static_cast<double>(k.group_predicted_bytes), bytes_text);
+      optional_cell(out, k.measured_bytes(), bytes_text);
       out << "</tr>\n";
     }
   }
@@ -191,11 +195,11 @@ void measured(std::ostringstream& out, const SessionReportInput& in) {
         << "<code>fusion-cli run GRAPH --json run.json</code> on a GPU measures both plans.</p>\n";
     return;
   }
-  const RunSummary& run = *in.run;
-  out << "<p>Measured on <b>" << xml_escape(run.gpu.empty() ? "an unnamed GPU" : run.gpu) << "</b>"
+  const RunReport& run = *in.run;
+  out << "<p>Measured on <b>" << xml_escape(gpu_name(run)) << "</b>"
       << (run.plan_source.empty() ? "" : "; its fused plan came from " + xml_escape(run.plan_source)) << ". ";
-  if (run.speedup) out << "Speedup of the fused plan: <b>" << ratio_text(*run.speedup, 1) << "</b>. ";
-  if (run.verified) out << (*run.verified ? "Its outputs matched the unfused plan's." : "Its outputs did NOT match.");
+  if (run.speedup > 0) out << "Speedup of the fused plan: <b>" << ratio_text(run.speedup, 1) << "</b>. ";
+  out << (run.verified ? "Its outputs matched the unfused plan's." : "Its outputs did NOT match.");
   out << " The predictions in these tables are the ones the run made for its own GPU.</p>\n";
   measured_plans(out, run);
   measured_kernels(out, run);
@@ -216,7 +220,7 @@ Roof roof_of(const FusionEngine& e) {
 
 // A group's FLOPs (the model counts them; they do not depend on the GPU) over its kernels' measured DRAM bytes and
 // time, where the run ran exactly this group (same nodes) and measured both for every kernel of it.
-void add_measured_points(const Graph& graph, const Plan& plan, const MeasuredPlan* run, bool fused,
+void add_measured_points(const Graph& graph, const Plan& plan, const PlanReport* run, bool fused,
                          std::vector<RooflinePoint>& points) {
   if (!run) return;
   for (const Group& g : plan.groups()) {
@@ -226,13 +230,13 @@ void add_measured_points(const Graph& graph, const Plan& plan, const MeasuredPla
     double bytes = 0, ms = 0;
     int kernels = 0;
     bool complete = true;
-    for (const MeasuredKernel& k : run->kernels) {
+    for (const KernelReport& k : run->kernels) {
       if (k.group != g.id) continue;
       ++kernels;
-      complete = complete && k.measured_bytes && k.measured_ms;
+      complete = complete && k.measured_bytes() && k.measured_ms > 0;
       if (!complete) break;
-      bytes += *k.measured_bytes;
-      ms += *k.measured_ms;
+      bytes += *k.measured_bytes();
+      ms += k.measured_ms;
       ran.insert(k.nodes.begin(), k.nodes.end());
     }
     if (kernels > 0 && complete && ran == nodes && bytes > 0 && ms > 0)
@@ -246,14 +250,14 @@ void charts(std::ostringstream& out, const SessionReportInput& in) {
   for (const auto& [name, plan] : {std::pair{"unfused", in.unfused}, std::pair{"fused", &in.engine->plan()}}) {
     TimeBar bar{name, plan->predicted_time_s() * 1e6, std::nullopt};
     // Measured times stand beside the run's own predictions, which may be for another GPU than this plan's.
-    if (const MeasuredPlan* m = in.run ? in.run->plan(name) : nullptr; m && m->measured_ms && m->predicted_ms)
-      bar = {name, *m->predicted_ms * 1000, *m->measured_ms * 1000};
+    if (const PlanReport* m = in.run ? in.run->plan(name) : nullptr)
+      bar = {name, m->predicted_ms * 1000, m->total_ms * 1000};
     bars.push_back(bar);
   }
   out << "<figure id=\"times\">" << time_bars_svg(bars) << "</figure>\n<h3>Roofline</h3>\n"
       << "<p>Each group at its predicted speed (circles): hollow the unfused plan's kernels, filled the fused "
          "plan's.";
-  if (in.run) out << " Squares: the same groups as measured on " << xml_escape(in.run->gpu) << ".";
+  if (in.run) out << " Squares: the same groups as measured on " << xml_escape(gpu_name(*in.run)) << ".";
   out << "</p>\n";
   std::vector<RooflinePoint> points;
   for (const auto& [plan, fused] : {std::pair{in.unfused, false}, std::pair{&in.engine->plan(), true}}) {
@@ -268,7 +272,7 @@ void charts(std::ostringstream& out, const SessionReportInput& in) {
 
 }  // namespace
 
-std::string run_mismatch(const RunSummary& run, const Graph& graph) {
+std::string run_mismatch(const RunReport& run, const Graph& graph) {
   if (run.graph != graph.name())
     return "the run report measured the graph \"" + run.graph + "\", not \"" + graph.name() + "\"";
   if (!run.graph_hash.empty() && run.graph_hash != graph_content_hash(graph))

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "core/fusion/engine.h"
-#include "core/report/run_summary.h"
+#include "core/report/run_report.h"
 
 namespace fx {
 
@@ -19,12 +19,12 @@ struct SessionReportInput {
   std::string plan_how;                  // where the plan came from: "auto-fuse", "the fusion section of FILE"
   std::string before_svg, after_svg;     // Graphviz SVG documents of the two plans; "" when not rendered
   std::string pictures_note;             // why there are no pictures, when there are none
-  const RunSummary* run = nullptr;       // a run report of this graph (see run_mismatch), or none
+  const RunReport* run = nullptr;       // a run report of this graph (see run_mismatch), or none
 };
 
 // "" when the report measured this graph: the same name, and the same content hash where the report has one.
 // Otherwise why its numbers must not be shown with this graph.
-std::string run_mismatch(const RunSummary& run, const Graph& graph);
+std::string run_mismatch(const RunReport& run, const Graph& graph);
 
 // An SVG document made fit to sit inside XHTML: its XML declaration, DOCTYPE and comments removed.
 std::string inline_svg(std::string_view svg_document);

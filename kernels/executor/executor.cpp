@@ -121,6 +121,8 @@ void Executor::launch_step(PlanId plan, int step) {
 
 FaultSite Executor::fault_site() const { return impl_->program.fault_site; }
 
+const DeviceInfo& Executor::device() const { return impl_->program.device; }
+
 RunReport Executor::run() {
   CompiledProgram& im = impl_->program;
   im.memory.unbind_all();  // a run writes its own buffers, whatever a harness bound

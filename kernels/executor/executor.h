@@ -13,6 +13,7 @@
 
 #include "core/fusion/plan.h"
 #include "core/graph/graph.h"
+#include "core/report/run_report.h"
 #include "core/report/timing_protocol.h"
 #include "kernels/executor/gpu_fault.h"
 #include "kernels/executor/plan_id.h"
@@ -50,7 +51,7 @@ struct TimingPass {
   int warmup = 0, repeat = 0;           // the rounds run (timing_rounds)
   double round_ms = 0;                  // one round as estimated for warmup_ms/repeat_ms (else 0)
   ClockSpan clocks;                     // the GPU's clocks over the timed rounds
-  std::string clocks_note;              // why `clocks` is empty ("" when it is not), as RunReport's
+  std::string clocks_note;              // why `clocks` is empty ("" when it is not)
 };
 
 struct RunOptions {
@@ -94,76 +95,8 @@ struct RunOptions {
   std::function<void(const std::string&, double, const std::string&)> progress;
 };
 
-struct KernelReport {
-  std::string name, group, kind, library;  // library: "generated (NVRTC)", "cuBLASLt", "cuDNN", "CUB"
-  // Library calls: "cuBLASLt RELU_BIAS epilogue, TF32 tensor cores", the cuDNN algorithm; generated kernels:
-  // the layout over threads and, when layouts were timed, the times behind the choice.
-  std::string path;
-  std::vector<std::string> nodes;
-  std::int64_t bytes = 0;                  // minimum traffic: inputs read once, outputs written once
-  std::optional<double> group_predicted_ms;  // the cost model's time for the whole group
-  std::int64_t group_predicted_bytes = 0;
-  std::string tuned_at;  // where its layout or configuration came from the tuning cache: when it was tuned
-  double measured_ms = 0;                  // median over the timed runs
-};
-
-// A group the plan runs as more than one kernel (a library call and the epilogue it cannot take, a convolution
-// converted around, a horizontal GEMM run as its parts...): the plan says so before it runs, never silently.
-struct SplitGroup {
-  std::string group;
-  int kernels = 0;
-  std::vector<std::string> why;  // the plan's notes about the group
-};
-
-struct PlanReport {
-  std::string name;  // "unfused" / "fused"
-  std::vector<KernelReport> kernels;
-  std::vector<std::string> notes;  // groups run as several kernels, and why
-  std::vector<SplitGroup> split_groups;
-  double total_ms = 0;             // median of whole-plan times (no event between the steps)
-  double min_ms = 0, max_ms = 0;
-  double stepped_ms = 0;           // median of the runs timing each step (an event after every step)
-  std::optional<double> graph_ms;  // median of CUDA-graph replays
-  double predicted_ms = 0;
-  std::int64_t bytes = 0;
-};
-
-struct OutputCheck {
-  std::string name;
-  std::string dtype;
-  double rel_error = 0;   // ||fused - unfused|| / ||unfused||
-  double threshold = 0;
-  std::int64_t nan_count = 0;  // NaN in the fused output where the unfused has none, or any NaN at all
-  bool passed = false;
-};
-
-struct RunReport {
-  DeviceInfo device;
-  PlanReport unfused, fused;
-  std::vector<OutputCheck> checks;
-  bool verified = false;
-  double speedup = 0;  // unfused total / fused total
-  int kernels_compiled = 0, cache_hits = 0;
-  double compile_seconds = 0;
-  std::int64_t device_bytes = 0;  // allocated for the run: Executor::required_bytes()
-  TimingProtocol protocol;         // what the run was asked to do (RunOptions::timing)
-  int repeat = 0, warmup = 0;     // the rounds it came to, behind every median (timing_rounds)
-  double round_ms = 0;            // one round of both plans as estimated for warmup_ms/repeat_ms (else 0)
-  std::int64_t placement_gaps = 0;  // the bytes its gaps add to the run's allocation
-  std::string layouts;  // "timed" (autotune), "default", or "forced K"
-  std::string tuning_cache;                   // the tuning cache's folder, or why none was used
-  int tuned_steps = 0, reused_steps = 0;      // choices timed in this run, and taken from the tuning cache
-  std::vector<std::string> tuning_warnings;   // the cache's: a damaged entry, a folder that cannot be written
-  // Each plan's outputs against the float64 reference, named "unfused: y" / "fused: y"; their failure fails
-  // `verified`. Empty when the reference did not run, and then `reference_note` says why.
-  std::vector<OutputCheck> reference_checks;
-  std::string reference_note;
-  // The GPU's clocks while the plans were timed (time_plans' rounds) and while their CUDA graphs were
-  // (gpu_clocks.h): a compute-bound kernel's time holds only at the clocks it ran at. Empty spans, and
-  // `clocks_note` saying why, where NVML could not be read.
-  ClockSpan clocks, graph_clocks;
-  std::string clocks_note;
-};
+// What a run reports (KernelReport, PlanReport, SplitGroup, OutputCheck, RunReport) is core's
+// (core/report/run_report.h): the executor fills it, fusion-cli writes it, every reader reads the same type.
 
 double tolerance_for(DType t);
 
@@ -221,6 +154,8 @@ class Executor {
   // Where a sticky error seen now would be attributed: for errors that surface outside the executor's own
   // calls (the profiler synchronises itself after launch_step).
   FaultSite fault_site() const;
+  // The device the plans were compiled for and run on.
+  const DeviceInfo& device() const;
 
   // Running the compiled plans on the caller's own device buffers, for a program that uses or times them next to
   // its own work on the GPU (bench/harness is one). prepare_with_inputs allocates; fills the inputs, the device

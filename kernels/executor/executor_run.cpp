@@ -7,6 +7,7 @@
 #include "kernels/executor/contraction_step.h"
 #include "kernels/executor/executor_internal.h"
 #include "kernels/executor/layout_tuning.h"
+#include "kernels/executor/report_json.h"
 #include "kernels/executor/sort_step.h"
 #include "kernels/timing/plan_timing.h"
 #include "kernels/verify/output_check.h"
@@ -99,10 +100,10 @@ std::int64_t prepare_and_verify(CompiledProgram& im, const std::map<ValueId, con
 namespace {
 
 // RunOptions::timed: both plans timed again, as often as it asks (the report keeps the run's own timing).
-void time_again_on_request(CompiledProgram& im, const RunReport& rep) {
+void time_again_on_request(CompiledProgram& im, TimedPlans& timed) {
   if (!im.options.timed) return;
-  TimingPass pass{0, rep.unfused.total_ms, rep.fused.total_ms, rep.warmup, rep.repeat, rep.round_ms, rep.clocks,
-                  clocks_note(im, rep.clocks)};
+  TimingPass pass{0, timed.plan(PlanId::unfused).total_ms, timed.plan(PlanId::fused).total_ms, timed.rounds.warmup,
+                  timed.rounds.repeat, timed.round_ms, timed.clocks, clocks_note(im, timed.clocks)};
   while (im.options.timed(pass)) {
     im.progress("time", 0.4, "timing both plans again (timing " + std::to_string(pass.index + 1) + ")");
     TimedPlans again = time_plans(im);
@@ -118,26 +119,31 @@ void time_graphs(CompiledProgram& im, RunReport& rep) {
   im.rest();
   ClockWatch watch(*im.clocks);
   rep.unfused.graph_ms = time_graph(im, PlanId::unfused);
-  const ClockSpan unfused_clocks = watch.stop();
+  ClockSpan clocks = watch.stop();
   im.rest();
   ClockWatch fused_watch(*im.clocks);
   rep.fused.graph_ms = time_graph(im, PlanId::fused);
-  rep.graph_clocks = unfused_clocks;
-  rep.graph_clocks.merge(fused_watch.stop());
+  clocks.merge(fused_watch.stop());
+  rep.timing.graph_gpu_clocks = clock_reading(clocks, clocks_note(im, clocks));
   for (PlanReport* plan : {&rep.unfused, &rep.fused}) {
     if (std::string note = host_bound_note(*plan); !note.empty()) plan->notes.push_back(std::move(note));
   }
 }
 
+// How the plans were timed: the protocol asked for, the rounds it came to, the layouts, the clocks.
+RunTiming timing_of_run(const CompiledProgram& im, const TimedPlans& timed) {
+  RunTiming t = run_timing(im.options.timing, timed.rounds, timed.round_ms);
+  t.layouts = im.options.force_layout >= 0 ? "forced " + std::to_string(im.options.force_layout + 1)
+              : im.options.autotune        ? "timed"
+                                           : "default";
+  t.placement_gap_bytes = static_cast<std::int64_t>(im.memory.placement_gaps());
+  t.gpu_clocks = clock_reading(timed.clocks, clocks_note(im, timed.clocks));
+  return t;
+}
+
 // What the report says of the run beside the plans' times: the device, the protocol, the layouts, the compiles.
 void describe_run(const CompiledProgram& im, RunReport& rep) {
-  rep.device = im.device;
-  rep.clocks_note = clocks_note(im, rep.clocks);
-  rep.protocol = im.options.timing;
-  rep.placement_gaps = static_cast<std::int64_t>(im.memory.placement_gaps());
-  rep.layouts = im.options.force_layout >= 0 ? "forced " + std::to_string(im.options.force_layout + 1)
-                : im.options.autotune                 ? "timed"
-                                                      : "default";
+  rep.device = run_device(im.device);
   rep.speedup = rep.fused.total_ms > 0 ? rep.unfused.total_ms / rep.fused.total_ms : 0;
   if (im.tuning) {
     rep.tuning_cache = im.tuning->folder().string();
@@ -168,13 +174,10 @@ RunReport run_phases(CompiledProgram& im) {
   im.progress("time", 0.4, "timing both plans in interleaved rounds");
   im.begin_phase("timing", false);
   TimedPlans timed = time_plans(im);
+  time_again_on_request(im, timed);
+  rep.timing = timing_of_run(im, timed);
   rep.unfused = std::move(timed.plan(PlanId::unfused));
   rep.fused = std::move(timed.plan(PlanId::fused));
-  rep.clocks = timed.clocks;
-  rep.round_ms = timed.round_ms;
-  rep.warmup = timed.rounds.warmup;
-  rep.repeat = timed.rounds.repeat;
-  time_again_on_request(im, rep);
   if (im.options.cuda_graph) time_graphs(im, rep);
   describe_run(im, rep);
   im.progress("done", 1.0, rep.verified ? "verified" : "verification FAILED");

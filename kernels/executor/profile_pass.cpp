@@ -168,7 +168,7 @@ ProfileMeasurements ProfilePass::measure(Executor& executor, const RunReport& re
     m.counters_reason = "not measured: --no-profile";
     for (std::size_t p = 0; p < kPlanIds.size(); ++p) counters[p] = not_measured(plans[p]->kernels.size(), m.counters_reason);
   } else {
-    DramProfiler profiler(report.device.ordinal);
+    DramProfiler profiler(executor.device().ordinal);
     if (!profiler.available()) m.counters_reason = profiler.reason();
     const auto progress = [this](int i, int total) {
       hooks_->report(0.6 + 0.4 * i / total,

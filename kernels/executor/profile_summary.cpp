@@ -123,64 +123,42 @@ PlanProfile profile_plan(const PlanReport& report, const PlanMeasurement& measur
   return p;
 }
 
-nlohmann::ordered_json optional_json(const std::optional<double>& v) {
-  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-}
-
-nlohmann::ordered_json timeline_json(const std::vector<TimedKernel>& timeline) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const TimedKernel& t : timeline) {
-    out.push_back({{"kernel", t.name}, {"start_us", t.start_us}, {"duration_us", t.duration_us}});
-  }
-  return out;
-}
-
-nlohmann::ordered_json kernel_json(const KernelProfile& k) {
-  nlohmann::ordered_json j;
-  if (k.bytes_read && k.bytes_written) {
-    j["bytes_read"] = *k.bytes_read;
-    j["bytes_written"] = *k.bytes_written;
-    j["bytes"] = *k.bytes_read + *k.bytes_written;
-    j["l2_bytes_written"] = optional_json(k.l2_bytes_written);
-    j["cuda_kernels"] = k.cuda_kernels;
-  } else {
-    j["bytes_read"] = "not measured";
-    j["bytes_written"] = "not measured";
-    j["reason"] = k.not_measured;
-  }
-  j["predicted_bytes"] = k.predicted_bytes;
-  j["measured_over_predicted"] = optional_json(k.measured_over_predicted);
-  j["mismatch"] = k.mismatch;
-  if (!k.mismatch_reason.empty()) j["mismatch_reason"] = k.mismatch_reason;
-  j["achieved_bytes_per_s"] = optional_json(k.achieved_bandwidth);
-  j["fraction_of_peak_bandwidth"] = optional_json(k.fraction_of_peak);
-  j["fraction_of_copy_bandwidth"] = optional_json(k.fraction_of_copy);
-  j["flops_per_s"] = optional_json(k.flops_per_s);
-  j["notes"] = k.notes;
-  j["timeline"] = timeline_json(k.timeline);
-  return j;
-}
-
-nlohmann::ordered_json plan_json(const PlanProfile& p) {
-  nlohmann::ordered_json j;
+// The report's "measured" of a kernel or a plan: the fields both profiles have, by the same names.
+template <typename Profile>
+MeasuredTraffic traffic(const Profile& p) {
+  MeasuredTraffic m;
   if (p.bytes_read && p.bytes_written) {
-    j["bytes_read"] = *p.bytes_read;
-    j["bytes_written"] = *p.bytes_written;
-    j["bytes"] = *p.measured_bytes();
+    m.bytes_read = p.bytes_read;
+    m.bytes_written = p.bytes_written;
   } else {
-    j["bytes_read"] = "not measured";
-    j["bytes_written"] = "not measured";
-    j["reason"] = p.not_measured;
+    m.reason = p.not_measured;
   }
-  j["predicted_bytes"] = p.predicted_bytes;
-  j["measured_over_predicted"] = optional_json(p.measured_over_predicted);
-  j["mismatch"] = p.mismatch;
-  j["achieved_bytes_per_s"] = optional_json(p.achieved_bandwidth);
-  j["fraction_of_peak_bandwidth"] = optional_json(p.fraction_of_peak);
-  j["fraction_of_copy_bandwidth"] = optional_json(p.fraction_of_copy);
-  j["flops"] = p.flops;
-  j["flops_per_s"] = optional_json(p.flops_per_s);
-  return j;
+  m.predicted_bytes = p.predicted_bytes;
+  m.measured_over_predicted = p.measured_over_predicted;
+  m.mismatch = p.mismatch;
+  m.achieved_bytes_per_s = p.achieved_bandwidth;
+  m.fraction_of_peak_bandwidth = p.fraction_of_peak;
+  m.fraction_of_copy_bandwidth = p.fraction_of_copy;
+  m.flops_per_s = p.flops_per_s;
+  return m;
+}
+
+MeasuredTraffic kernel_traffic(const KernelProfile& k) {
+  MeasuredTraffic m = traffic(k);
+  if (m.bytes()) {
+    m.l2_bytes_written = k.l2_bytes_written;
+    m.cuda_kernels = k.cuda_kernels;
+  }
+  m.mismatch_reason = k.mismatch_reason;
+  m.notes = k.notes;
+  m.timeline = k.timeline;
+  return m;
+}
+
+MeasuredTraffic plan_traffic(const PlanProfile& p) {
+  MeasuredTraffic m = traffic(p);
+  m.flops = p.flops;
+  return m;
 }
 
 }  // namespace
@@ -227,31 +205,26 @@ ProfileSummary summarize_profile(const RunReport& report, const ProfileMeasureme
   return s;
 }
 
-void add_profile_to_json(nlohmann::ordered_json& report, const ProfileSummary& s) {
-  auto& plans = report["plans"];
-  for (std::size_t p = 0; p < 2 && p < plans.size(); ++p) {
-    auto& kernels = plans[p]["kernels"];
+void add_profile(RunReport& report, const ProfileSummary& s) {
+  PlanReport* plans[2] = {&report.unfused, &report.fused};
+  for (std::size_t p = 0; p < 2; ++p) {
+    std::vector<KernelReport>& kernels = plans[p]->kernels;
     const auto& profiled = s.plans[p].kernels;
-    for (std::size_t i = 0; i < kernels.size() && i < profiled.size(); ++i)
-      kernels[i]["measured"] = kernel_json(profiled[i]);
-    plans[p]["measured"] = plan_json(s.plans[p]);
+    for (std::size_t i = 0; i < kernels.size() && i < profiled.size(); ++i) kernels[i].measured = kernel_traffic(profiled[i]);
+    plans[p]->measured = plan_traffic(s.plans[p]);
   }
-  nlohmann::ordered_json profile = {{"timing_source", s.timing_source},
-                                    {"counters", s.counters_reason.empty() ? "measured" : s.counters_reason},
-                                    {"peak_device", s.peak_device},
-                                    {"peak_bandwidth_bytes_per_s", s.peak_bandwidth},
-                                    {"copy_bandwidth_bytes_per_s", optional_json(s.copy_bandwidth)},
-                                    {"notes", s.notes}};
-  if (!s.timing_reason.empty()) profile["timing_reason"] = s.timing_reason;
-  if (!s.copy_reason.empty()) profile["copy_bandwidth_reason"] = s.copy_reason;
-  report["profile"] = profile;
-  if (s.hbm_traffic_reduction) {
-    report["hbm_traffic_reduction"] = *s.hbm_traffic_reduction;
-  } else {
-    report["hbm_traffic_reduction"] = "not measured";
-    report["hbm_traffic_reduction_reason"] = s.reduction_reason;
-  }
-  report["hbm_traffic_reduction_predicted"] = optional_json(s.predicted_reduction);
+  RunProfile& profile = report.profile.emplace();
+  profile.timing_source = s.timing_source;
+  profile.timing_reason = s.timing_reason;
+  profile.counters = s.counters_reason.empty() ? "measured" : s.counters_reason;
+  profile.peak_device = s.peak_device;
+  profile.peak_bandwidth_bytes_per_s = s.peak_bandwidth;
+  profile.copy_bandwidth_bytes_per_s = s.copy_bandwidth;
+  profile.copy_bandwidth_reason = s.copy_reason;
+  profile.notes = s.notes;
+  report.hbm_traffic_reduction = s.hbm_traffic_reduction;
+  report.hbm_traffic_reduction_reason = s.hbm_traffic_reduction ? std::string() : s.reduction_reason;
+  report.hbm_traffic_reduction_predicted = s.predicted_reduction;
 }
 
 }  // namespace fx::gpu

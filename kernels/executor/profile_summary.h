@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 #include "core/cost/device_description.h"
 #include "core/export/timings_export.h"
@@ -22,12 +21,7 @@ namespace fx::gpu {
 // Measured and predicted differ by more than this fraction: the report flags the kernel and says why.
 inline constexpr double kBytesMismatchTolerance = 0.10;
 
-// One CUDA kernel of a step as the timing pass saw it (CUPTI activity records).
-struct TimedKernel {
-  std::string name;
-  double start_us = 0.0;  // from the plan's first kernel in the timing pass
-  double duration_us = 0.0;
-};
+// One CUDA kernel of a step as the timing pass saw it (CUPTI activity records): core's TimedKernel.
 
 // One executor step (a report "kernel": a generated kernel or one library call, which may launch several).
 struct StepMeasurement {
@@ -101,9 +95,8 @@ struct ProfileSummary {
 ProfileSummary summarize_profile(const RunReport& report, const ProfileMeasurements& measured, const Plan& unfused,
                                  const Plan& fused, const DeviceDescription& peak, std::int64_t l2_bytes);
 
-// Adds the summary to report_to_json()'s object: "measured" under every kernel and plan, "profile" and
-// "hbm_traffic_reduction" at the top.
-void add_profile_to_json(nlohmann::ordered_json& report, const ProfileSummary& summary);
+// Adds the summary to the report: `measured` on every kernel and plan, the profile and the HBM traffic reduction.
+void add_profile(RunReport& report, const ProfileSummary& summary);
 
 // Why measured bytes differ from the prediction, for people; empty when within the tolerance.
 std::string explain_bytes_mismatch(const KernelProfile& k, std::int64_t l2_bytes);

@@ -14,6 +14,7 @@ SCHEMA_FILES = {
     "graph": ("graph.schema.json",),
     "fused_graph": ("fused_graph.schema.json", "fused-graph.schema.json", "plan.schema.json"),
     "inductor_capture": ("inductor_capture.schema.json",),
+    "run_report": ("run-report.schema.json",),
 }
 
 

@@ -1,7 +1,8 @@
 // A GPU run that ends in a GPU fault: fusion-cli exits with code 4 and writes a "gpu_fault" report; the run panel
 // says what faulted (error, plan step, kernel, group), keeps no earlier run's measurements on screen, and goes on
 // working. The report is tests/data/run-reports/gpu_fault.h100.json, which tests/kernels/test_fault_switch.cpp
-// checks against the writer fusion-cli uses (fault_report_to_json), so this reads what fusion-cli writes.
+// checks against the writer fusion-cli uses (core's to_json of kernels' fault_report), so this reads what fusion-cli
+// writes.
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -24,20 +25,24 @@ QByteArray read(const QString& path) {
   return f.readAll();
 }
 
-TEST(RunFault, ParsesTheFaultReport) {
-  const auto fault = parse_run_fault(read(kFaultReport));
-  ASSERT_TRUE(fault);
-  EXPECT_EQ(fault->error, QStringLiteral("cudaErrorIllegalAddress"));
-  EXPECT_EQ(fault->code, 700);
-  EXPECT_EQ(fault->plan, QStringLiteral("fused"));
-  EXPECT_EQ(fault->step, 0);
-  EXPECT_EQ(fault->kernel, QStringLiteral("fx_g_mul"));
-  EXPECT_EQ(fault->group, QStringLiteral("g:mul"));
-  EXPECT_EQ(fault->attribution, QStringLiteral("exact"));
-  EXPECT_TRUE(fault->describe().contains(QStringLiteral("this is the kernel that faulted")));
+TEST(RunFault, ReadsTheFaultReport) {
   QString error;
-  EXPECT_FALSE(parse_run_report(read(kFaultReport), &error));  // no plans: nothing measured
-  EXPECT_FALSE(parse_run_fault(read(kRealReport)));             // a completed run is no fault
+  const auto report = read_report(read(kFaultReport), &error);
+  ASSERT_TRUE(report) << error.toStdString();
+  ASSERT_TRUE(report->fault);
+  const RunFault& fault = *report->fault;
+  EXPECT_EQ(fault.error, "cudaErrorIllegalAddress");
+  EXPECT_EQ(fault.code, 700);
+  EXPECT_EQ(fault.plan, "fused");
+  EXPECT_EQ(fault.step, 0);
+  EXPECT_EQ(fault.kernel, "fx_g_mul");
+  EXPECT_EQ(fault.group, "g:mul");
+  EXPECT_EQ(fault.attribution, "exact");
+  EXPECT_TRUE(describe_fault(fault).contains(QStringLiteral("this is the kernel that faulted")));
+  EXPECT_TRUE(report->unfused.kernels.empty() && report->fused.kernels.empty());  // nothing measured
+  const auto real = read_report(read(kRealReport), &error);
+  ASSERT_TRUE(real) << error.toStdString();
+  EXPECT_FALSE(real->fault);  // a completed run is no fault
 }
 
 TEST(RunFault, OpeningAFaultReportShowsNoMeasurements) {

@@ -30,6 +30,7 @@
 #include "tests/app/picture_wait.h"
 #include "core/graph/content_hash.h"
 #include "core/graph/graph_io.h"
+#include "tests/app/report_fixture.h"
 
 namespace fx::app {
 namespace {
@@ -50,22 +51,15 @@ NodeItem* box(GraphScene* scene, const Session& s, const char* name) {
 
 // A report of the open graph: `plan_hash` decides whether it measured the plan on screen.
 QString write_report(QTemporaryDir& dir, MainWindow& w, const QString& plan_hash, const QString& graph_hash) {
-  const QString report = QStringLiteral(R"json({"graph": "%1", "graph_hash": "%2", "plan_hash": "%3",
-    "device": {"name": "NVIDIA H100 80GB HBM3"},
-    "hbm_traffic_reduction": 1.5, "hbm_traffic_reduction_predicted": 1.6, "speedup": 1.4,
-    "verification": {"passed": true},
-    "plans": [
-      {"name": "unfused", "kernels": [
-        {"name": "k1", "group": "g:q_mm", "measured_us": 11.0, "group_predicted_ms": 0.0105},
-        {"name": "k2", "group": "g:q_b", "measured_us": 7.0}]},
-      {"name": "fused", "kernels": [
-        {"name": "k3", "group": "g:q_mm", "measured_us": 99.0, "group_predicted_ms": 0.012,
-         "measured": {"bytes_read": 300000000, "bytes_written": 48234496, "predicted_bytes": 135266304,
-                      "mismatch": true}}]}]})json")
-                             .arg(QString::fromStdString(w.session().graph().name()), graph_hash, plan_hash);
-  const QString path = dir.filePath(QStringLiteral("report.json"));
-  EXPECT_TRUE(write_text_file_atomic(path.toStdString(), report.toStdString()));
-  return path;
+  RunReport r = test::two_plans(w.session().graph().name(),
+                                {{"k1", "g:q_mm", {"q_mm"}, 11.0, 10.5}, {"k2", "g:q_b", {"q_b"}, 7.0}},
+                                {{"k3", "g:q_mm", {"q_mm", "q_b"}, 99.0, 12.0, 300000000, 48234496, 135266304, true}});
+  r.graph_hash = graph_hash.toStdString();
+  r.plan_hash = plan_hash.toStdString();
+  r.speedup = 1.4;
+  r.hbm_traffic_reduction = 1.5;
+  r.hbm_traffic_reduction_predicted = 1.6;
+  return test::write_report(dir, r);
 }
 
 QString plan_hash(MainWindow& w) {
@@ -204,14 +198,14 @@ TEST(Truth, RooflineMismatchFlagsAndSummaryComeFromTheRun) {
   QFile f(QStringLiteral(FX_SOURCE_DIR "/tests/data/run-reports/relu_mul_add.h100.json"));
   ASSERT_TRUE(f.open(QIODevice::ReadOnly));
   QString error;
-  const auto real = parse_run_report(f.readAll(), &error);
+  const auto real = read_report(f.readAll(), &error);
   ASSERT_TRUE(real) << error.toStdString();
-  EXPECT_GT(real->hbm_bandwidth, 1e12);
-  EXPECT_GT(real->peak_flops, 1e13);
+  EXPECT_GT(roofs_of(*real).hbm_bandwidth, 1e12);
+  EXPECT_GT(roofs_of(*real).peak_flops, 1e13);
   EXPECT_GE(roofline_points(*real).size(), 4u);  // 3 unfused kernels and the fused one
   EXPECT_EQ(summary_line(*real),
             QStringLiteral("Measured: HBM traffic 1.99× less (predicted 2.00×) · speedup %1× · outputs verified: yes")
-                .arg(*real->speedup, 0, 'f', 2));
+                .arg(real->speedup, 0, 'f', 2));
 
   auto w = open_window(QStringLiteral("gpt2_block.json"));
   and_wait(*w, [&] { w->session().auto_fuse(); });

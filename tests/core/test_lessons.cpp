@@ -47,7 +47,7 @@ DeviceDescription device_of(const Lesson& l) {
 
 std::optional<LessonRun> run_of(const Lesson& l) {
   if (!l.run) return std::nullopt;
-  auto r = read_run_summary(read_file(kLessons / l.run->file));
+  auto r = read_run_report(read_file(kLessons / l.run->file));
   EXPECT_TRUE(r.ok()) << l.id;
   return LessonRun{std::move(r).value(), l.run->measured_on};
 }
@@ -102,9 +102,9 @@ TEST(Lessons, TheVerticalFusionLessonRevealsTheModelAndTheH100Measurement) {
   EXPECT_DOUBLE_EQ(*by[Quantity::bytes_unfused].model_value, 2048.0);  // three kernels, 8192 x 8192 f32 each
   EXPECT_DOUBLE_EQ(*by[Quantity::bytes_fused].model_value, 1024.0);
   EXPECT_DOUBLE_EQ(*by[Quantity::kernel_count].model_value, 1.0);
-  EXPECT_DOUBLE_EQ(*by[Quantity::bytes_unfused].measured_value, *run->report.plan("unfused")->measured_bytes / 1048576);
+  EXPECT_DOUBLE_EQ(*by[Quantity::bytes_unfused].measured_value, *run->report.plan("unfused")->measured_bytes() / 1048576);
   EXPECT_DOUBLE_EQ(*by[Quantity::speedup].measured_value,
-                   *run->report.plan("unfused")->measured_ms / *run->report.plan("fused")->measured_ms);
+                   run->report.plan("unfused")->total_ms / run->report.plan("fused")->total_ms);
   EXPECT_NE(by[Quantity::kernel_count].measured_text.find("NVIDIA H100 80GB HBM3, measured 2026-11-22"),
             std::string::npos);
   const std::string text = describe_run(*run);
@@ -117,8 +117,8 @@ TEST(Lessons, ARunOfAnotherGraphOrPlanIsNotShown) {
   const std::optional<LessonRun> run = run_of(l);
   ASSERT_TRUE(run);
   EXPECT_NE(lesson_run_mismatch(run->report, testing::sample("sin_cos.json"), DeviceDescription::h100_sxm()), "");
-  RunSummary other_plan = run->report;
-  other_plan.plans[1].kernels.front().nodes = {"mul"};
+  RunReport other_plan = run->report;
+  other_plan.fused.kernels.front().nodes = {"mul"};
   EXPECT_NE(lesson_run_mismatch(other_plan, testing::sample("relu_mul_add.json"), DeviceDescription::h100_sxm()), "");
 }
 

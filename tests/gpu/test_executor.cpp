@@ -111,10 +111,12 @@ TEST(ExecutorGpu, ARunReportCarriesTheClocksOfItsTiming) {
   RunOptions opt;
   opt.cuda_graph = true;
   const RunReport r = run_both(mul_sigmoid(4096, 4096), 20, opt);
-  EXPECT_TRUE(r.clocks_note.empty()) << r.clocks_note;  // the GPU machine has the driver's NVML
-  EXPECT_GT(r.clocks.samples, 0);
-  EXPECT_GT(r.graph_clocks.samples, 0);
-  std::cout << "timing: " << describe_clock_span(r.clocks) << "\nCUDA graphs: " << describe_clock_span(r.graph_clocks)
+  ASSERT_TRUE(r.timing.gpu_clocks);
+  ASSERT_TRUE(r.timing.graph_gpu_clocks);
+  EXPECT_TRUE(r.timing.gpu_clocks->note.empty()) << r.timing.gpu_clocks->note;  // the GPU machine has the driver's NVML
+  EXPECT_GT(r.timing.gpu_clocks->samples, 0);
+  EXPECT_GT(r.timing.graph_gpu_clocks->samples, 0);
+  std::cout << "timing: " << r.timing.gpu_clocks->summary << "\nCUDA graphs: " << r.timing.graph_gpu_clocks->summary
             << "\n";
 }
 
@@ -129,22 +131,23 @@ TEST(ExecutorGpu, ATimingInMillisecondsRunsTheRoundsItComesTo) {
   opt.timing.repeat_ms = 30;
   opt.timing.rest_ms = 50;
   const RunReport r = run_both(mul_sigmoid(2048, 2048), 20, opt);
-  ASSERT_GT(r.round_ms, 0.0);
+  ASSERT_GT(r.timing.round_ms.value_or(0), 0.0);
+  const double round_ms = *r.timing.round_ms;
   // Each plan moves 48 MiB unfused, 32 fused, and each run follows the 256 MB flush: a round is well above
   // 0.05 ms on any GPU, and far below the 30 ms asked for.
-  EXPECT_GT(r.round_ms, 0.05);
-  EXPECT_LT(r.round_ms, 15.0);
-  const TimingRounds expected = timing_rounds(opt.timing, r.round_ms);
-  EXPECT_EQ(r.repeat, expected.repeat);
-  EXPECT_EQ(r.warmup, expected.warmup);
-  EXPECT_GE(r.repeat, 2);
-  EXPECT_EQ(r.protocol.repeat_ms, 30.0);
-  EXPECT_EQ(r.protocol.rest_ms, 50.0);
+  EXPECT_GT(round_ms, 0.05);
+  EXPECT_LT(round_ms, 15.0);
+  const TimingRounds expected = timing_rounds(opt.timing, round_ms);
+  EXPECT_EQ(r.timing.repeat, expected.repeat);
+  EXPECT_EQ(r.timing.warmup, expected.warmup);
+  EXPECT_GE(r.timing.repeat, 2);
+  EXPECT_EQ(r.timing.repeat_ms, 30.0);
+  EXPECT_EQ(r.timing.rest_ms, 50.0);
   // The timed rounds lasted about repeat_ms: each plan's median times the rounds, flushes aside.
-  EXPECT_LT(r.repeat * (r.unfused.total_ms + r.fused.total_ms), 2 * 30.0);
+  EXPECT_LT(r.timing.repeat * (r.unfused.total_ms + r.fused.total_ms), 2 * 30.0);
   EXPECT_GT(r.unfused.graph_ms.value_or(0), 0.0);
   EXPECT_GT(r.fused.graph_ms.value_or(0), 0.0);
-  std::cout << "a round " << r.round_ms << " ms: " << r.warmup << " warm-up rounds, " << r.repeat << " timed\n";
+  std::cout << "a round " << round_ms << " ms: " << r.timing.warmup << " warm-up rounds, " << r.timing.repeat << " timed\n";
   // Each kernel's three layouts were compared as long as the plans were timed: a round of them, each after
   // the flush, takes well under 2 ms on any GPU, so 30 ms makes more rounds than the 15 of a counted run.
   int tuned = 0;
@@ -192,8 +195,8 @@ TEST(ExecutorGpu, TimesBothPlansAgainWhileAsked) {
   }
   EXPECT_EQ(r.unfused.total_ms, passes[0].unfused_ms);
   EXPECT_EQ(r.fused.total_ms, passes[0].fused_ms);
-  EXPECT_EQ(r.repeat, passes[0].repeat);
-  EXPECT_EQ(r.round_ms, passes[0].round_ms);
+  EXPECT_EQ(r.timing.repeat, passes[0].repeat);
+  EXPECT_EQ(r.timing.round_ms, passes[0].round_ms);
   EXPECT_TRUE(r.verified);
 }
 
@@ -206,12 +209,12 @@ TEST(ExecutorGpu, APlacementMovesTheBuffersAndNotTheResults) {
   const RunReport packed = run_both(mul_sigmoid(1024, 1024), 3, opt);
   opt.timing.placement = 7;
   const RunReport placed = run_both(mul_sigmoid(1024, 1024), 3, opt);
-  EXPECT_EQ(packed.protocol.placement, 0u);
-  EXPECT_EQ(packed.placement_gaps, 0);
-  EXPECT_EQ(placed.protocol.placement, 7u);
+  EXPECT_EQ(packed.timing.placement, 0);
+  EXPECT_EQ(packed.timing.placement_gap_bytes, 0);
+  EXPECT_EQ(placed.timing.placement, 7);
   std::int64_t gaps = 0;  // one before each input (x, w), each unfused step's output (m, y) and the fused y
   for (std::size_t i = 0; i < 5; ++i) gaps += static_cast<std::int64_t>(placement_gap(7, i));
-  EXPECT_EQ(placed.placement_gaps, gaps);
+  EXPECT_EQ(placed.timing.placement_gap_bytes, gaps);
   EXPECT_EQ(placed.device_bytes - packed.device_bytes, gaps);
   ASSERT_TRUE(packed.verified);
   ASSERT_TRUE(placed.verified);
@@ -221,7 +224,7 @@ TEST(ExecutorGpu, APlacementMovesTheBuffersAndNotTheResults) {
   opt.timing.placement = 3;
   const RunReport qkv = run_both(shrink("qkv_bf16.json", false), 3, opt);
   EXPECT_TRUE(qkv.verified);
-  EXPECT_GT(qkv.placement_gaps, 0);
+  EXPECT_GT(qkv.timing.placement_gap_bytes, 0);
 }
 
 // The kernels of both plans whose report line (path) contains `text`.
@@ -485,8 +488,8 @@ TEST(ExecutorGpu, ColdL2TimingStartsEachRunWithoutThePlansOperands) {
   };
   const RunReport warm = run(false), cold = run(true);
   expect_verified(cold, "cold L2");
-  EXPECT_FALSE(warm.protocol.cold_l2);
-  EXPECT_TRUE(cold.protocol.cold_l2);
+  EXPECT_FALSE(warm.timing.cold_l2);
+  EXPECT_TRUE(cold.timing.cold_l2);
   EXPECT_GT(cold.fused.total_ms, 1.2 * warm.fused.total_ms)
       << "fused plan: cold " << cold.fused.total_ms << " ms, warm " << warm.fused.total_ms << " ms";
   // The CUDA-graph replay follows the flush too (so it compares with PyTorch's queued time under do_bench's

@@ -209,7 +209,7 @@ TEST(ExecutorContractionGpu, AGemmComparisonStartsAfterTheTuningRest) {
     const RunReport r = run_plans(g, &merged, 3, opt);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     expect_verified(r, "small qkv");
-    EXPECT_EQ(r.protocol.tuning_rest_ms, rest_ms);
+    EXPECT_EQ(r.timing.tuning_rest_ms, rest_ms);
     EXPECT_TRUE(has_path(r.fused, "timed here")) << fused_paths(r);  // its ways were compared
     return s;
   };

@@ -115,7 +115,7 @@ TEST_F(RunProfile, ReluMulAddBytesOnTheirGroupsAndHalvedByFusion) {
   }
 
   const DeviceDescription peak = DeviceDescription::h100_sxm();
-  const ProfileSummary s = summarize_profile(r.report, r.measured, r.unfused, r.fused, peak, r.report.device.l2_bytes);
+  const ProfileSummary s = summarize_profile(r.report, r.measured, r.unfused, r.fused, peak, r.report.device->l2_bytes);
   ASSERT_TRUE(s.plans[0].measured_bytes()) << s.plans[0].not_measured;
   ASSERT_TRUE(s.plans[1].measured_bytes()) << s.plans[1].not_measured;
   EXPECT_TRUE(near_tensors(*s.plans[0].measured_bytes(), 8)) << "unfused ~2 GiB";

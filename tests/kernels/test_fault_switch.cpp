@@ -157,7 +157,7 @@ DeviceInfo h100() {
 TEST(FaultReport, MatchesTheFileTheGuiReads) {
   const GpuFault fault = sample_fault();
   EXPECT_EQ(fault.message(), "an illegal memory access was encountered");  // cudaGetErrorString, no driver needed
-  const auto j = fault_report_to_json(fault, h100(), "fault_probe", "auto-fuse (2 merges)");
+  const auto j = to_json(fault_report(fault, h100(), "fault_probe", "auto-fuse (2 merges)"));
   EXPECT_EQ(j["status"], "gpu_fault");
   EXPECT_FALSE(j.contains("plans"));  // nothing measured is reported
   EXPECT_EQ(j["fault"]["attribution"], "exact");
@@ -168,13 +168,18 @@ TEST(FaultReport, MatchesTheFileTheGuiReads) {
   text << in.rdbuf();
   EXPECT_EQ(nlohmann::ordered_json::parse(text.str()), j) << "the writer changed; the GUI's test file should be:\n"
                                                           << j.dump(2);
+  // Read back, it is the report written: what faulted, where, and nothing measured.
+  auto back = read_run_report(text.str());
+  ASSERT_TRUE(back) << back.errors().front().to_string();
+  EXPECT_EQ(*back, fault_report(fault, h100(), "fault_probe", "auto-fuse (2 merges)"));
+  EXPECT_FALSE(back->completed());
 }
 
 TEST(FaultReport, AFaultBeforeAnyStepNamesNone) {
   FaultSite site;
   site.phase = "inputs";
   GpuFault fault(GpuError("CUDA", 719, "cudaErrorLaunchFailure", "c", "f", 1, "w"), site);
-  const auto j = fault_report_to_json(fault, std::nullopt, "g", "auto-fuse");
+  const auto j = to_json(fault_report(fault, std::nullopt, "g", "auto-fuse"));
   EXPECT_EQ(j["fault"]["attribution"], "none");
   EXPECT_TRUE(j["fault"]["step"].is_null());
   EXPECT_TRUE(j["device"].is_null());

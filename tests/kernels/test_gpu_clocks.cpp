@@ -107,10 +107,15 @@ TEST(GpuClocks, WithoutNvmlTheMonitorSaysWhyAndAWatchSeesNothing) {
 // The samples travel in the report, so a trace exported later from the report (the GUI's) has the counter
 // tracks the CLI's --trace has.
 TEST(GpuClocks, TheRunReportCarriesEverySampleForTheTraceCounterTracks) {
+  ClockSpan span;
+  span.timeline = {{0.0, ClockSample{345, 71.26, 31, kClockGpuIdle}}, {10.004, busy(1755, 691.04, 0)}};
   RunReport r;
-  r.clocks.timeline = {{0.0, ClockSample{345, 71.26, 31, kClockGpuIdle}}, {10.004, busy(1755, 691.04, 0)}};
-  const std::string text = report_to_json(r).dump();
-  const std::vector<ClockPoint> points = clock_points_of_report(text);
+  r.unfused.name = "unfused";
+  r.fused.name = "fused";
+  r.timing.gpu_clocks = clock_reading(span, "");
+  auto back = read_run_report(to_json(r).dump());  // as a viewer reads the file
+  ASSERT_TRUE(back) << back.errors().front().to_string();
+  const std::vector<ClockPoint> points = clock_points(*back);
   ASSERT_EQ(points.size(), 2u);
   EXPECT_EQ(points[1].ms, 10.0);  // rounded to 10 us, as written
   EXPECT_EQ(points[1].sm_mhz, 1755.0);
@@ -122,22 +127,26 @@ TEST(GpuClocks, TheRunReportCarriesEverySampleForTheTraceCounterTracks) {
 }
 
 TEST(GpuClocks, TheRunReportSaysWhatTheClocksWereOrWhyTheyWereNotRead) {
+  ClockSpan span;
+  span.max_sm_mhz = 1980;
+  span.power_limit_w = 700;
+  span.add(busy(1755, 691, kClockSwPowerCap));
   RunReport read;
-  read.clocks.max_sm_mhz = 1980;
-  read.clocks.power_limit_w = 700;
-  read.clocks.add(busy(1755, 691, kClockSwPowerCap));
-  const auto j = report_to_json(read)["timing"];
+  read.timing.gpu_clocks = clock_reading(span, "unused: the clocks were read");
+  const auto j = to_json(read)["timing"];
   EXPECT_EQ(j["gpu_clocks"]["sm_mhz_median"], 1755);
+  EXPECT_TRUE(j["gpu_clocks"]["sm_mhz_median"].is_number_integer());  // whole MHz, as NVML gives them
   EXPECT_EQ(j["gpu_clocks"]["held_back_by"], nlohmann::ordered_json::array({"the power cap"}));
-  EXPECT_EQ(j["gpu_clocks"]["summary"], describe_clock_span(read.clocks));
+  EXPECT_EQ(j["gpu_clocks"]["summary"], describe_clock_span(span));
   EXPECT_EQ(j["gpu_clocks"]["note"], "");
   EXPECT_TRUE(j["graph_gpu_clocks"].is_null());  // no --cuda-graph: no graph timing, no clocks of it
 
   RunReport unread;
-  unread.clocks_note = "GPU clocks not read: NVML not found (libnvidia-ml.so.1)";
-  const auto u = report_to_json(unread)["timing"]["gpu_clocks"];
+  const std::string why = "GPU clocks not read: NVML not found (libnvidia-ml.so.1)";
+  unread.timing.gpu_clocks = clock_reading(ClockSpan{}, why);
+  const auto u = to_json(unread)["timing"]["gpu_clocks"];
   EXPECT_EQ(u["summary"], "");
-  EXPECT_EQ(u["note"], unread.clocks_note);
+  EXPECT_EQ(u["note"], why);
   for (const char* k : {"sm_mhz_median", "power_w_max", "temperature_c_max", "held_back_by", "max_sm_mhz"}) {
     EXPECT_TRUE(u[k].is_null()) << k;  // never a zero that reads as a measurement
   }

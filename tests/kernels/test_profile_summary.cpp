@@ -138,8 +138,9 @@ TEST(ProfileSummary, NotMeasuredIsAReasonNeverAZero) {
   EXPECT_FALSE(s.hbm_traffic_reduction);
   EXPECT_NE(s.reduction_reason.find("restricted to admin"), std::string::npos) << s.reduction_reason;
 
-  nlohmann::ordered_json j = report_to_json(f.report);
-  add_profile_to_json(j, s);
+  RunReport report = f.report;
+  add_profile(report, s);
+  const nlohmann::ordered_json j = to_json(report);
   const auto& relu = j["plans"][0]["kernels"][2]["measured"];
   EXPECT_EQ(relu["bytes_read"], "not measured");
   EXPECT_EQ(relu["bytes_written"], "not measured");

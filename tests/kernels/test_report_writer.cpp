@@ -1,5 +1,5 @@
-// The run report's writer (report_to_json with the profile added, as `fusion-cli run --json` writes it) on a
-// report with every part filled. With FX_REPORT_OUT set, the JSON goes to that file too: the schema test
+// The run report's writer (core's to_json of the report the executor fills, with the profile added, as
+// `fusion-cli run --json` writes it) on a report with every part filled. With FX_REPORT_OUT set, the JSON goes to that file too: the schema test
 // (tests/schemas/test_run_report_schema.py) runs this test and validates it against schemas/run-report.schema.json.
 #include <gtest/gtest.h>
 
@@ -41,11 +41,13 @@ PlanReport plan(const std::string& name, int kernels) {
   return p;
 }
 
-nlohmann::ordered_json full_report() {
+RunReport full_report() {
   RunReport r;
-  r.device.name = "NVIDIA H100 80GB HBM3";
-  r.device.sm_count = 132;
-  r.device.cc_major = 9;
+  DeviceInfo device;
+  device.name = "NVIDIA H100 80GB HBM3";
+  device.sm_count = 132;
+  device.cc_major = 9;
+  r.device = run_device(device);
   r.unfused = plan("unfused", 3);
   r.fused = plan("fused", 1);
   r.fused.split_groups = {{"g:mm", 2, {"mm: cuBLASLt has no `silu` epilogue"}}};
@@ -53,12 +55,11 @@ nlohmann::ordered_json full_report() {
   r.reference_checks = {{"unfused: y", "f32", 1e-7, 1e-5, 0, true}, {"fused: y", "f32", 1e-7, 1e-5, 0, true}};
   r.verified = true;
   r.speedup = 3.0;
-  r.protocol = *timing_preset("do_bench");
-  r.repeat = 151;
-  r.warmup = 37;
-  r.round_ms = 0.66;
-  r.layouts = "timed";
-  r.clocks_note = "GPU clocks not read: read_clocks is off in the timing protocol";
+  r.timing = run_timing(*timing_preset("do_bench"), {37, 151}, 0.66);
+  r.timing.layouts = "timed";
+  const std::string unread = "GPU clocks not read: read_clocks is off in the timing protocol";
+  r.timing.gpu_clocks = clock_reading(ClockSpan{}, unread);
+  r.timing.graph_gpu_clocks = clock_reading(ClockSpan{}, unread);  // the plans' CUDA graphs were timed too
   ProfileSummary s;
   s.timing_source = "CUDA events (median of the timed runs)";
   s.counters_reason = "not measured: --no-profile";
@@ -67,15 +68,14 @@ nlohmann::ordered_json full_report() {
   s.plans[0].name = "unfused";
   s.plans[1].name = "fused";
   s.reduction_reason = "not measured: --no-profile";
-  auto j = report_to_json(r);
-  add_profile_to_json(j, s);
-  j["graph"] = "relu_mul_add";
-  j["plan_source"] = "auto-fuse (2 merges)";
-  return j;
+  add_profile(r, s);
+  r.graph = "relu_mul_add";
+  r.plan_source = "auto-fuse (2 merges)";
+  return r;
 }
 
 TEST(ReportWriter, WritesEveryPartOfACompletedRun) {
-  const auto j = full_report();
+  const auto j = to_json(full_report());
   EXPECT_EQ(j["format"], "fusion-explorer/run");
   EXPECT_EQ(j["version"], 1);
   EXPECT_EQ(j["status"], "ok");
@@ -90,6 +90,15 @@ TEST(ReportWriter, WritesEveryPartOfACompletedRun) {
   if (const char* out = std::getenv("FX_REPORT_OUT")) {
     std::ofstream(out) << j.dump(2) << "\n";
   }
+}
+
+// What the executor fills reads back as the same report: the writer and the reader agree on every field.
+TEST(ReportWriter, WhatIsWrittenReadsBackTheSame) {
+  const RunReport written = full_report();
+  auto back = read_run_report(to_json(written).dump(2));
+  ASSERT_TRUE(back) << back.errors().front().to_string();
+  EXPECT_EQ(*back, written);
+  EXPECT_EQ(to_json(*back), to_json(written));
 }
 
 // A group that runs as several steps is listed with the plan's notes about it; a group of one step is not.
