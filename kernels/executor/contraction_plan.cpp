@@ -474,4 +474,23 @@ std::map<ValueId, double> tf32_output_tolerances(const Graph& g) {
   return out;
 }
 
+std::map<ValueId, double> attention_output_tolerances(const Graph& g) {
+  std::vector<char> after(static_cast<std::size_t>(g.num_values()), 0);  // depends on a half-precision chain
+  for (NodeId n : g.topo_order()) {
+    bool depends = false;
+    for (ValueId u : g.tensor_inputs(n)) depends = depends || after[static_cast<std::size_t>(u)];
+    if (!depends && g.node(n).op_class() == OpClass::contraction) {
+      const AttentionMatch m = match_attention(g, n);
+      const auto* chain = std::get_if<AttentionPattern>(&m);
+      depends = chain && (chain->dtype == DType::f16 || chain->dtype == DType::bf16);
+    }
+    after[static_cast<std::size_t>(g.value_of(n))] = depends;
+  }
+  std::map<ValueId, double> out;
+  for (ValueId o : g.outputs()) {
+    if (after[static_cast<std::size_t>(o)]) out[o] = 2.0 * tolerance_for(g.value_type(o).dtype);
+  }
+  return out;
+}
+
 }  // namespace fx::gpu

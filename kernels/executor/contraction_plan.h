@@ -87,5 +87,9 @@ std::vector<std::vector<NodeId>> attention_fallback_parts(const Graph& g, const 
 // contractions above it), capped at 1e-2, where it is looser than the dtype's. Outputs not listed keep
 // tolerance_for(dtype).
 std::map<ValueId, double> tf32_output_tolerances(const Graph& g);
+// Outputs that depend on an attention chain in f16/bf16 are compared at twice their type's tolerance: the
+// unfused chain stores its scores in the half type, and the exponent turns a score's rounding error (2^-9 of
+// its size) into a relative error of its probability, where the fused call keeps the scores in f32.
+std::map<ValueId, double> attention_output_tolerances(const Graph& g);
 
 }  // namespace fx::gpu

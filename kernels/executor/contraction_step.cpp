@@ -390,6 +390,7 @@ void append_steps(CompiledProgram& im, PlanId p, const Group& group, const std::
 void append_contraction_steps(CompiledProgram& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes,
                               const std::string& stem) {
   im.tolerances = tf32_output_tolerances(im.graph);
+  for (const auto& [v, t] : attention_output_tolerances(im.graph)) im.tolerances[v] = std::max(im.tolerances[v], t);
   if (!im.contraction) im.contraction = std::make_shared<ContractionRuntime>();
   ContractionGroupPlan cp = plan_contraction_group(im.graph, nodes, group.io.outputs, stem);
   if (cp.calls.size() == 1 && cp.calls[0].kind == LibraryCallKind::attention && !attention_runs(im, p, group, cp.calls[0])) {

@@ -183,16 +183,6 @@ TEST(AttentionGpu, FusedAttentionMatchesTheFloat64Reference) {
   check_problem(attention, p);
 }
 
-TEST(AttentionGpu, CudnnSaysWhyItHasNoFusedAttentionForF32) {
-  FX_REQUIRE_DEVICE();
-  if (!attention_available()) GTEST_SKIP() << "built without cuDNN";
-  Attention attention;
-  AttentionProblem p;
-  p.type = DType::f32, p.seq_q = p.seq_kv = 128;
-  EXPECT_FALSE(attention.unsupported_reason(p).empty());
-  EXPECT_THROW(attention.run(p, &p, &p, &p, nullptr, &p, nullptr), std::runtime_error);
-}
-
 RunReport run_auto_fused(const Graph& g, RunOptions opt, Plan& fused) {
   FusionEngine engine(g, DeviceDescription::h100_sxm());
   const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());

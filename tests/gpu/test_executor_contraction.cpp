@@ -196,27 +196,26 @@ TEST(ExecutorContractionGpu, HorizontalMatmulIsOneLaunchAndConsumersReadItsOutpu
   EXPECT_TRUE(has_path(r.fused, "one strided-batched call: layout 1 of 2, set by hand")) << fused_paths(r);
 }
 
-// TimingProtocol::tuning_rest_ms: each GEMM tuning comparison (here the small qkv group's two ways) starts after
-// that rest even where rest_ms is 0, and the report says how long it was.
-TEST(ExecutorContractionGpu, AGemmComparisonStartsAfterTheTuningRest) {
+// TimingProtocol::rest_ms: each GEMM tuning comparison (here the small qkv group's two ways) starts after the
+// rest the protocol asks for, whatever the clocks did (tuning_rest_ms is taken only where NVML saw them held back).
+TEST(ExecutorContractionGpu, AGemmComparisonStartsAfterTheRestItIsAskedFor) {
   FX_REQUIRE_DEVICE();
   const Graph g = small_qkv();
   const Plan merged = plan_with_group(g, {"q", "k", "v"});
   auto seconds = [&](double rest_ms) {
     RunOptions opt;
-    opt.timing.tuning_rest_ms = rest_ms;
+    opt.timing.rest_ms = rest_ms;
     const auto t0 = std::chrono::steady_clock::now();
     const RunReport r = run_plans(g, &merged, 3, opt);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     expect_verified(r, "small qkv");
-    EXPECT_EQ(r.timing.tuning_rest_ms, rest_ms);
     EXPECT_TRUE(has_path(r.fused, "timed here")) << fused_paths(r);  // its ways were compared
     return s;
   };
   seconds(0);  // the generated kernels compiled and cached, the libraries loaded
   const double without = seconds(0), with = seconds(2000);
-  std::cout << "  small qkv: " << without << " s without the tuning rest, " << with << " s with 2 s\n";
-  EXPECT_GT(with - without, 1.8) << "a run with a 2 s tuning rest took " << with << " s, without " << without;
+  std::cout << "  small qkv: " << without << " s without a rest, " << with << " s with 2 s\n";
+  EXPECT_GT(with - without, 1.8) << "a run with a 2 s rest took " << with << " s, without " << without;
 }
 
 bool has_note(const PlanReport& p, const std::string& text) {
