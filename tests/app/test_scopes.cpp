@@ -151,11 +151,11 @@ TEST(ScopedLayout, AnAcceptRelaysOutOnlyTheScopesItTouched) {
   const ScopeUnits units = scope_units(g, t.session.group_infos(), ViewMode::fused);
   auto tree = build_scope_tree(g, units);
   std::vector<bool> expanded = tree->expanded_within(kMaxItemsPerScope);
-  const int l2 = tree->scope(0).scopes[2], l30 = tree->scope(0).scopes[30];
-  expanded[static_cast<std::size_t>(l2)] = expanded[static_cast<std::size_t>(l30)] = true;
+  const int l20 = tree->scope(0).scopes[20], l30 = tree->scope(0).scopes[30];
+  expanded[static_cast<std::size_t>(l20)] = expanded[static_cast<std::size_t>(l30)] = true;
   LayoutCache cache;
   ASSERT_TRUE(layout_drawing(build_scoped_drawing(g, t.session.group_infos(), ViewMode::fused, tree, units, expanded), &cache).ok);
-  EXPECT_EQ(cache.dot_runs(), 2);  // layers 2 and 30 have the same contents: one layout serves both, and the root
+  EXPECT_EQ(cache.dot_runs(), 2);  // layers 20 and 30 have the same contents: one layout serves both, and the root
   // Accept a fusion of two groups of layer 30.
   std::string id;
   const auto in_l30 = [&](const std::string& group) {
@@ -169,9 +169,9 @@ TEST(ScopedLayout, AnAcceptRelaysOutOnlyTheScopesItTouched) {
   const DrawnGraph after = build_scoped_drawing(g, t.session.group_infos(), ViewMode::fused, tree, units, expanded);
   const LayoutResult relaid = layout_drawing(after, &cache);
   ASSERT_TRUE(relaid.ok);
-  const int level30 = level_of_scope(after, l30), level2 = level_of_scope(after, l2);
+  const int level30 = level_of_scope(after, l30), level20 = level_of_scope(after, l20);
   EXPECT_NE(std::find(relaid.fresh_levels.begin(), relaid.fresh_levels.end(), level30), relaid.fresh_levels.end());
-  EXPECT_EQ(std::find(relaid.fresh_levels.begin(), relaid.fresh_levels.end(), level2), relaid.fresh_levels.end());
+  EXPECT_EQ(std::find(relaid.fresh_levels.begin(), relaid.fresh_levels.end(), level20), relaid.fresh_levels.end());
   EXPECT_LE(relaid.dot_runs, 2);  // layer 30, and the root only if the layer's frame changed size
   EXPECT_GE(relaid.dot_runs, 1);
   EXPECT_EQ(cache.dot_runs(), 2 + relaid.dot_runs);
