@@ -1,7 +1,6 @@
 # fx_check_cuda_features(OUT_MISSING): the newer toolkit APIs the executor uses, each compiled once against
-# the toolkit's headers. A toolkit that has CUDA, NVRTC and cuBLASLt but not these (Ubuntu 24.04's own
-# nvidia-cuda-toolkit is CUDA 12.0) would otherwise fail in the middle of the build; with the list, configure
-# builds everything else and says what the executor needs.
+# the toolkit's headers. An older toolkit that has CUDA, NVRTC and cuBLASLt but not these would otherwise fail
+# in the middle of the build; with the list, configure builds everything else and says what the executor needs.
 include(CheckCXXSourceCompiles)
 include(CMakePushCheckState)
 

@@ -192,7 +192,7 @@ TEST(RunPanel, AGroupOfSeveralKernelsShowsTheirSum) {
   EXPECT_EQ(text.at(QStringLiteral("g:conv")), QStringLiteral("3 kernels: 94.0 µs · 150 MiB"));
 }
 
-// A report written by `fusion-cli run --json` on an H100 (relu_mul_add): the panel reads what the executor
+// A report as `fusion-cli run --json` writes it (relu_mul_add): the panel reads what the executor
 // really writes, not only the reports made here.
 TEST(RunPanel, ReadsARealExecutorReport) {
   QFile f(QStringLiteral(FX_SOURCE_DIR "/tests/data/run-reports/relu_mul_add.h100.json"));
