@@ -189,7 +189,9 @@ struct RunReport {
   std::string reference_note;
   RunTiming timing;
   int kernels_compiled = 0, cache_hits = 0;
-  double compile_seconds = 0;
+  // NVRTC's time summed over the kernels compiled, and the wall time the run waited for them: compiled several
+  // at once, the sum is larger.
+  double compile_seconds = 0, compile_wall_seconds = 0;
   std::string tuning_cache;                  // the tuning cache's folder, or why none was used
   int tuned_steps = 0, reused_steps = 0;     // choices timed in this run, and taken from the tuning cache
   std::vector<std::string> tuning_warnings;  // the cache's: a damaged entry, a folder that cannot be written

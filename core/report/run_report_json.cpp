@@ -249,7 +249,8 @@ J to_json(const RunReport& r) {
          {"speedup", r.speedup},
          {"verification", verification_json(r)},
          {"timing", timing_json(r.timing)},
-         {"compile", {{"kernels_compiled", r.kernels_compiled}, {"cache_hits", r.cache_hits}, {"seconds", r.compile_seconds}}},
+         {"compile", {{"kernels_compiled", r.kernels_compiled}, {"cache_hits", r.cache_hits}, {"seconds", r.compile_seconds},
+                      {"wall_seconds", r.compile_wall_seconds}}},
          {"tuning", {{"cache", r.tuning_cache}, {"tuned", r.tuned_steps}, {"reused", r.reused_steps},
                      {"warnings", r.tuning_warnings}}},
          {"device_bytes", r.device_bytes}};

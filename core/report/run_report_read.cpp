@@ -234,7 +234,7 @@ void read_verification(Reader& r, Fields& root, RunReport& out) {
 
 void read_compile_and_tuning(Reader& r, Fields& root, RunReport& out) {
   if (const json* c = root.find("compile")) {
-    Fields(r, *c, "/compile").req("kernels_compiled", out.kernels_compiled).req("cache_hits", out.cache_hits).req("seconds", out.compile_seconds);
+    Fields(r, *c, "/compile").req("kernels_compiled", out.kernels_compiled).req("cache_hits", out.cache_hits).req("seconds", out.compile_seconds).opt("wall_seconds", out.compile_wall_seconds);
   }
   if (const json* t = root.find("tuning")) {
     Fields(r, *t, "/tuning").req("cache", out.tuning_cache).req("tuned", out.tuned_steps).req("reused", out.reused_steps).req("warnings", out.tuning_warnings);

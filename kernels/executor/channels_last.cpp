@@ -36,7 +36,7 @@ LayoutStep view_of(const Graph& g, const Step& st) {
   return v;
 }
 
-// A step's channels-last variant, compiled and loaded; installed in the step once nothing can throw.
+// A step's channels-last variant, loaded with the rewrite's batch; installed in the step once nothing can throw.
 struct Variant {
   GeneratedKernel kernel;
   LoadedKernel loaded;
@@ -74,9 +74,9 @@ const Step* conversion_owner(const CompiledPlan& ps, const Planned& pl, const La
   return nullptr;
 }
 
-// A tiled transpose generated for a value an elementwise step wrote NHWC, loaded, in its default layout.
-void generate_conversion(CompiledProgram& im, const LayoutConversion& c, const Step& neighbour, Step& s,
-                         ConversionLaunch& conversion) {
+// A tiled transpose generated for a value an elementwise step wrote NHWC, in its default layout (loaded with the
+// rewrite's batch: load_rewrite_kernels).
+void generate_conversion(CompiledProgram& im, const LayoutConversion& c, const Step& neighbour, Step& s) {
   const Graph& g = im.graph;
   const ValueId v = c.value;
   if (c.to_nhwc) throw std::logic_error(g.value_name(v) + " is read NHWC by no convolution");
@@ -85,8 +85,6 @@ void generate_conversion(CompiledProgram& im, const LayoutConversion& c, const S
   // Named after the group of the step it serves: "fx_g_relu_y_to_nchw".
   const std::string name = "fx_" + c_identifier(neighbour.group) + "_" + c_identifier(g.value_name(v)) + "_to_nchw";
   GeneratedKernel k = generate_layout_transpose(g.value_type(v).dtype, shape[0], shape[2] * shape[3], shape[1], name);
-  conversion.loaded = im.load(k.source, k.name);
-  conversion.function = conversion.loaded.function();
   k.alternatives.clear();
   s.layout_choice = k.layout + ": the default layout (not timed)";
   s.kernel = std::move(k);
@@ -133,7 +131,7 @@ Step conversion_step(CompiledProgram& im, PlanId p, const Planned& pl, const Lay
     conversion.owner = owner->library()->call;
     conversion.function = conversion.owner->conversion_function(part);
   } else {
-    generate_conversion(im, c, neighbour, s, conversion);
+    generate_conversion(im, c, neighbour, s);
   }
   s.kernel.nodes = neighbour.kernel.nodes;
   s.kernel.inputs = c.to_nhwc ? std::vector<ValueId>{v} : std::vector<ValueId>{};
@@ -145,7 +143,7 @@ Step conversion_step(CompiledProgram& im, PlanId p, const Planned& pl, const Lay
   return s;
 }
 
-// The conversion steps in launch order, generated ones compiled and loaded; nothing stays loaded if one fails.
+// The conversion steps in launch order; the generated ones are loaded with the rewrite's batch.
 std::vector<Step> make_conversions(CompiledProgram& im, PlanId p, const Planned& pl) {
   std::vector<Step> out;
   for (const LayoutConversion& c : pl.layout.conversions) {
@@ -266,7 +264,6 @@ void prepare_channels_last_steps(CompiledProgram& im, PlanId p, const Planned& p
     if (pl.view[i].role == LayoutStep::Role::nhwc_variant) {
       Variant& v = rw.variants.emplace_back();
       v.kernel = generate_channels_last_variant(im.graph, st.kernel);
-      v.loaded = im.load(v.kernel.source, v.kernel.name);
       rw.choices[i] = v.kernel.layout + ": its channels-last variant, on the values kept NHWC";
       pooled.push_back(st.kernel.name);
     } else {
@@ -293,6 +290,22 @@ void prepare_reweighed(CompiledPlan& ps, const Planned& pl, Rewrite& rw, std::ve
   }
 }
 
+// The generated conversions and the channels-last variants, compiled at once; nothing stays loaded if one fails
+// (the rewrite, dropped, unloads them).
+void load_rewrite_kernels(CompiledProgram& im, Rewrite& rw) {
+  std::vector<KernelLoad> batch;
+  std::vector<ConversionLaunch*> generated;
+  for (Step& s : rw.conversions) {
+    auto* conversion = std::get_if<ConversionLaunch>(&s.action);
+    if (!conversion || conversion->owner) continue;  // a convolution's own conversion is loaded with it
+    batch.push_back({{s.kernel.source, s.kernel.name}, &conversion->loaded});
+    generated.push_back(conversion);
+  }
+  for (Variant& v : rw.variants) batch.push_back({{v.kernel.source, v.kernel.name}, &v.loaded});
+  im.load_all(batch);
+  for (ConversionLaunch* c : generated) c->function = c->loaded.function();
+}
+
 Rewrite prepare_rewrite(CompiledProgram& im, PlanId p, const Planned& pl) {
   const Graph& g = im.graph;
   Rewrite rw;
@@ -304,6 +317,7 @@ Rewrite prepare_rewrite(CompiledProgram& im, PlanId p, const Planned& pl) {
     rw.buffers.emplace(v, contraction_detail::DeviceMemory(static_cast<std::size_t>(g.value_type(v).bytes())));
   }
   prepare_channels_last_steps(im, p, pl, rw, stepped, pooled);
+  load_rewrite_kernels(im, rw);
   rw.note = kHead + kept_nhwc_note(pl.convs, stepped, pooled, reweighed, pl.layout);
   return rw;
 }

@@ -123,8 +123,9 @@ CompiledProgram::~CompiledProgram() {
   if (stream) cudaStreamDestroy(stream);
 }
 
-LoadedKernel CompiledProgram::load(const std::string& source, const std::string& name) {
-  const Cubin cubin = compiler.compile(source, name, device.arch());
+namespace {
+
+LoadedKernel load_cubin(const Cubin& cubin, const std::string& name) {
   cudaLibrary_t lib = nullptr;
   FX_CUDA_CALL(cudaLibraryLoadData(&lib, cubin->data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   cudaKernel_t fn = nullptr;
@@ -135,6 +136,33 @@ LoadedKernel CompiledProgram::load(const std::string& source, const std::string&
     throw;
   }
   return LoadedKernel(lib, fn);
+}
+
+// A generated step's kernel, and its other layouts where the run tunes or forces one.
+void add_generated_loads(Step& s, GeneratedLaunch& g, bool layouts, std::vector<KernelLoad>& batch) {
+  batch.push_back({{s.kernel.source, s.kernel.name}, &g.loaded});
+  if (!layouts) return;
+  g.alternatives.reserve(g.alternatives.size() + s.kernel.alternatives.size());  // `into` points into it
+  for (KernelLayout& alt : s.kernel.alternatives) {
+    GeneratedLaunch::Layout& l = g.alternatives.emplace_back();
+    l.layout = std::move(alt);
+    batch.push_back({{l.layout.source, s.kernel.name}, &l.loaded});
+  }
+  s.kernel.alternatives.clear();  // moved into the step
+}
+
+}  // namespace
+
+LoadedKernel CompiledProgram::load(const std::string& source, const std::string& name) {
+  return load_cubin(compiler.compile(source, name, device.arch()), name);
+}
+
+void CompiledProgram::load_all(const std::vector<KernelLoad>& batch, const CompileProgress& told) {
+  std::vector<CompileRequest> requests;
+  requests.reserve(batch.size());
+  for (const KernelLoad& k : batch) requests.push_back(k.request);
+  const std::vector<Cubin> cubins = compiler.compile_all(requests, device.arch(), told);
+  for (std::size_t i = 0; i < batch.size(); ++i) *batch[i].into = load_cubin(cubins[i], batch[i].request.kernel_name);
 }
 
 void CompiledProgram::compile(PlanId p, const Plan& plan) {
@@ -163,27 +191,27 @@ void CompiledProgram::compile(PlanId p, const Plan& plan) {
   }
   if (!views.empty()) ps.notes.push_back(views_note(views));
   if (p == PlanId::fused) apply_test_fault_switch(ps);
-  load_generated_kernels(ps);
 }
 
-// NVRTC compiles each generated step's kernel (and, when the run tunes or forces a layout, its other layouts).
-void CompiledProgram::load_generated_kernels(CompiledPlan& ps) {
-  const auto total = std::count_if(ps.steps.begin(), ps.steps.end(), [](const Step& s) { return s.generated(); });
-  std::size_t done = 0;
-  for (Step& s : ps.steps) {
-    GeneratedLaunch* g = s.generated();
-    if (!g) continue;  // a library call or a sort: nothing to compile
-    ++done;
-    progress("compile", static_cast<double>(done - 1) / static_cast<double>(ps.steps.size()),
-             ps.name + " plan: " + s.kernel.name + " (" + std::to_string(done) + " of " + std::to_string(total) + ")");
-    g->loaded = load(s.kernel.source, s.kernel.name);
-    if (!options.autotune && options.force_layout < 1) continue;  // the default layout only
-    for (KernelLayout& alt : s.kernel.alternatives) {
-      LoadedKernel loaded = load(alt.source, s.kernel.name);
-      g->alternatives.push_back({std::move(alt), std::move(loaded)});
+// NVRTC compiles the kernels both plans generated in one batch, several at once: each generated step's kernel
+// (and, when the run tunes or forces a layout, its other layouts) and the channels-last conversions of
+// convolutions.
+void CompiledProgram::load_kernels() {
+  const bool layouts = options.autotune || options.force_layout >= 1;
+  std::vector<KernelLoad> batch;
+  for (CompiledPlan& ps : plans) {
+    for (Step& s : ps.steps) {
+      if (GeneratedLaunch* g = s.generated()) add_generated_loads(s, *g, layouts, batch);
+      if (LibraryStep* call = s.call()) call->add_nhwc_loads(batch);
     }
-    s.kernel.alternatives.clear();  // moved into the step
   }
+  const std::string what = std::to_string(batch.size()) + " kernels and layouts of both plans";
+  const std::size_t threads = std::min(batch.size(), NvrtcCompiler::max_threads());
+  progress("compile", 0.0, what + (threads > 1 ? ", up to " + std::to_string(threads) + " at once" : ""));
+  load_all(batch, [&](std::size_t done, std::size_t total) {
+    progress("compile", 0.1 * static_cast<double>(done) / static_cast<double>(total),
+             what + ": " + std::to_string(done) + " of the " + std::to_string(total) + " not cached compiled");
+  });
 }
 
 void CompiledProgram::plan_memory() {

@@ -71,8 +71,8 @@ bool LibraryStep::offers_nhwc(const Graph& g) const {
   return call_.kind == LibraryCallKind::conv2d && call_.conv.groups == 1 && !call_.conv.nhwc && g.is_input(call_.w);
 }
 
-void LibraryStep::load_nhwc(CompiledProgram& im) {
-  if (!offers_nhwc(im.graph) || !nhwc_[0].empty()) return;
+void LibraryStep::generate_nhwc(const Graph& g) {
+  if (!offers_nhwc(g) || !nhwc_kernels_[0].source.empty()) return;
   nhwc_problem_ = call_.conv;
   nhwc_problem_.nhwc = true;
   const Conv2dProblem& p = call_.conv;
@@ -81,11 +81,17 @@ void LibraryStep::load_nhwc(CompiledProgram& im) {
   const std::string conv = "fx_" + call_.name.substr(call_.name.find('_') + 1);
   nhwc_kernels_[0] = generate_layout_transpose(p.type, p.n, p.c, p.h * p.w, conv + "_x_to_nhwc");
   nhwc_kernels_[1] = generate_layout_transpose(p.type, out.n, out.p * out.q, out.k, conv + "_y_to_nchw");
+}
+
+void LibraryStep::add_nhwc_loads(std::vector<KernelLoad>& batch) {
+  if (nhwc_kernels_[0].source.empty() || !nhwc_[0].empty()) return;  // not generated, or already loaded
   for (int i = 0; i < 2; ++i) {
     const GeneratedKernel& k = nhwc_kernels_[i];
-    std::vector<const std::string*> sources = {&k.source};
-    for (const KernelLayout& alt : k.alternatives) sources.push_back(&alt.source);
-    for (const std::string* source : sources) nhwc_[i].push_back(im.load(*source, k.name));
+    nhwc_[i].resize(1 + k.alternatives.size());  // `into` points into it
+    batch.push_back({{k.source, k.name}, &nhwc_[i][0]});
+    for (std::size_t j = 0; j < k.alternatives.size(); ++j) {
+      batch.push_back({{k.alternatives[j].source, k.name}, &nhwc_[i][j + 1]});
+    }
   }
 }
 
@@ -419,9 +425,7 @@ void append_steps(CompiledProgram& im, PlanId p, const Group& group, const std::
     auto library = std::make_shared<LibraryStep>(std::move(call), im.contraction);
     // The channels-last way is compiled only when the run times layouts or forces it.
     const int forced = im.options.force_layout;
-    if (((im.options.autotune && forced < 0) || forced >= 1) && library->offers_nhwc(g)) {
-      library->load_nhwc(im);
-    }
+    if (((im.options.autotune && forced < 0) || forced >= 1) && library->offers_nhwc(g)) library->generate_nhwc(g);
     s.action = LibraryLaunch{std::move(library)};
     ps.steps.push_back(std::move(s));
   }

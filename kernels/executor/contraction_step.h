@@ -66,10 +66,12 @@ class LibraryStep {
   void choose_finalist(const PlanBuffers& b, std::size_t i, const std::vector<double>& ms,
                        const std::string& timed_as = "") const;
   MatmulProblem gemm_problem(const PlanBuffers& b) const;
-  // Whether this call can run channels-last (see above), and the compiled conversions once load_nhwc ran.
+  // Whether this call can run channels-last (see above), and the compiled conversions once they are loaded.
   bool offers_nhwc(const Graph& g) const;
-  // Generates and compiles the conversions (named after the group, as its other kernels are).
-  void load_nhwc(CompiledProgram& im);
+  // Generates the conversions (named after the group, as its other kernels are) in every layout; the plans'
+  // batch compile loads them (add_nhwc_loads adds those not loaded yet to it).
+  void generate_nhwc(const Graph& g);
+  void add_nhwc_loads(std::vector<KernelLoad>& batch);
   bool nhwc_ready() const { return !nhwc_[0].empty() && weights_nhwc_.get() != nullptr; }
   // Once tuning kept the NCHW call: frees the NHWC scratch and weights, and preparation makes them no more.
   void drop_nhwc();
@@ -99,7 +101,7 @@ class LibraryStep {
   void release_prepared();
 
   // Once the graph inputs are on the device: stacks horizontal weights, folds batchnorm, sums biases; permutes
-  // the convolution's weights to NHWC and allocates its scratch when load_nhwc ran.
+  // the convolution's weights to NHWC and allocates its scratch when its conversions are loaded.
   // `b`: the unfused plan's buffers, where the graph's inputs are (both plans share them).
   void prepare(const PlanBuffers& b, cudaStream_t stream);
   // A conversion part runs in conversion layout `layout` (0: the installed one).

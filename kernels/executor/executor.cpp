@@ -76,8 +76,10 @@ Executor::Executor(const Graph& graph, const Plan& unfused, const Plan& fused, R
   }
   im.progress("device", 0.0, im.device.name + " (" + im.device.arch() + ")");
   FX_CUDA_CALL(cudaStreamCreateWithFlags(&im.stream, cudaStreamNonBlocking));
+  im.progress("generate", 0.0, "the kernels and library calls of both plans");
   im.compile(PlanId::unfused, unfused);
   im.compile(PlanId::fused, fused);
+  im.load_kernels();
   im.plan_memory();
 }
 

@@ -31,6 +31,13 @@ constexpr std::size_t kMemoryHeadroomBytes = std::size_t{256} << 20;
 
 struct ContractionRuntime;  // contraction_step.h: the library handles
 
+// A kernel of a batch compiled at once (CompiledProgram::load_all): its source and name, and where its loaded
+// function goes.
+struct KernelLoad {
+  CompileRequest request;
+  LoadedKernel* into = nullptr;
+};
+
 // Both plans of a run compiled for one graph on one device: their steps, the memory plan, the stream they run
 // on, the library handles, and where a fault is attributed. The executor (executor.h) coordinates the run's
 // phases over it; the passes (layout_tuning.h, channels_last.h), the verification (kernels/verify) and the
@@ -74,8 +81,9 @@ struct CompiledProgram {
   CompiledProgram(const CompiledProgram&) = delete;
   CompiledProgram& operator=(const CompiledProgram&) = delete;
 
+  // Generates plan p's steps (code, library calls); load_kernels then compiles what both plans generated.
   void compile(PlanId p, const Plan& plan);
-  void load_generated_kernels(CompiledPlan& ps);
+  void load_kernels();
   void plan_memory();
   void allocate();
   void release();
@@ -101,6 +109,8 @@ struct CompiledProgram {
   void rest() { rest_for(options.timing.rest_ms); }
   void rest_for(double ms);
   LoadedKernel load(const std::string& source, const std::string& name);
+  // Compiles the batch's kernels in parallel (NvrtcCompiler::compile_all), then loads each where it goes.
+  void load_all(const std::vector<KernelLoad>& batch, const CompileProgress& told = {});
   void progress(const std::string& step, double fraction, const std::string& message) const {
     if (options.progress) options.progress(step, fraction, message);
   }

@@ -157,6 +157,7 @@ void describe_run(const CompiledProgram& im, RunReport& rep) {
   rep.kernels_compiled = cs.compiled;
   rep.cache_hits = cs.memory_hits + cs.disk_hits;
   rep.compile_seconds = cs.compile_seconds;
+  rep.compile_wall_seconds = cs.wall_seconds;
 }
 
 }  // namespace
