@@ -46,9 +46,11 @@ bool needs_positive(const Graph& g, ValueId v) {
   return false;
 }
 
+std::string fill_kernel_name(DType t) { return "fx_fill_" + std::string(dtype_name(t)); }
+
 std::string fill_source(DType t) {
   using namespace codegen;
-  const std::string name = std::string("fx_fill_") + std::string(dtype_name(t));
+  const std::string name = fill_kernel_name(t);
   std::string value;
   if (is_floating(t)) {
     value = to_storage(t, "lo + (hi - lo) * u");
@@ -194,8 +196,8 @@ void CompiledProgram::compile(PlanId p, const Plan& plan) {
 }
 
 // NVRTC compiles the kernels both plans generated in one batch, several at once: each generated step's kernel
-// (and, when the run tunes or forces a layout, its other layouts) and the channels-last conversions of
-// convolutions.
+// (and, when the run tunes or forces a layout, its other layouts), the channels-last conversions of
+// convolutions and the inputs' fill kernels.
 void CompiledProgram::load_kernels() {
   const bool layouts = options.autotune || options.force_layout >= 1;
   std::vector<KernelLoad> batch;
@@ -205,7 +207,13 @@ void CompiledProgram::load_kernels() {
       if (LibraryStep* call = s.call()) call->add_nhwc_loads(batch);
     }
   }
-  const std::string what = std::to_string(batch.size()) + " kernels and layouts of both plans";
+  // The seeded inputs' fill kernels (fill_inputs), one per input dtype.
+  for (ValueId v = 0; v < static_cast<ValueId>(graph.inputs().size()); ++v) {
+    const DType t = graph.value_type(v).dtype;
+    if (fill_kernels.count(t)) continue;
+    batch.push_back({{fill_source(t), fill_kernel_name(t)}, &fill_kernels[t]});
+  }
+  const std::string what = std::to_string(batch.size()) + " kernels (both plans, each in the layouts tuning times)";
   const std::size_t threads = std::min(batch.size(), NvrtcCompiler::max_threads());
   progress("compile", 0.0, what + (threads > 1 ? ", up to " + std::to_string(threads) + " at once" : ""));
   load_all(batch, [&](std::size_t done, std::size_t total) {
@@ -263,9 +271,7 @@ void CompiledProgram::fill_inputs(const std::map<ValueId, const void*>& given) {
                                    cudaMemcpyDeviceToDevice, stream));
       continue;
     }
-    if (!fill_kernels.count(t.dtype)) {
-      fill_kernels[t.dtype] = load(fill_source(t.dtype), "fx_fill_" + std::string(dtype_name(t.dtype)));
-    }
+    if (!fill_kernels.count(t.dtype)) fill_kernels[t.dtype] = load(fill_source(t.dtype), fill_kernel_name(t.dtype));
     const bool positive = needs_positive(graph, v);
     float lo = positive ? 0.5f : -2.0f, hi = 2.0f;
     if (!is_floating(t.dtype)) lo = 1.0f, hi = 16.0f;  // integers: never 0, so they can divide
