@@ -410,8 +410,7 @@ class Report(unittest.TestCase):
                                         "sample of this run")
 
     def test_bandwidth_against_a_copy_of_the_same_bytes(self):
-        # sum_of_squares' 256 MiB read in 0.0951 ms after the flush (cubin race on an H100, 2026-11-26), against
-        # illustrative copy rates: a 1 GiB copy at 3.02 TB/s, one of 128 MiB to 128 MiB at 2.80 TB/s
+        # sum_of_squares' 256 MiB read in about 0.095 ms after the flush, against illustrative copy rates: a 1 GiB copy at 3.02 TB/s, one of 128 MiB to 128 MiB at 2.80 TB/s
         row = bench_report.derive({"name": "sum_of_squares", "min_bytes": 256 * MIB, "has_contraction": False,
                                    "copy_same_bytes_tb_s": 2.80,
                                    "compile": {"ms": [0.0953], "kernels": 1},
@@ -457,8 +456,8 @@ class Report(unittest.TestCase):
         self.assertIn("1.024 (0.989)", text)
 
     def test_our_plans_replayed_as_cuda_graphs_give_the_gpu_only_ratio_and_host_bound_notes(self):
-        # resnet18 as measured on an H100 (2026-11-25): the fused plan's 20 cuDNN calls launched step by step took
-        # 2.520 / 0.999 ms, replayed as a CUDA graph 0.955 / 0.957 ms; torch.compile queued 1.210 / 1.209 ms.
+        # A host-bound plan (resnet18's fused plan of 20 cuDNN calls): launched step by step it takes longer than
+        # replayed as a CUDA graph, and only the graph's time compares with torch.compile's queued time.
         doc = run_doc({"kernels": [step("u", 0.1)], "total_ms": 2.628},
                       {"kernels": [step(f"k{i}", 0.01) for i in range(34)], "total_ms": 2.520, "graph_ms": 0.955})
         self.assertEqual(bench_report.read_fx_plan(doc, "fused"), {"ms": 2.520, "kernels": 34, "graph_ms": 0.955})
@@ -506,7 +505,7 @@ class Report(unittest.TestCase):
         self.assertEqual(bench_report.plan_steps(doc, "fused"), [])
 
     def test_a_step_that_ran_another_choice_in_a_later_round_is_noted(self):
-        # qkv_bf16's merged GEMM as run X measured it (2026-11-25, H100): 0.2848 ms in round 1, 0.2696 in round 2.
+        # A merged GEMM whose search picked the same configuration in two rounds, timed 5% apart.
         def gemm(algorithm, search_ms, ms):
             return [{"name": "g:q", "ms": ms,
                      "path": f"cuBLASLt bf16 GEMM; the fastest of 24 configurations by timing: {algorithm} "
