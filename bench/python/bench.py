@@ -266,7 +266,8 @@ def fx_run_command(cli, path, json_path, *extra, placement=0):
 
 def bench_fx(cli, path, timeout_s):
     """Runs fusion-cli once; per plan {"ms": [ms], "kernels": n, "stepped_ms": [..], "graph_ms": [..]} or
-    {"error": why} (bench_report.fx_round; merge_fx_round adds it to the rounds so far)."""
+    {"error": why} (bench_report.read_fx_round, which refuses a report of another format or version; merge_fx_round
+    adds it to the rounds so far)."""
     keys = ("fx_unfused", "fx_fused")
     if not cli:
         return {k: {"error": "fusion-cli not found (pass --cli)"} for k in keys}
@@ -282,12 +283,7 @@ def bench_fx(cli, path, timeout_s):
         if proc.returncode != 0 or not os.path.exists(json_path):
             why = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
             return {k: {"error": f"fusion-cli exited {proc.returncode}: {why[0][:200]}"} for k in keys}
-        try:
-            with open(json_path, encoding="utf-8") as f:
-                doc = json.load(f)
-        except (OSError, json.JSONDecodeError) as e:
-            return {k: {"error": f"unreadable JSON: {e}"} for k in keys}
-    return bench_report.fx_round(doc)
+        return bench_report.read_fx_round(json_path)
 
 
 def find_cli(explicit):
