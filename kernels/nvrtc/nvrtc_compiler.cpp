@@ -210,8 +210,9 @@ std::size_t NvrtcCompiler::max_threads() {
 
 namespace {
 
-// Runs job(i) for i in [0, n) on `threads` threads taking the next index as they become free, and tells
-// `progress` on the calling thread as each finishes. job must not throw.
+// Runs job(i) for i in [0, n) on `threads` threads, each taking the next index as it becomes free, and tells
+// `progress` on the calling thread as each finishes. job must not throw. NVRTC compiles separate programs on
+// separate threads (its header names only nvrtcGetTypeName as not thread-safe).
 void run_on_threads(std::size_t n, std::size_t threads, const std::function<void(std::size_t)>& job,
                     const CompileProgress& progress) {
   std::atomic<std::size_t> next{0};

@@ -28,8 +28,9 @@ class CompileError : public std::runtime_error {
   std::string log_, source_;
 };
 
-// compile_seconds sums each NVRTC compile's own time; wall_seconds is how long callers waited for them. With
-// compile_all's threads the sum exceeds the wait (it is the CPU time they took, near enough).
+// compile_seconds sums each NVRTC compile's own time; wall_seconds is how long callers waited for what was not
+// in memory (NVRTC and disk reads). With compile_all's threads the sum exceeds the wait (it is near the CPU time
+// the compiles took).
 struct CompileStats {
   int compiled = 0, memory_hits = 0, disk_hits = 0;
   double compile_seconds = 0, wall_seconds = 0;
@@ -53,8 +54,8 @@ class NvrtcCompiler {
   // arch: "sm_90". Throws CompileError with the log on a compile error, GpuError on an NVRTC failure.
   Cubin compile(const std::string& source, const std::string& kernel_name, const std::string& arch);
   // The CUBINs of `requests`, in order, as compile() gives each (the same bytes, counted in stats() the same
-  // way); those in neither cache compile at once, each on a thread of its own, max_threads() at most, and none
-  // for a single one. Every request is tried; then the first that failed, in request order, rethrows its error
+  // way); those in neither cache compile several at once, on up to max_threads() threads that each take the next
+  // one as they finish (no thread for a single one). Every request is tried; then the first that failed, in request order, rethrows its error
   // here (a CompileError with its log and source), the others compiled and cached.
   std::vector<Cubin> compile_all(const std::vector<CompileRequest>& requests, const std::string& arch,
                                  const CompileProgress& progress = {});
