@@ -34,16 +34,23 @@ for s in $SAMPLES; do
   done
 done
 
-python3 - "$OUT" $SAMPLES <<'PY' | tee "$OUT/before-after.md"
-import json, os, sys
-out, samples = sys.argv[1], sys.argv[2:]
+python3 - "$AFTER/python" "$OUT" $SAMPLES <<'PY' | tee "$OUT/before-after.md"
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from fusion_explorer import run_report  # reports read through the published schema
+out, samples = sys.argv[2], sys.argv[3:]
 def plans(side, s):
+    path = os.path.join(out, side, s + ".json")
     try:
-        r = json.load(open(os.path.join(out, side, s + ".json")))
-        u, f = r["plans"][0], r["plans"][1]
-        return u["total_ms"], f["total_ms"], len(f["kernels"]), r["verification"]["passed"]
-    except Exception as e:
+        r = run_report.load_run_report(path)
+    except (OSError, ValueError) as e:
+        print(f"{path}: {e}", file=sys.stderr)
         return None
+    by_name = {p["name"]: p for p in r["plans"]}
+    if "unfused" not in by_name or "fused" not in by_name:
+        return None
+    u, f = by_name["unfused"], by_name["fused"]
+    return u["total_ms"], f["total_ms"], len(f["kernels"]), r["verification"]["passed"]
 print("| sample | unfused ms before / after | fused ms before / after | fused kernels b/a | fused after/before | verified b/a |")
 print("|---|---|---|---|---|---|")
 for s in samples:

@@ -30,7 +30,9 @@ timed_run() {
   end=$(date +%s.%N)
   python3 - "$OUT/$sample.$label.json" "$sample" "$label" "$accepted" "$start" "$end" "$OUT/$sample.$label.log" \
     >> "$csv" <<'EOF'
-import json, re, sys
+import re, sys
+sys.path.insert(0, "python")
+from fusion_explorer import run_report  # reports read through the published schema
 path, sample, label, accepted, start, end, log = sys.argv[1:]
 wall = float(end) - float(start)
 # The tune stage of the run's own "wall time:" line (the text report).
@@ -40,8 +42,8 @@ try:
 except OSError:
     tune = ""
 try:
-    r = json.load(open(path))
-    t = r.get("tuning", {})
+    r = run_report.load_run_report(path)
+    t = r.get("tuning", {})  # optional in the schema: a run that failed before tuning has none
     print(f'{sample},{label},{accepted},{wall:.2f},{tune},{t.get("tuned", "")},{t.get("reused", "")},'
           f'{r["verification"]["passed"]}')
 except (OSError, ValueError, KeyError) as e:

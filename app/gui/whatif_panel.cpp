@@ -21,9 +21,10 @@ WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent), devices_(DeviceDesc
   registers_ = new QSpinBox(this);
   registers_->setRange(8, 255);
   registers_->setToolTip(tr("Estimated live 32-bit values per thread before REGISTER_PRESSURE"));
-  vertical_ = new QCheckBox(tr("Vertical (producer → consumer)"), this);
-  horizontal_ = new QCheckBox(tr("Horizontal (siblings sharing an input)"), this);
-  epilogue_ = new QCheckBox(tr("Epilogue (after matmul / reduction)"), this);
+  kinds_ = {{FusionKind::vertical, new QCheckBox(tr("Vertical (producer → consumer)"), this)},
+            {FusionKind::horizontal, new QCheckBox(tr("Horizontal (siblings sharing an input)"), this)},
+            {FusionKind::epilogue, new QCheckBox(tr("Epilogue (after matmul / reduction)"), this)},
+            {FusionKind::attention, new QCheckBox(tr("Attention (Q·Kᵀ → softmax → ·V as one call)"), this)}};
   recompute_ = new QCheckBox(tr("Recompute cheap producers"), this);
   device_combo_ = new QComboBox(this);
   for (const DeviceDescription& d : devices_) device_combo_->addItem(qs(d.name));
@@ -34,9 +35,7 @@ WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent), devices_(DeviceDesc
   auto* form = new QFormLayout(this);
   form->addRow(tr("Max fusion size"), max_size_);
   form->addRow(tr("Register budget"), registers_);
-  form->addRow(tr("Kinds"), vertical_);
-  form->addRow(QString(), horizontal_);
-  form->addRow(QString(), epilogue_);
+  for (const auto& [kind, box] : kinds_) form->addRow(box == kinds_.front().second ? tr("Kinds") : QString(), box);
   form->addRow(QString(), recompute_);
   form->addRow(tr("Device"), device_combo_);
   form->addRow(QString(), load);
@@ -44,8 +43,8 @@ WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent), devices_(DeviceDesc
 
   set_from(EngineOptions{}, DeviceDescription::default_device());  // as fusion-cli's analyze and explain
   for (QSpinBox* s : {max_size_, registers_}) connect(s, &QSpinBox::editingFinished, this, &WhatIfPanel::changed);
-  for (QCheckBox* c : {vertical_, horizontal_, epilogue_, recompute_})
-    connect(c, &QCheckBox::toggled, this, &WhatIfPanel::changed);
+  for (const auto& [kind, box] : kinds_) connect(box, &QCheckBox::toggled, this, &WhatIfPanel::changed);
+  connect(recompute_, &QCheckBox::toggled, this, &WhatIfPanel::changed);
   connect(device_combo_, &QComboBox::currentIndexChanged, this, [this] {
     show_device();
     changed();
@@ -71,9 +70,7 @@ void WhatIfPanel::set_from(const EngineOptions& o, const DeviceDescription& devi
   updating_ = true;
   max_size_->setValue(o.max_fusion_size);
   registers_->setValue(o.register_budget);
-  vertical_->setChecked(!o.disabled_kinds.count(FusionKind::vertical));
-  horizontal_->setChecked(!o.disabled_kinds.count(FusionKind::horizontal));
-  epilogue_->setChecked(!o.disabled_kinds.count(FusionKind::epilogue));
+  for (const auto& [kind, box] : kinds_) box->setChecked(!o.disabled_kinds.count(kind));
   recompute_->setChecked(o.allow_recompute);
   auto it = std::find(devices_.begin(), devices_.end(), device);
   if (it == devices_.end()) {
@@ -90,9 +87,9 @@ EngineOptions WhatIfPanel::options() const {
   EngineOptions o;
   o.max_fusion_size = max_size_->value();
   o.register_budget = registers_->value();
-  if (!vertical_->isChecked()) o.disabled_kinds.insert(FusionKind::vertical);
-  if (!horizontal_->isChecked()) o.disabled_kinds.insert(FusionKind::horizontal);
-  if (!epilogue_->isChecked()) o.disabled_kinds.insert(FusionKind::epilogue);
+  for (const auto& [kind, box] : kinds_) {
+    if (!box->isChecked()) o.disabled_kinds.insert(kind);
+  }
   o.allow_recompute = recompute_->isChecked();
   return o;
 }

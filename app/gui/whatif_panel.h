@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QWidget>
+#include <utility>
 #include <vector>
 
 #include "core/fusion/engine.h"
@@ -32,9 +33,7 @@ class WhatIfPanel : public QWidget {
   void show_device();
   QSpinBox* max_size_;
   QSpinBox* registers_;
-  QCheckBox* vertical_;
-  QCheckBox* horizontal_;
-  QCheckBox* epilogue_;
+  std::vector<std::pair<FusionKind, QCheckBox*>> kinds_;  // one box per kind a what-if can switch off
   QCheckBox* recompute_;
   QComboBox* device_combo_;
   QLabel* device_text_;

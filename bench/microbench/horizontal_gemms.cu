@@ -4,7 +4,7 @@
 //   batched   one strided-batched GEMM, x broadcast (stride 0), the W_i stacked [P, K, N] (our executor's
 //             horizontal matmul), with its own heuristic's candidates and with one member's (the configurations
 //             cuBLASLt gives a single [M, K] x [K, N] GEMM, where it accepts them for the batch: what the
-//             executor's search adds, kernels/contraction/matmul.cpp member_candidates)
+//             executor's search adds, kernels/contraction/matmul_search.cpp member_candidates)
 //   packed    one GEMM on [W_0|...|W_P-1] packed [K, P*N], output [M, P*N] (column views)
 // each with cuBLASLt's first heuristic algorithm, with the fastest of its first 16 (timed here), and through
 // the cuBLAS API PyTorch calls. Interleaved rounds (one launch of every variant per round, each after a 256 MB

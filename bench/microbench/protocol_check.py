@@ -6,11 +6,9 @@
    over the rounds (clocks, HBM temperature) shows up as a trend instead of a ratio.
 3. --queue: what in a queued timing (a spin kernel, the flush, the events around fn, perhaps a synchronise
    per run) moves a kernel's time: the runs back to back or synchronised one by one, with a spin kernel before
-   the flush, between the flush and the start event, or none. On an H100 (2026-11-25) the spin's place did not
-   matter and the synchronise did: relu_mul_add's Inductor kernel 0.3519 ms under do_bench, 0.3516 with the
-   spin back to back, 0.3504 synchronised one by one; eager softmax, sum_of_squares and
-   cast_chain alike (0.5-1.5 us less synchronised). bench.py's queued_ms runs back to back with one spin per
-   stretch of runs (a spin per run, as here, rests power-limited GEMMs; bench/python/queue_plan.py).
+   the flush, between the flush and the start event, or none. Where the synchronise moves a kernel's time and
+   the spin's place does not, bench.py's queued_ms is right to run back to back with one spin per stretch of
+   runs (a spin per run, as here, rests power-limited GEMMs; bench/python/queue_plan.py).
 
     python3 bench/microbench/protocol_check.py --cli build/app/cli/fusion-cli [--samples softmax sin_cos]
     python3 bench/microbench/protocol_check.py --queue [--samples relu_mul_add softmax]

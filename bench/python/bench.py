@@ -46,9 +46,8 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # to do_bench, to queued_ms (runs for 100 ms) and to fusion-cli (--warmup-ms, --repeat-ms: its rounds of both
 # plans for 100 ms). Before each, the GPU rests (--rest, default REST_S). The bf16 and TF32 GEMMs run at the
 # power limit, where the SM clock depends on how long and how hard the GPU has been busy: counted in runs
-# (fusion-cli's 100, 66 ms for qkv_bf16) and right after other timings (torch.compile's after eager's), the
-# two sides ran at different clocks: on an H200 (2026-11-26) Inductor's qkv_bf16 GEMMs at a median 1650-1770
-# MHz, fusion-cli's at 1965, and its fused/compile ratio of 0.91 was partly the clocks'.
+# rather than milliseconds, and right after other timings (torch.compile's after eager's), the two sides would
+# run at different clocks and the ratio would be partly the clocks'.
 DO_BENCH_WARMUP_MS = 25
 DO_BENCH_REP_MS = 100
 REST_S = 1.0
@@ -111,15 +110,13 @@ def queued_ms(fn, kernels=None, rep_ms=DO_BENCH_REP_MS):
     while the host enqueues a stretch of runs, each as do_bench's: the 256 MB flush, the start event, fn, the
     end event; the GPU then runs the stretch back to back and finds fn's kernels queued behind each flush.
     do_bench's events also hold the host's time where it is longer than the flush's: for torch.compile's
-    conv_bn_relu do_bench gave 0.089 to 0.230 ms for the same 78 us of kernels in rounds of one process on an
-    H100 (bench/microbench/conv_torch.py). fusion-cli launches from C++ behind its own flush; this is the
+    do_bench's one call per measurement varies several-fold between rounds for a host-bound plan such as
+    conv_bn_relu (bench/microbench/conv_torch.py). fusion-cli launches from C++ behind its own flush; this is the
     PyTorch side timed the same way.
     One spin per stretch, not per run: spinning before every run rested the GPU for twice the host's time per
-    run, and the bf16 GEMMs, which run at the power limit, came out 7-10% faster than back to back (swiglu_bf16's
-    torch.compile 0.771 ms against 0.852 in do_bench, eager 0.824 against 0.879; H100, 2026-11-25), while
-    fusion-cli and do_bench run back to back. Nor are the runs synchronised one by one: with the GPU idle before
-    each flush, relu_mul_add's Inductor kernel measured 0.3504 ms against 0.3516 back to back
-    (bench/microbench/protocol_check.py --queue).
+    run, and the bf16 GEMMs, which run at the power limit, came out faster than back to back, while fusion-cli
+    and do_bench run back to back. Nor are the runs synchronised one by one: with the GPU idle before each
+    flush a kernel measures faster than back to back (bench/microbench/protocol_check.py --queue).
     The runs are as many as take rep_ms on the GPU (queue_plan.runs_for), after a rest and a do_bench-long
     warm-up, as do_bench's and fusion-cli's timings."""
     cache = torch.empty(256 * 2**20 // 4, dtype=torch.int, device="cuda")
@@ -269,7 +266,8 @@ def fx_run_command(cli, path, json_path, *extra, placement=0):
 
 def bench_fx(cli, path, timeout_s):
     """Runs fusion-cli once; per plan {"ms": [ms], "kernels": n, "stepped_ms": [..], "graph_ms": [..]} or
-    {"error": why} (bench_report.fx_round; merge_fx_round adds it to the rounds so far)."""
+    {"error": why} (bench_report.read_fx_round, which refuses a report of another format or version; merge_fx_round
+    adds it to the rounds so far)."""
     keys = ("fx_unfused", "fx_fused")
     if not cli:
         return {k: {"error": "fusion-cli not found (pass --cli)"} for k in keys}
@@ -285,12 +283,7 @@ def bench_fx(cli, path, timeout_s):
         if proc.returncode != 0 or not os.path.exists(json_path):
             why = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
             return {k: {"error": f"fusion-cli exited {proc.returncode}: {why[0][:200]}"} for k in keys}
-        try:
-            with open(json_path, encoding="utf-8") as f:
-                doc = json.load(f)
-        except (OSError, json.JSONDecodeError) as e:
-            return {k: {"error": f"unreadable JSON: {e}"} for k in keys}
-    return bench_report.fx_round(doc)
+        return bench_report.read_fx_round(json_path)
 
 
 def find_cli(explicit):

@@ -1,104 +1,108 @@
-"""The pure-Python half of bench.py: reading fusion-cli's run JSON, the derived numbers, and the text, Markdown
-and JSON reports. No torch here, so all of it is unit-tested on a machine without a GPU."""
+"""The pure-Python half of bench.py: reading fusion-cli's run reports (through the fusion_explorer package's
+run_report, which checks them against the published schema), the derived numbers, and the text, Markdown and JSON
+reports. No torch here, so all of it is unit-tested on a machine without a GPU."""
 import itertools
 import json
-import math
 import os
 import re
+import sys
+
+# The repository's Python package (python/fusion_explorer): the one reader of the run report.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from fusion_explorer import run_report  # noqa: E402
 
 NA = "n/a"
 SYSTEMS = ("eager", "compile", "fx_unfused", "fx_fused")
 TITLES = {"eager": "eager", "compile": "torch.compile", "fx_unfused": "FX unfused", "fx_fused": "FX fused"}
 
 
-def _number(value):
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(
-        value) else None
+class ReportError(ValueError):
+    """A fusion-cli run report this harness does not read; the message names the file."""
 
 
-def _plan_table(doc):
-    """fusion-cli's plans by name, from {"plans": {name: plan}}, {"plans": [{"name": ...}]} or top-level keys."""
-    plans = doc.get("plans", doc) if isinstance(doc, dict) else {}
-    if isinstance(plans, list):
-        plans = {p.get("name", p.get("plan")): p for p in plans if isinstance(p, dict)}
-    return plans if isinstance(plans, dict) else {}
+def load_fx_report(path):
+    """The report `fusion-cli run --json OUT` wrote at `path`, read through the package's run_report (the published
+    schema, schemas/run-report.schema.json). A file that is not JSON, a report of another format or version, or one
+    the schema rejects raises ReportError naming the file and the offending value's JSON pointer."""
+    try:
+        return run_report.load_run_report(path)
+    except (OSError, ValueError) as e:  # SchemaError and JSONDecodeError are ValueErrors
+        raise ReportError(f"{path}: not a run report this harness reads: {e}") from None
 
 
-def _plan_entry(doc, plan):
-    """The "unfused" or "fused" plan's entry in fusion-cli's run JSON (the fused one may be named "auto")."""
-    names = {"fused": ("fused", "auto"), "unfused": ("unfused",)}[plan]
-    table = _plan_table(doc)
-    return next((table[n] for n in names if isinstance(table.get(n), dict)), None)
+def plan_entry(report, plan):
+    """The "unfused" or "fused" plan of a report from load_fx_report; None where the run has none (a GPU fault)."""
+    return next((p for p in report.get("plans", []) if p["name"] == plan), None)
 
 
-def plan_steps(doc, plan):
-    """What each step of a plan ran, from the run JSON: [{"name", "path", "ms"}], the path being the layout or the
-    library's algorithm the run chose (tuning and cuBLASLt's search run again in every `fusion-cli run`, so each
-    round may choose otherwise); [] where the JSON has no kernels."""
-    entry = _plan_entry(doc, plan)
-    kernels = entry.get("kernels") if entry else None
-    if not isinstance(kernels, list):
-        return []
-    return [{"name": k.get("name"), "path": k.get("path"), "ms": _number(k.get("measured_ms"))}
-            for k in kernels if isinstance(k, dict)]
-
-
-def read_fx_plan(doc, plan):
-    """One plan's {"ms", "kernels"} (and "stepped_ms" where the report has it) from `fusion-cli run FILE --auto
-    --json OUT`, or {"error": why}.
-    Per plan the JSON holds "kernels" (a list of {"name", "measured_ms"}) and "total_ms"; anything missing or
-    malformed reads as n/a with the reason, never as zero."""
-    entry = _plan_entry(doc, plan)
+def plan_steps(report, plan):
+    """What each step of a plan ran: [{"name", "path", "ms"}], the path being the layout or the library's algorithm
+    the run chose ("" where there was no choice; tuning and cuBLASLt's search run again in every `fusion-cli run`,
+    so each round may choose otherwise); [] where the run has no such plan."""
+    entry = plan_entry(report, plan)
     if entry is None:
-        return {"error": f"no '{plan}' plan in the JSON"}
-    kernels = entry.get("kernels")
-    count = len(kernels) if isinstance(kernels, list) else None
-    total = _number(entry.get("total_ms"))
-    if total is None and isinstance(kernels, list) and kernels:
-        times = [_number(k.get("measured_ms")) if isinstance(k, dict) else None for k in kernels]
-        total = sum(times) if all(t is not None for t in times) else None
-    if total is None:
-        return {"error": f"'{plan}' plan has no total_ms", "kernels": count}
-    got = {"ms": total, "kernels": count}
-    # The plan timed with an event after each step (since 2026-11-25), and replayed as a CUDA graph (--cuda-graph:
-    # the GPU's time), where the report has them.
+        return []
+    return [{"name": k["name"], "path": k.get("path"), "ms": k["measured_ms"]} for k in entry["kernels"]]
+
+
+def _no_plan(report, plan):
+    if report.get("status") == "gpu_fault":
+        return f"the run stopped at a GPU fault: {report['fault']['summary']}"
+    return f"no '{plan}' plan in the report"
+
+
+def read_fx_plan(report, plan):
+    """One plan's {"ms", "kernels"} (and "stepped_ms" and "graph_ms" where the run measured them) from a report of
+    `fusion-cli run FILE --auto --json OUT` (load_fx_report), or {"error": why}. A time the run did not measure
+    (graph_ms without --cuda-graph) is left out, never read as zero."""
+    entry = plan_entry(report, plan)
+    if entry is None:
+        return {"error": _no_plan(report, plan)}
+    got = {"ms": entry["total_ms"], "kernels": len(entry["kernels"])}
+    # The plan timed with an event after each step, and replayed as a CUDA graph (--cuda-graph: the GPU's time).
     for extra in ("stepped_ms", "graph_ms"):
-        value = _number(entry.get(extra))
-        if value is not None:
-            got[extra] = value
+        if entry.get(extra) is not None:
+            got[extra] = entry[extra]
     return got
 
 
 CLOCK_KEYS = ("samples", "busy_samples", "sm_mhz_median", "sm_mhz_min", "sm_mhz_max", "held_back_by")
 
 
-def read_fx_clocks(doc):
-    """The clocks fusion-cli's timing ran at (its JSON's timing.gpu_clocks, both plans in interleaved rounds),
-    in the harness's summary form (gpu_clocks.summarize), or None where the run did not read them."""
-    timing = doc.get("timing") if isinstance(doc, dict) else None
-    c = timing.get("gpu_clocks") if isinstance(timing, dict) else None
-    if not isinstance(c, dict) or not c.get("busy_samples"):
+def read_fx_clocks(report):
+    """The clocks fusion-cli's timing ran at (timing.gpu_clocks: both plans in interleaved rounds), in the
+    harness's summary form (gpu_clocks.summarize), or None where the run did not read them."""
+    c = report.get("timing", {}).get("gpu_clocks")
+    if not c or not c.get("busy_samples"):
         return None
     return {k: c.get(k) for k in CLOCK_KEYS}
 
 
-def fx_round(doc):
+def fx_round(report):
     """One fusion-cli run's plans as a round: {"fx_unfused": ..., "fx_fused": ...}, each {"ms": [ms], "kernels": n,
     "steps": [what each step ran]} plus its optional times as one-element lists (kept in bench.json: the plan with
-    an event after each step, and replayed as a CUDA graph), or {"error": why}."""
+    an event after each step, and replayed as a CUDA graph), or {"error": why}. `report` is load_fx_report's."""
     out = {}
-    clocks = read_fx_clocks(doc)
+    clocks = read_fx_clocks(report)
     for key, plan in (("fx_unfused", "unfused"), ("fx_fused", "fused")):
-        got = read_fx_plan(doc, plan)
+        got = read_fx_plan(report, plan)
         if "error" in got:
             out[key] = {"error": got["error"]}
             continue
-        out[key] = {"ms": [got["ms"]], "kernels": got["kernels"], "steps": [plan_steps(doc, plan)],
+        out[key] = {"ms": [got["ms"]], "kernels": got["kernels"], "steps": [plan_steps(report, plan)],
                     "clocks": [clocks]}
         for extra in ("stepped_ms", "graph_ms"):
             if extra in got:
                 out[key][extra] = [got[extra]]
     return out
+
+
+def read_fx_round(path):
+    """fx_round of the report at `path`; a file this harness does not read is both plans' error, naming it."""
+    try:
+        return fx_round(load_fx_report(path))
+    except ReportError as e:
+        return {key: {"error": str(e)} for key in ("fx_unfused", "fx_fused")}
 
 
 def merge_fx_round(fx, one):

@@ -186,6 +186,15 @@ def matmul_samples():
         [node("mm", "matmul", ["x", "W"]), node("add", "add", ["mm", "b"]), node("y", "gelu_tanh", ["add"])],
         ["y"])
     yield graph(
+        "mlp_gelu_erf_bf16",
+        "gelu(x@W + b), 8192x4096x4096 bf16, with PyTorch's default exact GELU (erf): cuBLASLt's GELU epilogue is "
+        "the tanh approximation, so the bias fuses into the GEMM and the GELU stays an elementwise kernel of its "
+        "own: 2 kernels, and the refusal says why.",
+        [inp("x", [8192, 4096], "bf16"), inp("W", [4096, 4096], "bf16", "weight"),
+         inp("b", [4096], "bf16", "weight")],
+        [node("mm", "matmul", ["x", "W"]), node("add", "add", ["mm", "b"]), node("y", "gelu", ["add"])],
+        ["y"])
+    yield graph(
         "mlp_relu_small_bf16",
         "relu(x@W + b), 512x1024x1024 bf16: a small GEMM where launch overhead dominates, so folding bias "
         "and relu into the epilogue saves two launches more than it saves bytes.",
@@ -223,6 +232,27 @@ def matmul_samples():
         [node("conv", "conv2d", ["x", "w", "bias"], stride=1, padding=1),
          node("bn", "batchnorm", ["conv", "mean", "var", "gamma", "beta"], eps=1e-5, axis=1),
          node("y", "relu", ["bn"])],
+        ["y"])
+
+    yield graph(
+        "residual_conv_block",
+        "A ResNet basic block on 32x64x56x56 f32: conv 3x3 -> batchnorm -> relu -> conv 3x3 -> batchnorm -> add "
+        "the block's input -> relu. The first batchnorm folds into its convolution and the relu is its epilogue; "
+        "the convolution epilogue takes no residual add, so the second batchnorm, the add and the last relu are "
+        "one elementwise kernel: 3 kernels instead of 7.",
+        [inp("x", [32, 64, 56, 56]), inp("w1", [64, 64, 3, 3], role="weight"),
+         inp("mean1", [64], role="weight"), inp("var1", [64], role="weight"),
+         inp("gamma1", [64], role="weight"), inp("beta1", [64], role="weight"),
+         inp("w2", [64, 64, 3, 3], role="weight"),
+         inp("mean2", [64], role="weight"), inp("var2", [64], role="weight"),
+         inp("gamma2", [64], role="weight"), inp("beta2", [64], role="weight")],
+        [node("conv1", "conv2d", ["x", "w1"], stride=1, padding=1),
+         node("bn1", "batchnorm", ["conv1", "mean1", "var1", "gamma1", "beta1"], eps=1e-5, axis=1),
+         node("relu1", "relu", ["bn1"]),
+         node("conv2", "conv2d", ["relu1", "w2"], stride=1, padding=1),
+         node("bn2", "batchnorm", ["conv2", "mean2", "var2", "gamma2", "beta2"], eps=1e-5, axis=1),
+         node("sum", "add", ["bn2", "x"]),
+         node("y", "relu", ["sum"])],
         ["y"])
 
 
@@ -268,7 +298,8 @@ SAMPLES_ORDER = [
     "relu_mul_add", "sigmoid_chain", "gelu_tanh_decomposed", "softmax", "softmax_decomposed", "layernorm",
     "residual_layernorm", "sum_of_squares", "mlp_relu_f32", "mlp_gelu_bf16", "mlp_relu_small_bf16",
     "swiglu_bf16", "qkv_bf16", "sin_cos", "exp_two_consumers", "conv_bn_relu", "dropout_chain",
-    "transpose_chain", "cast_chain", "gpt2_block", "concat_branches", "mean_variance"]
+    "transpose_chain", "cast_chain", "gpt2_block", "concat_branches", "mean_variance", "mlp_gelu_erf_bf16",
+    "residual_conv_block"]
 
 
 def all_samples():

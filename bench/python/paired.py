@@ -103,8 +103,7 @@ class FxTimings:
         try:
             if self.proc.returncode != 0:
                 raise RuntimeError(f"fusion-cli exited {self.proc.returncode}: {self.stderr_tail()}")
-            with open(self.json_path, encoding="utf-8") as f:
-                return json.load(f)
+            return bench.bench_report.load_fx_report(self.json_path)  # ReportError: another format or version
         finally:
             self._tmp.cleanup()
 
@@ -123,7 +122,7 @@ def fx_mhz(line):
 
 def fused_paths(report):
     """What ran: each fused kernel's library path or generated layout (and the layouts' times where tuned)."""
-    return [k.get("path", "") for k in report["plans"][1]["kernels"]]
+    return [k.get("path", "") for k in bench.bench_report.plan_entry(report, "fused")["kernels"]]
 
 
 def placed(inputs, seed):
@@ -187,8 +186,9 @@ def pair_sample(cli, graph, path, n_pairs, monitor, fx_args=(), placements=False
     finally:  # an error or an interrupt: no fusion-cli left running
         if fx is not None:
             fx.kill()
-    row["kernels"] = {"compile": compiled["kernels"], "fused": report["plans"][1]["kernel_count"],
-                      "unfused": report["plans"][0]["kernel_count"]}
+    fused, unfused = (bench.bench_report.plan_entry(report, p) for p in ("fused", "unfused"))
+    row["kernels"] = {"compile": compiled["kernels"], "fused": len(fused["kernels"]),
+                      "unfused": len(unfused["kernels"])}
     row["verified"] = report["verification"]["passed"]
     row["fused_paths"] = fused_paths(report)  # with --placements: the last pair's (each pair keeps its own)
     row["pairs"] = timed

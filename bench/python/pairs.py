@@ -2,8 +2,8 @@
 pair, the statistics of the ratios and the report. Plain Python, kept apart from paired.py (which needs torch
 and a GPU) so that the unit tests check it anywhere (test_graph_parse.py).
 
-Why pairs: on a power-limited GPU the same bf16 GEMM timed in rounds a minute apart moved by 10-13% (run AC,
-H200, 2026-11-26), more than the 1-9% between the two sides; timed seconds apart, in alternating order, the two
+Why pairs: on a power-limited GPU the same bf16 GEMM timed in rounds a minute apart can move by more than the
+difference between the two sides; timed seconds apart, in alternating order, the two
 sides of a pair share the GPU's heat and power, and a drift moves both. The ratio of each pair is one
 observation; its median comes with a distribution-free confidence interval (order statistics of the ratios)."""
 import argparse

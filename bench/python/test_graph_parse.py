@@ -24,6 +24,31 @@ import queue_plan  # noqa: E402
 
 SAMPLES = os.path.join(HERE, "..", "..", "sample_graphs")
 MIB = 2**20
+REPO = os.path.join(HERE, "..", "..")
+RECORDED_RUN = os.path.join(REPO, "tests", "data", "run-reports", "relu_mul_add.h100.json")
+
+
+def step(name, ms, path=None):
+    """One entry of a plan's kernels as fusion-cli run --json writes it."""
+    k = {"name": name, "group": "g:" + name, "nodes": [name], "bytes": 0, "measured_ms": ms}
+    if path is not None:
+        k["path"] = path
+    return k
+
+
+def run_doc(unfused, fused, timing=None):
+    """A run report as fusion-cli writes it (the recorded relu_mul_add one) with these fields in its two plans (and
+    this timing), read through the package's run_report: a test document the schema rejects fails here."""
+    with open(RECORDED_RUN, encoding="utf-8") as f:
+        doc = json.load(f)
+    for plan, fields in zip(doc["plans"], (unfused, fused)):
+        for key in ("stepped_ms", "graph_ms"):
+            plan.pop(key, None)
+        plan.update(fields)
+        plan["kernel_count"] = len(plan["kernels"])
+    if timing is not None:
+        doc["timing"] = timing
+    return bench_report.run_report.parse_run_report(doc)
 
 
 def load(name):
@@ -267,21 +292,59 @@ class Codegen(unittest.TestCase):
 
 
 class Report(unittest.TestCase):
-    def test_read_fx_plan_defensively(self):
-        doc = {"plans": {"unfused": {"kernels": [{"name": "a", "measured_ms": 0.2}, {"name": "b",
-                                                                                   "measured_ms": 0.3}]},
-                         "fused": {"kernels": [{"name": "f"}], "total_ms": 0.25}}}
-        self.assertEqual(bench_report.read_fx_plan(doc, "unfused"), {"ms": 0.5, "kernels": 2})
+    def test_read_fx_plan_reads_the_schemas_fields(self):
+        doc = run_doc({"kernels": [step("a", 0.2), step("b", 0.3)], "total_ms": 0.5, "stepped_ms": 0.52},
+                      {"kernels": [step("f", 0.25)], "total_ms": 0.25, "graph_ms": None})
+        self.assertEqual(bench_report.read_fx_plan(doc, "unfused"), {"ms": 0.5, "kernels": 2, "stepped_ms": 0.52})
+        # graph_ms null: the run had no --cuda-graph; no number, never a zero
         self.assertEqual(bench_report.read_fx_plan(doc, "fused"), {"ms": 0.25, "kernels": 1})
-        as_list = {"plans": [{"name": "auto", "kernels": [], "total_ms": 0.1}]}
-        self.assertEqual(bench_report.read_fx_plan(as_list, "fused"), {"ms": 0.1, "kernels": 0})
-        self.assertIn("error", bench_report.read_fx_plan(as_list, "unfused"))
-        broken = {"plans": {"fused": {"kernels": [{"name": "f", "measured_ms": None}]}}}
-        self.assertIn("total_ms", bench_report.read_fx_plan(broken, "fused")["error"])
-        self.assertIn("error", bench_report.read_fx_plan([], "fused"))
-        timed_whole = {"plans": [{"name": "unfused", "kernels": [{}, {}], "total_ms": 2.0028, "stepped_ms": 2.0504}]}
-        self.assertEqual(bench_report.read_fx_plan(timed_whole, "unfused"),
-                         {"ms": 2.0028, "kernels": 2, "stepped_ms": 2.0504})
+
+    def test_run_reports_are_read_through_the_published_schema(self):
+        report = bench_report.load_fx_report(RECORDED_RUN)
+        self.assertEqual(bench_report.read_fx_plan(report, "fused"),
+                         {"ms": report["plans"][1]["total_ms"], "kernels": 1, "graph_ms": report["plans"][1]["graph_ms"]})
+        with tempfile.TemporaryDirectory() as tmp:
+            def written(name, change):
+                doc = json.loads(json.dumps(report))
+                change(doc)
+                path = os.path.join(tmp, name)
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump(doc, f)
+                return path
+            newer = written("newer.json", lambda d: d.update(version=2))
+            with self.assertRaisesRegex(bench_report.ReportError, "newer.json: .*/version: .*version 2"):
+                bench_report.load_fx_report(newer)
+            # bench.py's round: both plans say why, naming the file, instead of reading fields of another version
+            got = bench_report.read_fx_round(newer)
+            self.assertEqual(set(got), {"fx_unfused", "fx_fused"})
+            self.assertRegex(got["fx_fused"]["error"], "newer.json: not a run report this harness reads: /version")
+            graph = written("graph.json", lambda d: d.update(format="fusion-explorer/graph"))
+            with self.assertRaisesRegex(bench_report.ReportError, "graph.json: .*/format: "):
+                bench_report.load_fx_report(graph)
+            renamed = written("renamed.json", lambda d: d["plans"][1].update(name="auto"))
+            with self.assertRaisesRegex(bench_report.ReportError, "renamed.json: .*/plans/1/name"):
+                bench_report.load_fx_report(renamed)
+            broken = os.path.join(tmp, "broken.json")
+            with open(broken, "w", encoding="utf-8") as f:
+                f.write("{")
+            with self.assertRaisesRegex(bench_report.ReportError, "broken.json"):
+                bench_report.load_fx_report(broken)
+        fault = bench_report.fx_round(bench_report.load_fx_report(
+            os.path.join(REPO, "tests", "data", "run-reports", "gpu_fault.h100.json")))
+        self.assertRegex(fault["fx_fused"]["error"], "^the run stopped at a GPU fault: GPU fault: cudaErrorIllegalAddress")
+
+    def test_every_recorded_run_report_reads_as_a_round(self):
+        paths = []
+        for path in glob.glob(os.path.join(REPO, "docs", "data", "runs", "**", "*.json"), recursive=True):
+            with open(path, encoding="utf-8") as f:
+                if '"fusion-explorer/run"' in f.read():
+                    paths.append(path)
+        self.assertGreaterEqual(len(paths), 2)
+        for path in paths:
+            got = bench_report.read_fx_round(path)
+            for key in ("fx_unfused", "fx_fused"):
+                self.assertNotIn("error", got[key], path)
+                self.assertEqual(len(got[key]["steps"][0]), got[key]["kernels"], path)
 
     def test_derive_and_tables(self):
         row = {"name": "relu_mul_add", "min_bytes": 4 * 256 * MIB, "has_contraction": False,
@@ -347,8 +410,7 @@ class Report(unittest.TestCase):
                                         "sample of this run")
 
     def test_bandwidth_against_a_copy_of_the_same_bytes(self):
-        # sum_of_squares' 256 MiB read in 0.0951 ms after the flush (cubin race on an H100, 2026-11-26), against
-        # illustrative copy rates: a 1 GiB copy at 3.02 TB/s, one of 128 MiB to 128 MiB at 2.80 TB/s
+        # sum_of_squares' 256 MiB read in about 0.095 ms after the flush, against illustrative copy rates: a 1 GiB copy at 3.02 TB/s, one of 128 MiB to 128 MiB at 2.80 TB/s
         row = bench_report.derive({"name": "sum_of_squares", "min_bytes": 256 * MIB, "has_contraction": False,
                                    "copy_same_bytes_tb_s": 2.80,
                                    "compile": {"ms": [0.0953], "kernels": 1},
@@ -394,11 +456,12 @@ class Report(unittest.TestCase):
         self.assertIn("1.024 (0.989)", text)
 
     def test_our_plans_replayed_as_cuda_graphs_give_the_gpu_only_ratio_and_host_bound_notes(self):
-        # resnet18 as measured on an H100 (2026-11-25): the fused plan's 20 cuDNN calls launched step by step took
-        # 2.520 / 0.999 ms, replayed as a CUDA graph 0.955 / 0.957 ms; torch.compile queued 1.210 / 1.209 ms.
-        doc = {"plans": [{"name": "fused", "kernels": [{}] * 34, "total_ms": 2.520, "graph_ms": 0.955}]}
+        # A host-bound plan (resnet18's fused plan of 20 cuDNN calls): launched step by step it takes longer than
+        # replayed as a CUDA graph, and only the graph's time compares with torch.compile's queued time.
+        doc = run_doc({"kernels": [step("u", 0.1)], "total_ms": 2.628},
+                      {"kernels": [step(f"k{i}", 0.01) for i in range(34)], "total_ms": 2.520, "graph_ms": 0.955})
         self.assertEqual(bench_report.read_fx_plan(doc, "fused"), {"ms": 2.520, "kernels": 34, "graph_ms": 0.955})
-        doc["plans"][0]["graph_ms"] = None  # run without --cuda-graph: no number, never a zero
+        doc["plans"][1]["graph_ms"] = None  # run without --cuda-graph: no number, never a zero
         self.assertNotIn("graph_ms", bench_report.read_fx_plan(doc, "fused"))
         row = bench_report.derive({"name": "resnet18", "min_bytes": MIB, "has_contraction": True,
                                    "eager": {"ms": [2.150, 3.321], "queued_ms": [2.145, 2.147], "kernels": 121},
@@ -427,23 +490,22 @@ class Report(unittest.TestCase):
 
 
     def test_one_fusion_cli_run_is_a_round(self):
-        doc = {"plans": [{"name": "unfused", "kernels": [{}] * 3, "total_ms": 1.8, "stepped_ms": 2.0},
-                         {"name": "fused", "kernels": [{"name": "fx_g0", "path": "16B x 256", "measured_ms": 0.5},
-                                                       {"name": "mm", "measured_ms": "slow"}],
-                          "total_ms": 0.9, "graph_ms": 0.85}]}
-        # Each step's path (its layout or algorithm) and time are kept; anything missing reads as None, not zero.
-        unknown = {"name": None, "path": None, "ms": None}
+        doc = run_doc({"kernels": [step("a", 0.6), step("b", 0.6), step("c", 0.6)], "total_ms": 1.8, "stepped_ms": 2.0},
+                      {"kernels": [step("fx_g0", 0.5, "16B x 256"), step("mm", 0.4)], "total_ms": 0.9,
+                       "graph_ms": 0.85})
+        # Each step's path (its layout or algorithm) and time are kept; a step without a path reads as None.
         self.assertEqual(bench_report.fx_round(doc),
-                         {"fx_unfused": {"ms": [1.8], "kernels": 3, "steps": [[unknown] * 3], "stepped_ms": [2.0],
-                                         "clocks": [None]},
+                         {"fx_unfused": {"ms": [1.8], "kernels": 3, "stepped_ms": [2.0], "clocks": [None],
+                                         "steps": [[{"name": n, "path": None, "ms": 0.6} for n in "abc"]]},
                           "fx_fused": {"ms": [0.9], "kernels": 2, "graph_ms": [0.85], "clocks": [None],
                                        "steps": [[{"name": "fx_g0", "path": "16B x 256", "ms": 0.5},
-                                                  {"name": "mm", "path": None, "ms": None}]]}})
-        self.assertIn("error", bench_report.fx_round({"plans": []})["fx_fused"])
-        self.assertEqual(bench_report.plan_steps({"plans": {"fused": {"kernels": "?"}}}, "fused"), [])
+                                                  {"name": "mm", "path": None, "ms": 0.4}]]}})
+        doc["plans"].pop()
+        self.assertIn("no 'fused' plan", bench_report.fx_round(doc)["fx_fused"]["error"])
+        self.assertEqual(bench_report.plan_steps(doc, "fused"), [])
 
     def test_a_step_that_ran_another_choice_in_a_later_round_is_noted(self):
-        # qkv_bf16's merged GEMM as run X measured it (2026-11-25, H100): 0.2848 ms in round 1, 0.2696 in round 2.
+        # A merged GEMM whose search picked the same configuration in two rounds, timed 5% apart.
         def gemm(algorithm, search_ms, ms):
             return [{"name": "g:q", "ms": ms,
                      "path": f"cuBLASLt bf16 GEMM; the fastest of 24 configurations by timing: {algorithm} "
@@ -588,16 +650,21 @@ class Clocks(unittest.TestCase):
 
     def test_fusion_cli_clocks_join_the_rounds_and_the_notes(self):
         def doc(mhz):
-            return {"plans": [{"name": "unfused", "kernels": [{}] * 3, "total_ms": 0.27},
-                              {"name": "fused", "kernels": [{}], "total_ms": 0.26}],
-                    "timing": {"gpu_clocks": {"samples": 40, "busy_samples": 39, "sm_mhz_median": mhz,
-                                              "sm_mhz_min": 1740, "sm_mhz_max": 1980, "held_back_by": [],
-                                              "summary": "..."}}}
+            return run_doc({"kernels": [step(n, 0.09) for n in "abc"], "total_ms": 0.27},
+                           {"kernels": [step("f", 0.26)], "total_ms": 0.26},
+                           {"repeat": 100, "warmup": 10, "cold_l2": True,
+                            "gpu_clocks": {"samples": 40, "busy_samples": 39, "sm_mhz_median": mhz,
+                                           "sm_mhz_min": 1740, "sm_mhz_max": 1980, "held_back_by": [],
+                                           "summary": "...", "note": ""}})
         fx = {"fx_unfused": {"ms": []}, "fx_fused": {"ms": []}}
         for mhz in (1980, 1965):
             bench_report.merge_fx_round(fx, bench_report.fx_round(doc(mhz)))
         self.assertEqual([c["sm_mhz_median"] for c in fx["fx_fused"]["clocks"]], [1980, 1965])
-        self.assertIsNone(bench_report.read_fx_clocks({"timing": {"gpu_clocks": {"samples": 0, "busy_samples": 0}}}))
+        idle = doc(None)
+        idle["timing"]["gpu_clocks"].update(samples=0, busy_samples=0)
+        self.assertIsNone(bench_report.read_fx_clocks(idle))
+        self.assertIsNone(bench_report.read_fx_clocks(run_doc({"kernels": [], "total_ms": 0.1},
+                                                              {"kernels": [], "total_ms": 0.1})))
         compile_clocks = [gpu_clocks.summarize([(1740, 0x4), (1755, 0x4)]), None]
         row = {"name": "qkv_bf16", "has_contraction": True, "min_bytes": 136 * MIB,
                "eager": {"ms": [0.28, 0.28], "kernels": 3},

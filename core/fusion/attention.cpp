@@ -187,9 +187,17 @@ AttentionMatch match_attention(const Graph& g, NodeId context, bool fold_k_trans
 
 FusionDecision cudnn_sdpa_supports(const AttentionPattern& p) {
   if (p.dtype != DType::f16 && p.dtype != DType::bf16) {
+    // cuDNN does offer a run-time compiled engine for an f32 graph, but it is not flash attention and runs slower
+    // than the chain as three kernels (docs/benchmarks.md), so the cost rule and the capability agree here.
     return no("Q, K and V are " + std::string(dtype_name(p.dtype)) +
-              ": cuDNN's fused flash attention takes f16 or bf16 (not f32), so the score matrix is written between "
-              "kernels");
+              ": cuDNN's fused flash attention takes f16 or bf16; its f32 engine is slower than the chain as separate "
+              "kernels, so the score matrix is written between kernels");
+  }
+  if (p.k_is_transposed) {
+    // cuDNN is never asked about this layout: its engine query does not refuse it cleanly (docs/engine.md).
+    return no("K is read as a stored K^T ([.., " + std::to_string(p.head_dim) + ", " + std::to_string(p.seq_kv) +
+              "], the keys contiguous): cuDNN's fused attention reads K with its head dim contiguous; a transpose "
+              "of K in the attention group is folded, one in another kernel is not");
   }
   for (const auto& [what, d] : {std::pair{"head dim", p.head_dim}, std::pair{"value head dim", p.value_dim}}) {
     if (d % kHeadDimMultiple != 0 || d > kMaxHeadDim) {

@@ -17,20 +17,6 @@ namespace {
 
 constexpr int kChainBlock = 256;  // 8 warps: 8 segments of a row in flight per block
 
-std::string accumulator_type(DType t) { return compute_type(t) == "float" ? "float" : "long long"; }
-
-std::string identity(const Node& node) {
-  const DType t = node.type.dtype;
-  if (node.op_id() == OpId::sum || node.op_id() == OpId::mean) return accumulator_type(t) + "(0)";
-  const bool max = node.op_id() == OpId::max;
-  if (is_floating(t)) return max ? "(-__int_as_float(0x7f800000))" : "__int_as_float(0x7f800000)";
-  return max ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL";
-}
-
-std::string reduce_op(const Node& node) {
-  return node.op_id() == OpId::sum || node.op_id() == OpId::mean ? "sum" : node.op;
-}
-
 class ChainEmitter {
  public:
   ChainEmitter(const Graph& g, const std::vector<NodeId>& nodes, const ChainedReduction& plan) : g_(g), plan_(plan) {
@@ -99,12 +85,14 @@ class ChainEmitter {
   void inner(NodeId n) {
     const Node& node = g_.node(n);
     const std::string& y = local_[n];
-    const std::string at = accumulator_type(node.type.dtype), op = reduce_op(node);
+    const StatisticAccumulator stat = statistic_accumulator(node);
+    const std::string& at = stat.type;
+    const std::string& op = stat.combiner;
     const ValueId in = node.inputs[0].value;
     const std::string x = operand(g_.value_type(in).shape, in, ChainLevel::element);
     const std::string acc = ids.fresh(y + "_acc");
-    init.line(at + " " + acc + " = " + identity(node) + ";");
-    element.line(op == "sum" ? acc + " += " + x + ";" : acc + " = fx_" + op + "(" + acc + ", (" + at + ")" + x + ");");
+    init.line(at + " " + acc + " = " + stat.identity + ";");
+    element.line(stat.additive ? acc + " += " + x + ";" : acc + " = fx_" + op + "(" + acc + ", (" + at + ")" + x + ");");
     std::string r = "fx_warp_reduce(" + acc + ", fx_" + op + "_op())";
     if (node.op_id() == OpId::mean) r = "(" + r + " / (" + at + ")I)";
     segment.line("const " + compute_type(node.type.dtype) + " " + y + " = " +
@@ -115,14 +103,16 @@ class ChainEmitter {
   void outer(NodeId n) {
     const Node& node = g_.node(n);
     const std::string& y = local_[n];
-    const std::string at = accumulator_type(node.type.dtype), op = reduce_op(node);
+    const StatisticAccumulator stat = statistic_accumulator(node);
+    const std::string& at = stat.type;
+    const std::string& op = stat.combiner;
     const NodeId source = *g_.producer(node.inputs[0].value);
     (at == "float" ? float_scratch : integer_scratch) = true;
     const std::string acc = ids.fresh(y + "_acc");
-    row.line(at + " " + acc + " = " + identity(node) + ";");
+    row.line(at + " " + acc + " = " + stat.identity + ";");
     const std::string read = "(" + at + ")" + staged_name(source) + "[m]";
     row.line("for (int m = (int)threadIdx.x; m < M; m += (int)blockDim.x) " +
-             (op == "sum" ? acc + " += " + read + ";" : acc + " = fx_" + op + "(" + acc + ", " + read + ");"));
+             (stat.additive ? acc + " += " + read + ";" : acc + " = fx_" + op + "(" + acc + ", " + read + ");"));
     std::string r = "fx_block_reduce(" + acc + ", fx_" + op + "_op(), fx_scratch_" + (at == "float" ? "f" : "i") + ")";
     if (node.op_id() == OpId::mean) r = "(" + r + " / (" + at + ")M)";
     row.line("const " + compute_type(node.type.dtype) + " " + y + " = " +

@@ -201,6 +201,20 @@ std::string elementwise_expr(const Graph& g, const Node& node, const std::vector
   return is_floating(out) ? round_to(out, e) : e;
 }
 
+StatisticAccumulator statistic_accumulator(const Node& node) {
+  // Floating types accumulate in float, the others in long long; the identities of max and min are -inf and +inf
+  // in float, the extremes of long long otherwise.
+  const bool fp = is_floating(node.type.dtype);
+  const std::string type = fp ? "float" : "long long";
+  switch (node.op_id()) {
+    case OpId::sum:
+    case OpId::mean: return {type, fp ? "float(0)" : "0LL", "sum", true};  // "long long(0)" is not C++
+    case OpId::max: return {type, fp ? "(-__int_as_float(0x7f800000))" : "(-9223372036854775807LL - 1)", "max", false};
+    case OpId::min: return {type, fp ? "__int_as_float(0x7f800000)" : "9223372036854775807LL", "min", false};
+    default: throw std::logic_error("codegen: " + node.op + " is not a statistic reduction");
+  }
+}
+
 std::string describe_node(const Graph& g, NodeId n) {
   const Node& node = g.node(n);
   std::string s = node.name + " = " + node.op + "(";

@@ -30,6 +30,17 @@ std::string number(std::int64_t v);
 std::string elementwise_expr(const Graph& g, const Node& node, const std::vector<std::string>& args,
                              const std::string& flat_index);
 
+// How a statistic reduction (sum, mean, max, min) accumulates in a generated kernel, for the row and chained
+// reduction templates: sum and mean add (mean divides afterwards), max and min combine with fx_max / fx_min.
+struct StatisticAccumulator {
+  std::string type;       // "float" or "long long": the accumulator's C type for the node's dtype
+  std::string identity;   // its start value
+  std::string combiner;   // "sum", "max" or "min": fx_<combiner> and fx_<combiner>_op in the device preamble
+  bool additive = false;  // accumulated with +=, else with acc = fx_<combiner>(acc, value)
+};
+// Throws std::logic_error for a node that is not a statistic reduction.
+StatisticAccumulator statistic_accumulator(const Node& node);
+
 // One line per node for comments: "y = relu(add)   f32[8192, 8192]".
 std::string describe_node(const Graph& g, NodeId n);
 

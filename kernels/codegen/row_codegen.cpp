@@ -327,15 +327,12 @@ void RowEmitter::emit_stat(NodeId n) {
   const Node& node = g_.node(n);
   const std::string& name = local_[n];
   const DType t = node.type.dtype;
-  const std::string at = compute_type(t) == "float" ? "float" : "long long";
+  const StatisticAccumulator stat = statistic_accumulator(node);
+  const std::string& at = stat.type;
+  const std::string& op = stat.combiner;
   const std::string x = operand(node, 0);
-  const bool is_sum = node.op_id() == OpId::sum || node.op_id() == OpId::mean;
-  const std::string identity = is_sum ? at + "(0)"
-                               : is_floating(t) ? (node.op_id() == OpId::max ? "(-__int_as_float(0x7f800000))" : "__int_as_float(0x7f800000)")
-                                                : (node.op_id() == OpId::max ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL");
-  const std::string op = is_sum ? "sum" : node.op;
-  body_.line(at + " " + name + "_acc = " + identity + ";");
-  loop(mask(is_sum ? name + "_acc += " + x + ";" : name + "_acc = fx_" + op + "(" + name + "_acc, (" + at + ")" + x + ");"));
+  body_.line(at + " " + name + "_acc = " + stat.identity + ";");
+  loop(mask(stat.additive ? name + "_acc += " + x + ";" : name + "_acc = fx_" + op + "(" + name + "_acc, (" + at + ")" + x + ");"));
   std::string r = reduce(name + "_acc", t, op);
   if (node.op_id() == OpId::mean) r = "(" + r + " / (" + at + ")R)";
   body_.line("const " + compute_type(t) + " " + name + " = " + round_to(t, "(" + compute_type(t) + ")" + r) + ";");

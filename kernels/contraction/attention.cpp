@@ -101,9 +101,8 @@ Desc attention_graph(GraphBuilder& b, const AttentionProblem& p) {
   const cudnnDataType_t io = dnn_type(p.type);
   const std::int64_t B = p.batch, H = p.heads, S = p.seq_q, T = p.seq_kv, D = p.head_dim, Dv = p.value_dim;
   const Desc& q = b.io_tensor(kQ, io, {B, H, S, D}, packed({B, H, S, D}));
-  // The matmul reads K^T [B, H, D, T]: K [B, H, T, D] through swapped strides, or K^T as stored.
-  const Desc& kt = b.io_tensor(kK, io, {B, H, D, T},
-                               p.k_transposed ? packed({B, H, D, T}) : std::vector<std::int64_t>{H * T * D, T * D, 1, D});
+  // The matmul reads K^T [B, H, D, T]: K [B, H, T, D] through swapped strides.
+  const Desc& kt = b.io_tensor(kK, io, {B, H, D, T}, {H * T * D, T * D, 1, D});
   const Desc& v = b.io_tensor(kV, io, {B, H, T, Dv}, packed({B, H, T, Dv}));
   const Desc& o = b.io_tensor(kO, io, {B, H, S, Dv}, packed({B, H, S, Dv}));
   b.keep.push_back(tensor({kScale, CUDNN_DATA_FLOAT, {1, 1, 1, 1}, {1, 1, 1, 1}, false, true}));
@@ -197,10 +196,10 @@ std::variant<Plan, std::string> build(cudnnHandle_t handle, const AttentionProbl
 }
 
 using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, float,
-                       bool, bool, std::int64_t, std::int64_t>;
+                       bool, std::int64_t, std::int64_t>;
 Key key_of(const AttentionProblem& p) {
   return {p.batch, p.heads, p.seq_q, p.seq_kv, p.head_dim, p.value_dim, static_cast<int>(p.type), p.scale,
-          p.k_transposed, p.mask, p.mask_batch, p.mask_heads};
+          p.mask, p.mask_batch, p.mask_heads};
 }
 
 }  // namespace
@@ -213,7 +212,6 @@ std::string describe_attention(const AttentionProblem& p) {
                 static_cast<long long>(p.seq_q), static_cast<long long>(p.seq_kv), static_cast<long long>(p.head_dim),
                 static_cast<double>(p.scale));
   std::string out = text;
-  if (p.k_transposed) out += ", K^T read as stored";
   if (p.mask) {
     out += ", additive mask [" + std::to_string(p.seq_q) + ", " + std::to_string(p.seq_kv) + "]";
     if (p.mask_batch == 1 && p.batch > 1) out += " broadcast over batch";

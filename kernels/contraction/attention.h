@@ -13,14 +13,13 @@ struct CUstream_st;
 
 namespace fx::gpu {
 
-// Q [B, H, Tq, D], K [B, H, Tkv, D] (or K^T [B, H, D, Tkv] with k_transposed), V [B, H, Tkv, Dv], O [B, H, Tq, Dv],
-// all packed row-major in `type`; an optional additive mask [Tq, Tkv] per batch entry and head, broadcast over
+// Q [B, H, Tq, D], K [B, H, Tkv, D], V [B, H, Tkv, Dv], O [B, H, Tq, Dv], all packed row-major in `type` (K is
+// read as K^T through swapped strides: cuDNN's fused attention wants the head dim contiguous); an optional additive mask [Tq, Tkv] per batch entry and head, broadcast over
 // the batch and/or the heads where mask_batch / mask_heads is 1.
 struct AttentionProblem {
   std::int64_t batch = 1, heads = 1, seq_q = 1, seq_kv = 1, head_dim = 64, value_dim = 64;
   DType type = DType::bf16;
   float scale = 1.0f;
-  bool k_transposed = false;
   bool mask = false;
   std::int64_t mask_batch = 1, mask_heads = 1;
   bool operator==(const AttentionProblem&) const = default;

@@ -278,7 +278,6 @@ LibraryCall attention_call(const Graph& g, const AttentionPattern& a, const std:
   p.head_dim = a.head_dim, p.value_dim = a.value_dim;
   p.type = a.dtype;
   p.scale = static_cast<float>(a.scale);
-  p.k_transposed = a.k_is_transposed;
   call.q = a.q, call.k = a.k, call.v = a.v, call.mask = a.mask;
   call.inputs = {a.q, a.k, a.v};
   if (a.mask) {

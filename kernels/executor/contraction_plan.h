@@ -54,7 +54,7 @@ struct LibraryCall {
   ValueId x = -1, w = -1;
   std::vector<ValueId> bias_terms;       // per-channel vectors summed into the bias (conv's own, a channel add)
   std::optional<NodeId> folded_batchnorm;  // folded into weights and bias when the plan is prepared
-  // attention: Q, K (or K^T, attention.k_transposed), V and the optional mask; `nodes` is the whole chain.
+  // attention: Q, K, V and the optional mask; `nodes` is the whole chain.
   AttentionProblem attention;
   ValueId q = -1, k = -1, v = -1;
   std::optional<ValueId> mask;

@@ -85,7 +85,7 @@ StepTuning tune_generated(TuningPass& pass, PlanId p, std::size_t s) {
 // A cuBLASLt call's configuration: the search (Matmul) times its candidates once, each after an untimed launch of
 // itself, as the process starts; the plan runs it after the flush and the step before it, on a GPU whose clocks
 // the plan's own rounds have set. Close configurations rank differently in the two (kFinalistsKept in
-// matmul.cpp), so the search's best few are timed again here, the plan's way, and the fastest kept.
+// matmul_search.cpp), so the search's best few are timed again here, the plan's way, and the fastest kept.
 StepTuning tune_gemm(TuningPass& pass, PlanId p, std::size_t s) {
   CompiledProgram& im = pass.im;
   const LibraryStep* call = im.plan(p).steps[s].call();

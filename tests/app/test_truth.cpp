@@ -4,6 +4,7 @@
 // edges, and the Help and projector settings exist. Offscreen, asserting on the scenes and the panels' text.
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QDockWidget>
 #include <QFile>
 #include <QJsonDocument>
@@ -331,6 +332,37 @@ TEST(Truth, ProjectorSettings) {
   }
   EXPECT_TRUE(found);
   EXPECT_TRUE(explanation->isVisible());
+}
+
+// The what-if panel switches attention off like the other kinds: the attention candidate is then refused as
+// disabled, and switching it back on offers it again.
+TEST(Truth, WhatIfSwitchesAttentionOff) {
+  auto w = open_window(QStringLiteral("attention_bf16.json"));
+  auto* panel = w->findChild<WhatIfPanel*>();
+  ASSERT_NE(panel, nullptr);
+  QCheckBox* attention = nullptr;
+  for (QCheckBox* box : panel->findChildren<QCheckBox*>()) {
+    if (box->text().startsWith(QStringLiteral("Attention"))) attention = box;
+  }
+  ASSERT_NE(attention, nullptr);
+  EXPECT_TRUE(attention->isChecked());
+  const auto attention_reason = [&] {
+    for (const Candidate& c : w->session().engine().candidates()) {
+      if (c.kind == FusionKind::attention) return c.decision.reason;
+    }
+    return Reason::not_related;
+  };
+  EXPECT_EQ(attention_reason(), Reason::fusible);
+  attention->setChecked(false);
+  EXPECT_TRUE(panel->options().disabled_kinds.count(FusionKind::attention));
+  EXPECT_EQ(attention_reason(), Reason::kind_disabled);
+  attention->setChecked(true);
+  EXPECT_EQ(attention_reason(), Reason::fusible);
+  // A session's options set the box: attention off in them unchecks it.
+  EngineOptions off;
+  off.disabled_kinds = {FusionKind::attention};
+  panel->set_from(off, panel->device());
+  EXPECT_FALSE(attention->isChecked());
 }
 
 }  // namespace

@@ -120,13 +120,14 @@ TEST(Attention, LongSequenceAndF16SamplesFuseToo) {
   EXPECT_TRUE(has(c->decision.message, "[1, 12, 8192, 8192] bf16 score matrix (1.50 GiB)")) << c->decision.message;
 }
 
-TEST(Attention, F32AttentionIsRefusedBecauseCudnnTakesF16OrBf16) {
+TEST(Attention, F32AttentionIsRefusedBecauseCudnnsFlashAttentionTakesF16OrBf16) {
   FusionEngine engine(sample("gpt2_block.json"), test_device());
   const std::optional<Candidate> c = attention_candidate(engine);
   ASSERT_TRUE(c.has_value());
   EXPECT_FALSE(c->decision.fuse);
   EXPECT_EQ(c->decision.reason, Reason::attention_unsupported);
-  EXPECT_TRUE(has(c->decision.message, "Q, K and V are f32: cuDNN's fused flash attention takes f16 or bf16"))
+  EXPECT_TRUE(has(c->decision.message, "Q, K and V are f32: cuDNN's fused flash attention takes f16 or bf16; its f32 "
+                                             "engine is slower"))
       << c->decision.message;
 }
 
@@ -198,8 +199,9 @@ TEST(Attention, WorkAfterTheChainCannotJoinItsKernel) {
   EXPECT_EQ(engine.plan().kernel_count(), 2);
 }
 
-TEST(Attention, ATransposeOfKInAnotherKernelIsReadAsKTranspose) {
-  // kT is computed in a kernel with other work (a scale of k), so the chain reads K^T from memory.
+TEST(Attention, KReadAsAStoredTransposeIsRefused) {
+  // kT is computed in a kernel with other work (a negation of k), so the chain would read K^T from memory, keys
+  // contiguous: cuDNN's fused attention is never asked about that layout.
   const Graph g = graph_from(graph_json(
       R"([{"name": "q", "shape": [1, 2, 64, 32], "dtype": "bf16"}, {"name": "k", "shape": [1, 2, 64, 32], "dtype": "bf16"},
           {"name": "v", "shape": [1, 2, 64, 32], "dtype": "bf16"}])",
@@ -209,11 +211,24 @@ TEST(Attention, ATransposeOfKInAnotherKernelIsReadAsKTranspose) {
           {"name": "o", "op": "matmul", "inputs": ["p", "v"]}])",
       R"(["o"])"));
   const std::vector<NodeId> chain = {node(g, "s"), node(g, "p"), node(g, "o")};
-  const auto p = attention_group(g, chain);
+  EXPECT_FALSE(attention_group(g, chain).has_value());
+  const FusionDecision d = check_group(g, chain, EngineOptions{});
+  EXPECT_EQ(d.reason, Reason::attention_unsupported);
+  EXPECT_TRUE(has(d.message, "K is read as a stored K^T ([.., 32, 64], the keys contiguous)")) << d.message;
+  // With the transpose in the group it is folded (K read through swapped strides) and the chain fuses.
+  const std::vector<NodeId> with_transpose = {node(g, "kT"), node(g, "s"), node(g, "p"), node(g, "o")};
+  const auto p = attention_group(g, with_transpose);
   ASSERT_TRUE(p.has_value());
-  EXPECT_TRUE(p->k_is_transposed);
-  EXPECT_EQ(g.value_name(p->k), "kT");
-  EXPECT_EQ(p->seq_kv, 64);
+  EXPECT_FALSE(p->k_is_transposed);
+  EXPECT_EQ(g.value_name(p->k), "k2");
+  // A graph input holding K^T is refused the same way.
+  const Graph stored = graph_from(graph_json(
+      R"([{"name": "q", "shape": [1, 2, 64, 32], "dtype": "f16"}, {"name": "kT", "shape": [1, 2, 32, 64], "dtype": "f16"},
+          {"name": "v", "shape": [1, 2, 64, 32], "dtype": "f16"}])",
+      R"([{"name": "s", "op": "matmul", "inputs": ["q", "kT"]}, {"name": "p", "op": "softmax", "inputs": ["s"]},
+          {"name": "o", "op": "matmul", "inputs": ["p", "v"]}])",
+      R"(["o"])"));
+  EXPECT_TRUE(has(match_refusal(stored).message, "K is read as a stored K^T")) << match_refusal(stored).message;
 }
 
 TEST(Attention, TheKindCanBeSwitchedOffAndAFusedFileKeepsTheGroup) {

@@ -75,6 +75,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Golden{"qkv_bf16.json", 1, FusionKind::horizontal},
                       Golden{"swiglu_bf16.json", 2, FusionKind::horizontal},
                       Golden{"conv_bn_relu.json", 1, FusionKind::epilogue},
+                      Golden{"mlp_gelu_erf_bf16.json", 2, FusionKind::epilogue},
+                      Golden{"residual_conv_block.json", 3, FusionKind::vertical},
                       Golden{"dropout_chain.json", 2, FusionKind::vertical},
                       Golden{"concat_branches.json", 1, FusionKind::vertical},
                       Golden{"mean_variance.json", 1, FusionKind::horizontal},

@@ -1,5 +1,5 @@
 // cuDNN's fused attention (kernels/contraction/attention.h) on the GPU against a float64 reference computed from the
-// same rounded inputs: with and without the mask, K read through swapped strides or as stored K^T, f16 and bf16.
+// same rounded inputs: with and without the mask, per-head masks, Tq != Tkv, head dims 64 and 128, f16 and bf16.
 // Skips with a message where no CUDA device exists.
 #include <gtest/gtest.h>
 #include <cuda_runtime_api.h>
@@ -12,6 +12,7 @@
 
 #include "core/fusion/engine.h"
 #include "core/fusion/kernel_names.h"
+#include "core/fusion/legality.h"
 #include "core/graph/graph_io.h"
 #include "kernels/contraction/attention.h"
 #include "kernels/executor/executor.h"
@@ -103,8 +104,7 @@ std::vector<double> reference(const AttentionProblem& p, const std::vector<float
         for (std::int64_t j = 0; j < T; ++j) {
           double dot = 0;
           for (std::int64_t d = 0; d < D; ++d) {
-            const double kv = p.k_transposed ? k[static_cast<std::size_t>((bh * D + d) * T + j)]
-                                             : k[static_cast<std::size_t>((bh * T + j) * D + d)];
+            const double kv = k[static_cast<std::size_t>((bh * T + j) * D + d)];
             dot += q[static_cast<std::size_t>((bh * S + i) * D + d)] * kv;
           }
           row[static_cast<std::size_t>(j)] = dot * p.scale + (p.mask ? mask[static_cast<std::size_t>(mask_at + i * T + j)] : 0);
@@ -176,10 +176,10 @@ TEST(AttentionGpu, FusedAttentionMatchesTheFloat64Reference) {
   p.batch = 2, p.heads = 3, p.seq_q = p.seq_kv = 128, p.head_dim = p.value_dim = 64;
   p.type = DType::bf16, p.scale = 0.125f, p.mask = true;  // the mask broadcast over batch and heads
   check_problem(attention, p);
-  p.k_transposed = true, p.mask = false, p.type = DType::f16;
+  p.mask = false, p.type = DType::f16;
   check_problem(attention, p);
   p.batch = 1, p.heads = 2, p.seq_q = 256, p.seq_kv = 512, p.head_dim = p.value_dim = 128;
-  p.k_transposed = false, p.mask = true, p.mask_heads = 2, p.type = DType::bf16, p.scale = 1.0f / std::sqrt(128.0f);
+  p.mask = true, p.mask_heads = 2, p.type = DType::bf16, p.scale = 1.0f / std::sqrt(128.0f);
   check_problem(attention, p);
 }
 
@@ -228,6 +228,34 @@ TEST(AttentionGpu, SmallChainAgreesWithTheFloat64Reference) {
   const RunReport r = run_auto_fused(g, opt, fused);
   EXPECT_FALSE(r.reference_checks.empty()) << r.reference_note;
   expect_one_attention_kernel(r, fused, "small chain, mask per head");
+}
+
+// K^T computed in another kernel (after a negation) would be read keys-contiguous: the engine makes no attention
+// group of it, cuDNN is never asked, and the chain runs and verifies as separate kernels.
+TEST(AttentionGpu, AStoredKTransposeRunsAsSeparateKernels) {
+  FX_REQUIRE_DEVICE();
+  const Graph g = inline_graph(
+      R"({"name": "q", "shape": [1, 2, 64, 32], "dtype": "bf16"}, {"name": "k", "shape": [1, 2, 64, 32], "dtype": "bf16"},
+         {"name": "v", "shape": [1, 2, 64, 32], "dtype": "bf16"})",
+      R"({"name": "k2", "op": "neg", "inputs": ["k"]}, {"name": "kT", "op": "transpose", "inputs": ["k2"], "attrs": {"perm": [0, 1, 3, 2]}},
+         {"name": "s", "op": "matmul", "inputs": ["q", "kT"]}, {"name": "p", "op": "softmax", "inputs": ["s"]},
+         {"name": "o", "op": "matmul", "inputs": ["p", "v"]})",
+      R"("o")");
+  FusionEngine engine(g, DeviceDescription::h100_sxm());
+  const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
+  ASSERT_TRUE(engine.accept("v:k2+kT").fuse);
+  std::vector<NodeId> chain;
+  for (const char* n : {"s", "p", "o"}) chain.push_back(*engine.graph().find_node(n));
+  const FusionDecision refused = check_group(engine.graph(), chain, engine.options());
+  EXPECT_FALSE(refused.fuse);
+  EXPECT_NE(refused.message.find("K is read as a stored K^T"), std::string::npos) << refused.message;
+  engine.auto_fuse();
+  RunOptions opt;
+  opt.timing.repeat = 3;
+  Executor ex(engine.graph(), unfused, engine.plan(), opt);
+  const RunReport r = ex.run();
+  EXPECT_TRUE(r.verified);
+  for (const KernelReport& k : r.fused.kernels) EXPECT_NE(k.library, "cuDNN") << k.name;
 }
 
 // Each attention sample: auto-fuse makes it one cuDNN call, which verifies against the unfused chain; the times of

@@ -137,6 +137,34 @@ TEST(CodegenReductions, AChainedReductionIsOneKernelWithTheSegmentsOnChip) {
   expect_compiles(only_fused_kernel(chain("bf16", 256, R"("y")")));
 }
 
+// Integer statistics accumulate in long long from integer identities, in a row kernel and in a chained one; both
+// compile (a sum's identity once read "long long(0)", which is not C++).
+TEST(CodegenReductions, IntegerStatisticsAccumulateInLongLongAndCompile) {
+  const Graph rows = inline_graph(R"({"name": "x", "shape": [1024, 512], "dtype": "i32"})",
+                                  R"({"name": "a", "op": "max", "inputs": ["x"], "attrs": {"axis": -1}},
+                                     {"name": "b", "op": "min", "inputs": ["x"], "attrs": {"axis": -1}},
+                                     {"name": "c", "op": "sum", "inputs": ["x"], "attrs": {"axis": -1}})",
+                                  R"("a", "b", "c")");
+  const GeneratedKernel row = only_fused_kernel(rows);
+  EXPECT_EQ(row.kind, KernelKind::row_reduction);
+  EXPECT_NE(row.source.find("long long a_2_acc = (-9223372036854775807LL - 1);"), std::string::npos) << row.source;
+  EXPECT_NE(row.source.find("long long b_2_acc = 9223372036854775807LL;"), std::string::npos) << row.source;
+  EXPECT_NE(row.source.find("long long c_2_acc = 0LL;"), std::string::npos) << row.source;
+  EXPECT_NE(row.source.find("c_2_acc += x[k];"), std::string::npos) << row.source;
+  expect_compiles(row);
+
+  const Graph chained = inline_graph(R"({"name": "x", "shape": [256, 64, 100], "dtype": "i32"})",
+                                     R"({"name": "s", "op": "sum", "inputs": ["x"], "attrs": {"axis": -1}},
+                                        {"name": "m", "op": "min", "inputs": ["s"], "attrs": {"axis": -1}},
+                                        {"name": "t", "op": "sum", "inputs": ["s"], "attrs": {"axis": -1}},
+                                        {"name": "y", "op": "add", "inputs": ["m", "t"]})",
+                                     R"("y")");
+  const GeneratedKernel chain_kernel = only_fused_kernel(chained);
+  EXPECT_NE(chain_kernel.source.find("long long s_acc = 0LL;"), std::string::npos) << chain_kernel.source;
+  EXPECT_NE(chain_kernel.source.find("fx_min(m_2_acc, (long long)seg_s[m])"), std::string::npos) << chain_kernel.source;
+  expect_compiles(chain_kernel);
+}
+
 // A chain the engine refuses (too few outer rows) is not generated as one kernel either: the group runs as a kernel
 // per node, and the note says why.
 TEST(CodegenReductions, AChainWithTooFewRowsRunsAsAKernelPerNodeAndSaysWhy) {

@@ -359,7 +359,7 @@ TEST(ContractionPlan, AttentionGroupIsOneCudnnCallWithItsFallbackParts) {
   EXPECT_EQ(c.attention.head_dim, 64);
   EXPECT_EQ(c.attention.type, DType::bf16);
   EXPECT_FLOAT_EQ(c.attention.scale, 0.125f);
-  EXPECT_FALSE(c.attention.k_transposed);  // k itself, read through swapped strides
+  // k itself, read through swapped strides
   EXPECT_TRUE(c.attention.mask);
   EXPECT_EQ(c.attention.mask_batch, 1);
   EXPECT_EQ(c.attention.mask_heads, 1);
@@ -373,18 +373,19 @@ TEST(ContractionPlan, AttentionGroupIsOneCudnnCallWithItsFallbackParts) {
   EXPECT_EQ(parts, (std::vector<std::vector<std::string>>{{"kT", "scores"}, {"scaled"}, {"masked"}, {"probs"}, {"ctx"}}));
 }
 
-TEST(ContractionPlan, AttentionWithKTransposeInMemoryAndAMaskPerHead) {
+TEST(ContractionPlan, AttentionWithTransposeBAndAMaskPerHead) {
   const Graph g = inline_graph(
-      R"({"name": "q", "shape": [2, 3, 64, 32], "dtype": "f16"}, {"name": "kt", "shape": [2, 3, 32, 64], "dtype": "f16"},
+      R"({"name": "q", "shape": [2, 3, 64, 32], "dtype": "f16"}, {"name": "k", "shape": [2, 3, 64, 32], "dtype": "f16"},
          {"name": "v", "shape": [2, 3, 64, 32], "dtype": "f16"}, {"name": "m", "shape": [3, 64, 64], "dtype": "f16"})",
-      R"({"name": "s", "op": "matmul", "inputs": ["q", "kt"]}, {"name": "t", "op": "div", "inputs": ["s", 4.0]},
+      R"({"name": "s", "op": "matmul", "inputs": ["q", "k"], "attrs": {"transpose_b": true}},
+         {"name": "t", "op": "div", "inputs": ["s", 4.0]},
          {"name": "u", "op": "add", "inputs": ["m", "t"]}, {"name": "p", "op": "softmax", "inputs": ["u"]},
          {"name": "o", "op": "matmul", "inputs": ["p", "v"]})",
       R"("o")");
   const ContractionGroupPlan plan = group_of(g, {"s", "t", "u", "p", "o"});
   ASSERT_EQ(plan.calls.size(), 1u);
   const AttentionProblem& p = plan.calls[0].attention;
-  EXPECT_TRUE(p.k_transposed);
+  EXPECT_EQ(plan.calls[0].k, value(g, "k"));
   EXPECT_FLOAT_EQ(p.scale, 0.25f);
   EXPECT_EQ(p.mask_batch, 1);
   EXPECT_EQ(p.mask_heads, 3);
