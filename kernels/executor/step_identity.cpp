@@ -24,10 +24,11 @@ std::string identifier_of(const std::string& name) {
 }
 
 // Whether `name` may be replaced at [at, at + name.size()) of identifier `token`. A name of one or two characters
-// ("x") only as the whole token or its end after '_' ("in_x"), so that it does not eat into other identifiers.
+// ("x") only between '_' or the token's ends ("in_x", "x_v"), so that it does not eat into other identifiers.
 bool replaceable(std::string_view token, std::size_t at, const std::string& name) {
   if (name.size() > 2) return true;
-  return at + name.size() == token.size() && (at == 0 || token[at - 1] == '_');
+  const std::size_t end = at + name.size();
+  return (at == 0 || token[at - 1] == '_') && (end == token.size() || token[end] == '_');
 }
 
 // One identifier with every occurrence of the names replaced by "@i", i the name's role; `names` longest first.

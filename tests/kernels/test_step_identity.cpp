@@ -47,10 +47,10 @@ GeneratedKernel written(const std::string& name, const std::string& source) {
 }
 
 TEST(StepIdentity, AShortNameIsReplacedOnlyWhereItIsAWholeName) {
-  // "k" is the entry point; "k_in" and "kk" are other identifiers and stay, so these two sources differ.
-  const GeneratedKernel a = written("k", "extern \"C\" __global__ void k(float* k_in) { k_in[0] = 1; }");
+  // "k" is the entry point; "kin" and "kk" are other identifiers and stay, so these two sources differ.
+  const GeneratedKernel a = written("k", "extern \"C\" __global__ void k(float* kin) { kin[0] = 1; }");
   const GeneratedKernel b = written("j", "extern \"C\" __global__ void j(float* kk) { kk[0] = 1; }");
-  const GeneratedKernel c = written("j", "extern \"C\" __global__ void j(float* k_in) { k_in[0] = 1; }");
+  const GeneratedKernel c = written("j", "extern \"C\" __global__ void j(float* kin) { kin[0] = 1; }");
   EXPECT_NE(generated_identity(a, false), generated_identity(b, false));
   EXPECT_EQ(generated_identity(a, false), generated_identity(c, false));
   EXPECT_FALSE(generated_identity(written("empty", ""), false)) << "no source, no identity";
@@ -76,6 +76,23 @@ TEST(StepIdentity, ValueNamesAreReplacedByTheirRoles) {
   GeneratedKernel sigmoid = relu("layer1_1_bn1", "layer1_1_relu");
   sigmoid.source.replace(sigmoid.source.find("fx_relu"), 7, "fx_sigmoid");
   EXPECT_NE(one, generated_identity(sigmoid, false, {"fx_g_layer1_1_relu", "layer1_1_bn1", "layer1_1_relu"}));
+}
+
+// The unfused plan's relu kernels of two branches, as the generator writes them: short value names inside
+// identifiers ("in_m1", "m1_v", "out_r1_v") are replaced; the kernels are one.
+TEST(StepIdentity, TwoBranchesReluKernelsAreOne) {
+  auto relu = [](const std::string& in, const std::string& out) {
+    return written("fx_g_" + out, "void fx_g_" + out + "(const float* in_" + in + ", float* out_" + out + ") {\n" +
+                                      "  const fx_vec<float, 4> " + in + "_v = *(in_" + in + " + base);\n" +
+                                      "  fx_vec<float, 4> out_" + out + "_v;\n  const float " + out + " = fx_relu(" +
+                                      in + ");  // " + out + " = relu(" + in + ")\n}");
+  };
+  const auto one = generated_identity(relu("m1", "r1"), false, {"fx_g_r1", "m1", "r1", "r1"});
+  const auto two = generated_identity(relu("m2", "r2"), false, {"fx_g_r2", "m2", "r2", "r2"});
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one, two);
+  EXPECT_EQ(one->find("m1"), std::string::npos) << *one;
+  EXPECT_NE(one->find("fx_vec"), std::string::npos) << "names do not eat into other identifiers";
 }
 
 TEST(StepIdentity, ASortIsAlwaysMeasured) {
