@@ -63,11 +63,11 @@ def tiny(nodes, inputs=None, outputs=("y",)):
 
 class SampleFiles(unittest.TestCase):
     def test_all_generated_samples_parse_and_are_up_to_date(self):
-        # The 22 workshop samples come from make_samples.py; the rest (resnet18, gpt2_block_hf) were written by
+        # The 24 workshop samples come from make_samples.py; the rest (resnet18, gpt2_block_hf) were written by
         # python -m fusion_explorer.export from real PyTorch models and must parse and be formatted the same way.
         files = sorted(glob.glob(os.path.join(SAMPLES, "*.json")))
         generated_names = {g["name"] for g in make_samples.all_samples()}
-        self.assertEqual(len(generated_names), 22)
+        self.assertEqual(len(generated_names), 24)
         self.assertTrue(generated_names <= {os.path.basename(p)[:-5] for p in files})
         for path in files:
             g = fx_graph.Graph.load(path)
