@@ -236,8 +236,11 @@ ProfileMeasurements ProfilePass::measure(Executor& executor, const RunReport& re
                          windows_text(w));
     };
     pass = counters_of_both_plans(profiler, executor, plans, progress);
-    if (profiler.available()) m.counter_windows = pass.windows;
-    if (pass.windows < pass.steps && profiler.available()) {
+    const bool measured = std::any_of(std::begin(pass.counters), std::end(pass.counters), [](const auto& plan) {
+      return std::any_of(plan.begin(), plan.end(), [](const KernelCounters& c) { return c.available; });
+    });
+    if (measured) m.counter_windows = pass.windows;
+    if (measured && pass.windows < pass.steps) {
       m.notes.push_back("counter pass: " + std::to_string(pass.windows) + " windows for " + std::to_string(pass.steps) +
                         " steps; identical steps (same kernel, same problem) take the numbers of the one measured");
     }

@@ -43,7 +43,7 @@ struct ProfileMeasurements {
   std::optional<double> copy_bandwidth;  // bytes/s, read + write, measured in this run
   std::string copy_reason;               // why copy_bandwidth is absent
   std::vector<std::string> notes;        // e.g. CUPTI dropped records
-  std::size_t counter_windows = 0;       // windows the counter pass measured (0 where it did not run)
+  std::size_t counter_windows = 0;       // windows the counter pass measured (0 where it measured nothing)
   PlanMeasurement plans[2];              // unfused, fused
 };
 
