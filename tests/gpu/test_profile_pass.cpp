@@ -17,6 +17,7 @@
 #include "core/graph/graph_io.h"
 #include "kernels/common/gpu_error.h"
 #include "kernels/executor/profile_pass.h"
+#include "kernels/profile/dram_profiler.h"
 #include "tests/gpu/executor_test_support.h"
 
 namespace fx::gpu {
@@ -220,6 +221,41 @@ TEST_F(RunProfile, IdenticalStepsAreMeasuredOnceAndNameTheStepMeasured) {
     }
   }
   EXPECT_EQ(static_cast<std::size_t>(named), reused);
+}
+
+// The premise of measuring once: steps of equal identity, each measured in a window of its own (as the counter
+// pass did before it shared windows), move the same DRAM bytes, within 2%.
+TEST_F(RunProfile, StepsOfEqualIdentityMeasuredApartMoveTheSameBytes) {
+  const auto graph = write_two_branches();
+  auto g = load_graph_file(graph);
+  std::filesystem::remove(graph);
+  ASSERT_TRUE(g.ok());
+  FusionEngine engine(*g, DeviceDescription::h100_sxm());
+  const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
+  RunOptions opt;
+  opt.timing.repeat = 3;
+  opt.autotune = false;
+  Executor ex(engine.graph(), unfused, unfused, opt);
+  ex.run();
+  ex.prepare();
+  ex.launch_plan_once(PlanId::unfused);
+  const std::vector<std::optional<std::string>> ids = ex.measurement_identities(PlanId::unfused);
+  DramProfiler profiler(ex.device().ordinal);
+  if (!profiler.available()) GTEST_SKIP() << profiler.reason();
+  const std::vector<KernelCounters> c =
+      profiler.measure(static_cast<int>(ids.size()), [&](int i) { ex.launch_step(PlanId::unfused, i); });
+  if (!c.empty() && refused(c[0].reason)) GTEST_SKIP() << c[0].reason;
+  int pairs = 0;
+  for (std::size_t a = 0; a < ids.size(); ++a) {
+    for (std::size_t b = a + 1; b < ids.size(); ++b) {
+      if (!ids[a] || ids[a] != ids[b]) continue;
+      ++pairs;
+      ASSERT_TRUE(c[a].available && c[b].available) << c[a].reason << c[b].reason;
+      EXPECT_NEAR(c[b].bytes_read, c[a].bytes_read, 0.02 * c[a].bytes_read) << "steps " << a << " and " << b;
+      EXPECT_NEAR(c[b].bytes_written, c[a].bytes_written, 0.02 * c[a].bytes_written) << "steps " << a << " and " << b;
+    }
+  }
+  EXPECT_EQ(pairs, 2) << "the two GEMMs and the two relus";
 }
 
 // `fusion-cli run --progress` says how many distinct kernels the counter pass measures and how many steps reuse one.
