@@ -32,6 +32,7 @@ constexpr const char* kProbeGraph = R"({"format": "fusion-explorer/graph", "vers
   "inputs": [{"name": "x", "shape": [1], "dtype": "f32"}],
   "nodes": [{"name": "y", "op": "relu", "inputs": ["x"]}], "outputs": ["y"]})";
 
+constexpr int kMeasuredBytesColumn = 4;
 constexpr int kCheckColumn = 8;  // "Check": measured against predicted, per group
 
 // A report carries the plan it measured (its fusion section), which "Load the measured plan" opens.
@@ -39,6 +40,17 @@ bool has_fusion(const RunReport& r) { return r.fusion.is_object() && !r.fusion.e
 
 QString opt(const std::optional<double>& v, double scale, int decimals) {
   return v ? QString::number(*v * scale, 'f', decimals) : QStringLiteral("–");
+}
+
+// Step `step`'s measured MiB; where the counter pass measured them in an identical step's window, the cell names
+// that step ("12.0 (as fused #3)"), so it claims no measurement of its own.
+QString measured_bytes_cell(const KernelReport& k, const std::string& plan, int step) {
+  QString cell = opt(k.measured_bytes(), 1.0 / 1048576, 1);
+  if (k.measured_bytes() && k.measured->reused_measurement(plan, step)) {
+    const SharedCounterWindow& w = *k.measured->shared_window;
+    cell += QObject::tr(" (as %1 #%2)").arg(QString::fromStdString(w.plan)).arg(w.step);
+  }
+  return cell;
 }
 
 }  // namespace
@@ -319,6 +331,7 @@ void RunPanel::fill_table() {
       const bool compared = check != checks.end() && check->second.comparable();
       const int row = table_->rowCount();
       table_->insertRow(row);
+      const int step = static_cast<int>(&k - plan->kernels.data());
       const auto bytes = k.measured_bytes();
       const double time_us = k.measured_ms * 1e3;
       const std::optional<double> bandwidth =
@@ -328,11 +341,14 @@ void RunPanel::fill_table() {
       const QString how_it_ran = how(k);
       const QStringList cells{QString::fromStdString(plan->name), QString::fromStdString(k.name),
                               QString::fromStdString(k.group), opt(predicted_bytes, 1.0 / 1048576, 1),
-                              opt(bytes, 1.0 / 1048576, 1), opt(k.group_predicted_ms, 1e3, 1), QString::number(time_us, 'f', 1),
+                              measured_bytes_cell(k, plan->name, step), opt(k.group_predicted_ms, 1e3, 1), QString::number(time_us, 'f', 1),
                               opt(bandwidth, 1e-9, 0), !mismatch.isEmpty() ? tr("⚠ ") + mismatch : compared ? tr("within 10%") : QStringLiteral("–"), how_it_ran};
       for (int c = 0; c < cells.size(); ++c) {
         auto* item = new QTableWidgetItem(cells[c]);
         if (!how_it_ran.isEmpty()) item->setToolTip(how_it_ran);  // the library path or layout choice, in full
+        if (c == kMeasuredBytesColumn && bytes && k.measured->shared_window) {
+          item->setToolTip(QString::fromStdString(shared_window_text(*k.measured->shared_window, plan->name, step)));
+        }
         if (c == kCheckColumn && !mismatch.isEmpty()) {
           item->setForeground(QColor("#b71c1c"));
           item->setToolTip(check->second.reason.isEmpty() ? mismatch : mismatch + QStringLiteral("\n") + check->second.reason);

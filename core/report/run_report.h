@@ -41,6 +41,17 @@ struct TimedKernel {
   bool operator==(const TimedKernel&) const = default;
 };
 
+// Where a kernel's counters come from when the counter pass measured one window for several identical steps (the
+// same kernel on the same problem moves the same DRAM bytes from a cold L2: docs/measurement.md): the step it
+// measured, in this run, and how many steps share that window's numbers.
+struct SharedCounterWindow {
+  std::string plan;    // "unfused" / "fused": the plan of the measured step
+  int step = 0;        // its index in that plan's kernels
+  std::string kernel;  // its name
+  int steps = 0;       // the steps sharing the window, the measured one included (2 or more)
+  bool operator==(const SharedCounterWindow&) const = default;
+};
+
 // What the counter pass measured of a kernel or a whole plan ("measured"), next to the cost model's bytes.
 // Without counters, bytes_read and bytes_written are absent (written "not measured") and `reason` says why.
 struct MeasuredTraffic {
@@ -58,12 +69,22 @@ struct MeasuredTraffic {
   std::optional<int> cuda_kernels;
   std::vector<std::string> notes;
   std::vector<TimedKernel> timeline;
+  // A kernel's only: set where its counters are shared with identical steps (its own window or another's).
+  std::optional<SharedCounterWindow> shared_window;
+  // True where this kernel's numbers were measured in another step's window.
+  bool reused_measurement(const std::string& plan, int step) const {
+    return shared_window && (shared_window->plan != plan || shared_window->step != step);
+  }
   std::optional<double> bytes() const {  // DRAM read + written, where both were measured
     if (!bytes_read || !bytes_written) return std::nullopt;
     return *bytes_read + *bytes_written;
   }
   bool operator==(const MeasuredTraffic&) const = default;
 };
+
+// What a shared window means for step `step` of plan `plan`, for people: "bytes measured once for 4 identical
+// steps: same as step 3 of the fused plan (fx_g_relu)", or, for the measured step, that its window serves others.
+std::string shared_window_text(const SharedCounterWindow& window, const std::string& plan, int step);
 
 // One step of a plan: a generated kernel or one library call (which may launch several CUDA kernels).
 struct KernelReport {

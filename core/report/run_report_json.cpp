@@ -68,6 +68,9 @@ J kernel_measured_json(const MeasuredTraffic& m) {
   j["flops_per_s"] = or_null(m.flops_per_s);
   j["notes"] = m.notes;
   j["timeline"] = timeline_json(m.timeline);
+  if (const auto& w = m.shared_window) {
+    j["shared_window"] = {{"plan", w->plan}, {"step", w->step}, {"kernel", w->kernel}, {"steps", w->steps}};
+  }
   return j;
 }
 
@@ -262,6 +265,15 @@ J to_json(const RunReport& r) {
   add_profile(j, r);
   add_provenance(j, r);
   return j;
+}
+
+std::string shared_window_text(const SharedCounterWindow& window, const std::string& plan, int step) {
+  const std::string steps = std::to_string(window.steps) + " identical steps";
+  if (window.plan == plan && window.step == step) {
+    return "bytes measured once for " + steps + ": this step's window, shared by the others (same kernel, same problem)";
+  }
+  return "bytes measured once for " + steps + ": same as step " + std::to_string(window.step) + " of the " +
+         window.plan + " plan (" + window.kernel + ")";
 }
 
 const PlanReport* RunReport::plan(std::string_view name) const {

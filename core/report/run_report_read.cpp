@@ -20,6 +20,7 @@ struct Reader {
 
 // The objects' readers, declared before the templates that call them for their elements.
 void read(Reader& r, const json& v, const std::string& at, TimedKernel& out);
+void read(Reader& r, const json& v, const std::string& at, SharedCounterWindow& out);
 void read(Reader& r, const json& v, const std::string& at, MeasuredTraffic& out);
 void read(Reader& r, const json& v, const std::string& at, KernelReport& out);
 void read(Reader& r, const json& v, const std::string& at, SplitGroup& out);
@@ -117,6 +118,10 @@ void read(Reader& r, const json& v, const std::string& at, TimedKernel& out) {
   Fields(r, v, at).req("kernel", out.name).req("start_us", out.start_us).req("duration_us", out.duration_us);
 }
 
+void read(Reader& r, const json& v, const std::string& at, SharedCounterWindow& out) {
+  Fields(r, v, at).req("plan", out.plan).req("step", out.step).req("kernel", out.kernel).req("steps", out.steps);
+}
+
 void read(Reader& r, const json& v, const std::string& at, MeasuredTraffic& out) {
   Fields f(r, v, at);
   read_or_reason(f, "bytes_read", out.bytes_read);
@@ -128,6 +133,7 @@ void read(Reader& r, const json& v, const std::string& at, MeasuredTraffic& out)
   f.opt("fraction_of_copy_bandwidth", out.fraction_of_copy_bandwidth);
   f.opt("flops", out.flops).opt("flops_per_s", out.flops_per_s).opt("l2_bytes_written", out.l2_bytes_written);
   f.opt("cuda_kernels", out.cuda_kernels).opt("notes", out.notes).opt("timeline", out.timeline);
+  f.opt("shared_window", out.shared_window);
 }
 
 void read(Reader& r, const json& v, const std::string& at, KernelReport& out) {

@@ -167,6 +167,17 @@ void measured_plans(std::ostringstream& out, const RunReport& run) {
   out << "</table>\n";
 }
 
+// A kernel's measured bytes; where the counter pass measured them in an identical step's window, the cell names
+// that step and says why in its title, so it claims no measurement of its own.
+void measured_bytes_cell(std::ostringstream& out, const KernelReport& k, const std::string& plan, int step) {
+  if (!k.measured_bytes() || !k.measured->shared_window) return optional_cell(out, k.measured_bytes(), bytes_text);
+  const SharedCounterWindow& w = *k.measured->shared_window;
+  out << "<td class=\"n\" title=\"" << xml_escape(shared_window_text(w, plan, step)) << "\">"
+      << bytes_text(*k.measured_bytes())
+      << (k.measured->reused_measurement(plan, step) ? " (as " + w.plan + " #" + std::to_string(w.step) + ")" : "")
+      << "</td>";
+}
+
 void measured_kernels(std::ostringstream& out, const RunReport& run) {
   out << "<table id=\"measured-kernels\"><tr><th>plan</th><th>kernel</th><th>group</th><th>how</th><th>nodes</th>"
       << "<th>predicted</th><th>measured</th><th>predicted bytes</th><th>measured bytes</th></tr>\n";
@@ -181,7 +192,7 @@ void measured_kernels(std::ostringstream& out, const RunReport& run) {
       optional_cell(out, k.group_predicted_ms, ms_text);
       optional_cell(out, k.measured_ms, ms_text);
       optional_cell(out, static_cast<double>(k.group_predicted_bytes), bytes_text);
-      optional_cell(out, k.measured_bytes(), bytes_text);
+      measured_bytes_cell(out, k, p->name, static_cast<int>(&k - p->kernels.data()));
       out << "</tr>\n";
     }
   }

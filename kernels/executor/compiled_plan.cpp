@@ -41,8 +41,7 @@ void GeneratedLaunch::launch(const Step& step, const PlanBuffers& b, cudaStream_
   launch_layout(step, loaded.function(), step.kernel.block, step.kernel.grid, b, stream);
 }
 
-void GeneratedLaunch::launch_layout(const Step& step, cudaKernel_t function, int block, std::int64_t grid,
-                                    const PlanBuffers& b, cudaStream_t stream) const {
+std::vector<void*> GeneratedLaunch::pointers(const Step& step, const PlanBuffers& b) const {
   // A step run channels-last reads and writes the NHWC buffers (its scalars have only the one).
   auto at = [&](ValueId v) {
     if (!channels_last || has_one_layout(b.graph, v)) return b.value(v);
@@ -53,7 +52,12 @@ void GeneratedLaunch::launch_layout(const Step& step, cudaKernel_t function, int
   std::vector<void*> ptrs;
   for (ValueId v : step.kernel.inputs) ptrs.push_back(at(v));
   for (ValueId v : step.kernel.outputs) ptrs.push_back(at(v));
-  launch_kernel(function, block, grid, std::move(ptrs), stream);
+  return ptrs;
+}
+
+void GeneratedLaunch::launch_layout(const Step& step, cudaKernel_t function, int block, std::int64_t grid,
+                                    const PlanBuffers& b, cudaStream_t stream) const {
+  launch_kernel(function, block, grid, pointers(step, b), stream);
 }
 
 void LibraryLaunch::launch(const Step&, const PlanBuffers& b, cudaStream_t stream) const {

@@ -73,6 +73,8 @@ struct GeneratedLaunch {
   // Reads and writes its values' NHWC buffers (set by keep_channels_last for a kernel that runs on NHWC data).
   bool channels_last = false;
   void launch(const Step& step, const PlanBuffers& b, cudaStream_t stream) const;
+  // The device pointers it is launched with: its inputs', then its outputs' buffers.
+  std::vector<void*> pointers(const Step& step, const PlanBuffers& b) const;
   // One launch in a given compiled layout (the installed one, or an alternative while they are timed).
   void launch_layout(const Step& step, cudaKernel_t function, int block, std::int64_t grid, const PlanBuffers& b,
                      cudaStream_t stream) const;

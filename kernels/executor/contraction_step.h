@@ -93,6 +93,11 @@ class LibraryStep {
   std::string conversion_layout_name(std::size_t j) const;
   void install_conversion_layout(std::size_t j);
 
+  // What decides the DRAM traffic of part `part` of this call, as one line, once it has run (step_identity.cpp):
+  // the problem in full, the operands' alignments and the algorithm chosen for them. Empty where that is not
+  // established (attention) and for a conversion part (its generated kernel's identity is the step's).
+  std::string measurement_identity(const PlanBuffers& b, CallPart part) const;
+
   // Device bytes this step allocates outside the executor's arena at preparation: stacked or folded weights, the
   // summed bias, and, while the channels-last way is loaded and not dropped, the permuted weights and the NHWC
   // copies of x and y. Known before preparation, so the run can check free memory for them up front.

@@ -8,6 +8,7 @@
 #include "kernels/common/event_timing.h"
 #include "kernels/executor/contraction_step.h"
 #include "kernels/executor/executor_internal.h"
+#include "kernels/executor/step_identity.h"
 #include "kernels/tuning/tuning_environment.h"
 
 namespace fx::gpu {
@@ -174,6 +175,13 @@ std::vector<KernelReport> Executor::plan_kernels(PlanId plan) const {
   const CompiledProgram& im = impl_->program;
   std::vector<KernelReport> out;
   for (std::size_t s = 0; s < im.plan(plan).steps.size(); ++s) out.push_back(kernel_report(im, plan, s));
+  return out;
+}
+
+std::vector<std::optional<std::string>> Executor::measurement_identities(PlanId plan) const {
+  const CompiledProgram& im = impl_->program;
+  std::vector<std::optional<std::string>> out;
+  for (const Step& st : im.plan(plan).steps) out.push_back(measurement_identity(st, im.buffers(plan)));
   return out;
 }
 

@@ -151,6 +151,10 @@ class Executor {
   // launch path and hooks as a whole-plan launch; does not wait. Steps must go in plan order (each reads its
   // predecessors' outputs). Throws std::out_of_range for a step the plan does not have.
   void launch_step(PlanId plan, int step);
+  // For the counter pass: each step's identity for measurement (step_identity.h), read once the plan is prepared
+  // (prepare(), after run()): steps of equal identity run the same kernel on the same problem and so move the same
+  // DRAM bytes from a cold L2; nullopt for a step that must be measured on its own.
+  std::vector<std::optional<std::string>> measurement_identities(PlanId plan) const;
   // Where a sticky error seen now would be attributed: for errors that surface outside the executor's own
   // calls (the profiler synchronises itself after launch_step).
   FaultSite fault_site() const;

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "kernels/common/gpu_error.h"
 #include "kernels/common/sticky_error.h"
 #include "kernels/executor/calibrate.h"
+#include "kernels/profile/counter_windows.h"
 #include "kernels/profile/dram_profiler.h"
 #include "kernels/profile/kernel_timer.h"
 #include "kernels/profile/timing_rows.h"
@@ -58,27 +60,83 @@ std::vector<KernelCounters> not_measured(std::size_t steps, const std::string& r
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-// Both plans' steps in one measure() call, so one profiler session serves every window of the run.
-// `progress(i, total)` before each window, so the pass's cost shows as it goes.
-void counters_of_both_plans(DramProfiler& profiler, Executor& executor, const PlanReport& unfused,
-                            const PlanReport& fused, const std::function<void(int, int)>& progress,
-                            std::vector<KernelCounters> (&out)[2]) {
-  const int first = static_cast<int>(unfused.kernels.size());
-  const int total = first + static_cast<int>(fused.kernels.size());
-  std::vector<KernelCounters> all = profiler.measure(total, [&](int i) {
-    progress(i, total);
-    if (i < first) {
-      executor.launch_step(PlanId::unfused, i);
-    } else {
-      executor.launch_step(PlanId::fused, i - first);
+// The counter pass's result: each plan's counters in step order, and where a step's came from another's window.
+struct CounterPass {
+  std::vector<KernelCounters> counters[2];
+  std::vector<std::optional<SharedCounterWindow>> shared[2];
+  std::size_t windows = 0, steps = 0;
+};
+
+// Progress of the counter pass: window i of n, and how many steps take a window's numbers.
+using CounterProgress = std::function<void(std::size_t i, const CounterWindows& w)>;
+
+// Every step of the run in the order the counter pass launches them, the unfused plan's then the fused plan's,
+// with its identity for measurement (Executor::measurement_identities).
+struct RunSteps {
+  std::vector<std::pair<std::size_t, int>> steps;  // (plan index, step)
+  std::vector<std::optional<std::string>> identities;
+};
+
+RunSteps run_steps(const Executor& executor) {
+  RunSteps r;
+  for (std::size_t p = 0; p < kPlanIds.size(); ++p) {
+    std::vector<std::optional<std::string>> ids = executor.measurement_identities(kPlanIds[p]);
+    for (std::size_t s = 0; s < ids.size(); ++s) {
+      r.steps.emplace_back(p, static_cast<int>(s));
+      r.identities.push_back(std::move(ids[s]));
     }
-  });
-  for (int i = 0; i < total; ++i) {
-    KernelCounters& c = all[static_cast<std::size_t>(i)];
-    const bool in_fused = i >= first;
-    c.launch_index = in_fused ? i - first : i;
-    out[in_fused ? 1 : 0].push_back(std::move(c));
   }
+  return r;
+}
+
+// Each step's counters, copied from its window's, and where a window serves several steps, which one it measured.
+CounterPass spread_counters(const RunSteps& r, const CounterWindows& w, const std::vector<KernelCounters>& measured,
+                            const PlanReport* const (&plans)[2]) {
+  CounterPass out;
+  out.windows = w.measured.size();
+  out.steps = r.steps.size();
+  for (std::size_t t = 0; t < r.steps.size(); ++t) {
+    const auto [p, s] = r.steps[t];
+    KernelCounters c = measured[w.window[t]];
+    c.launch_index = s;
+    std::optional<SharedCounterWindow> shared;
+    if (w.sharing[t] > 1 && c.available) {
+      const auto [sp, ss] = r.steps[w.source[t]];
+      shared = SharedCounterWindow{plans[sp]->name, ss, plans[sp]->kernels.at(static_cast<std::size_t>(ss)).name,
+                                   w.sharing[t]};
+    }
+    out.counters[p].push_back(std::move(c));
+    out.shared[p].push_back(std::move(shared));
+  }
+  return out;
+}
+
+// Both plans' steps in one measure() call, so one profiler session serves every window of the run: one window
+// per distinct step (counter_windows.h), the first of its identity in launch order. The steps not measured are
+// still launched, in order, before the next window's flush: every measured step reads what a plan run gives it.
+CounterPass counters_of_both_plans(DramProfiler& profiler, Executor& executor, const PlanReport* const (&plans)[2],
+                                   const CounterProgress& progress) {
+  const RunSteps r = run_steps(executor);
+  const CounterWindows w = plan_counter_windows(r.identities);
+  const auto launch = [&](std::size_t t) { executor.launch_step(kPlanIds[r.steps[t].first], r.steps[t].second); };
+  std::size_t next = 0;  // the next step to launch
+  const std::vector<KernelCounters> measured = profiler.measure(
+      static_cast<int>(w.measured.size()),
+      [&](int i) {
+        const std::size_t t = w.measured[static_cast<std::size_t>(i)];
+        progress(static_cast<std::size_t>(i), w);
+        launch(t);
+        next = t + 1;
+      },
+      [&](int i) {
+        for (; next < w.measured[static_cast<std::size_t>(i)]; ++next) launch(next);
+      });
+  return spread_counters(r, w, measured, plans);
+}
+
+std::string windows_text(const CounterWindows& w) {
+  return std::to_string(w.measured.size()) + " distinct kernels for " + std::to_string(w.source.size()) + " steps, " +
+         std::to_string(w.reused()) + " reuse a measurement";
 }
 
 }  // namespace
@@ -161,20 +219,31 @@ ProfileMeasurements ProfilePass::measure(Executor& executor, const RunReport& re
     }
   }  // the timer is gone before the counter pass: the two must not overlap
 
-  // Pass 2, counters: each step alone in its own window, in plan order.
+  // Pass 2, counters: each distinct step alone in its own window, in plan order.
   hooks_->report(0.6, settings.counters ? "counter pass (CUPTI range profiler)" : "counter pass skipped");
-  std::vector<KernelCounters> counters[2];
+  CounterPass pass;
   if (!settings.counters) {
     m.counters_reason = "not measured: --no-profile";
-    for (std::size_t p = 0; p < kPlanIds.size(); ++p) counters[p] = not_measured(plans[p]->kernels.size(), m.counters_reason);
+    for (std::size_t p = 0; p < kPlanIds.size(); ++p) {
+      pass.counters[p] = not_measured(plans[p]->kernels.size(), m.counters_reason);
+    }
   } else {
     DramProfiler profiler(executor.device().ordinal);
     if (!profiler.available()) m.counters_reason = profiler.reason();
-    const auto progress = [this](int i, int total) {
-      hooks_->report(0.6 + 0.4 * i / total,
-                     "counter pass (CUPTI range profiler): step " + std::to_string(i + 1) + " of " + std::to_string(total));
+    const auto progress = [this](std::size_t i, const CounterWindows& w) {
+      hooks_->report(0.6 + 0.4 * static_cast<double>(i) / static_cast<double>(w.measured.size()),
+                     "counter pass (CUPTI range profiler): kernel " + std::to_string(i + 1) + " of " +
+                         windows_text(w));
     };
-    counters_of_both_plans(profiler, executor, *plans[0], *plans[1], progress, counters);
+    pass = counters_of_both_plans(profiler, executor, plans, progress);
+    const bool measured = std::any_of(std::begin(pass.counters), std::end(pass.counters), [](const auto& plan) {
+      return std::any_of(plan.begin(), plan.end(), [](const KernelCounters& c) { return c.available; });
+    });
+    if (measured) m.counter_windows = pass.windows;
+    if (measured && pass.windows < pass.steps) {
+      m.notes.push_back("counter pass: " + std::to_string(pass.windows) + " windows for " + std::to_string(pass.steps) +
+                        " steps; identical steps (same kernel, same problem) take the numbers of the one measured");
+    }
   }
 
   for (std::size_t p = 0; p < kPlanIds.size(); ++p) {
@@ -183,11 +252,12 @@ ProfileMeasurements ProfilePass::measure(Executor& executor, const RunReport& re
     for (std::size_t s = 0; s < plans[p]->kernels.size(); ++s) {
       StepMeasurement step;
       step.timeline = timeline_of_step(mine, step_id(p, s));
-      if (s < counters[p].size()) step.counters = counters[p][s];
+      if (s < pass.counters[p].size()) step.counters = pass.counters[p][s];
+      if (s < pass.shared[p].size()) step.shared_window = pass.shared[p][s];
       pm.steps.push_back(std::move(step));
     }
     pm.rows = records.empty() ? rows_from_event_timings(*plans[p], pm)
-                              : join_timing_rows(plans[p]->name, step_labels(p, *plans[p]), mine, counters[p]);
+                              : join_timing_rows(plans[p]->name, step_labels(p, *plans[p]), mine, pass.counters[p]);
   }
   hooks_->report(1.0, "profile done");
   return m;

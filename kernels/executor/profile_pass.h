@@ -2,8 +2,10 @@
 //   1. timing: each plan launched once (after a warm-up launch) under KernelTimer; the executor's launch hooks
 //      push the step id, so every CUDA kernel, including those cuBLASLt and cuDNN launch inside a step, lands on
 //      its step and group with CUPTI's start/end times;
-//   2. counters: each step launched alone in a DramProfiler window (cold L2, no CUDA graph), giving DRAM bytes
-//      read and written per step; joined with pass 1 by launch order (kernels/profile/timing_rows.h).
+//   2. counters: each distinct step launched alone in a DramProfiler window (cold L2, no CUDA graph), giving DRAM
+//      bytes read and written; a step identical to one measured earlier in the run (same kernel, same problem:
+//      kernels/profile/counter_windows.h) takes its numbers, and the report names the step measured. Joined
+//      with pass 1 by launch order (kernels/profile/timing_rows.h).
 // The passes never overlap (CUPTI gives wrong records when activity tracing and range profiling mix). Without
 // CUPTI permission or support the run still completes: timings come from the CUDA-event medians of
 // Executor::run() and bytes say "not measured" and why. A copy measurement gives the device's copy bandwidth.

@@ -67,6 +67,7 @@ KernelProfile profile_kernel(const KernelReport& report, const StepMeasurement* 
     return k;
   }
   k.timeline = step->timeline;
+  k.shared_window = step->shared_window;
   const KernelCounters& c = step->counters;
   if (c.available) {
     k.bytes_read = c.bytes_read;
@@ -87,6 +88,17 @@ KernelProfile profile_kernel(const KernelReport& report, const StepMeasurement* 
   return k;
 }
 
+// Kernel `i` of the plan: its profile, and, where its bytes are shared with identical steps, a note saying so.
+KernelProfile profile_step(const PlanReport& report, const PlanMeasurement& measured, std::size_t i, const Plan& groups,
+                           const ProfileSummary& s, std::int64_t l2_bytes) {
+  const StepMeasurement* step = i < measured.steps.size() ? &measured.steps[i] : nullptr;
+  KernelProfile k = profile_kernel(report.kernels[i], step, report, groups, s, l2_bytes);
+  if (k.shared_window && k.bytes_read) {
+    k.notes.insert(k.notes.begin(), shared_window_text(*k.shared_window, report.name, static_cast<int>(i)));
+  }
+  return k;
+}
+
 PlanProfile profile_plan(const PlanReport& report, const PlanMeasurement& measured, const Plan& groups,
                          const ProfileSummary& s, std::int64_t l2_bytes) {
   PlanProfile p;
@@ -98,8 +110,7 @@ PlanProfile profile_plan(const PlanReport& report, const PlanMeasurement& measur
   double read = 0.0, written = 0.0;
   int missing = 0;
   for (std::size_t i = 0; i < report.kernels.size(); ++i) {
-    const StepMeasurement* step = i < measured.steps.size() ? &measured.steps[i] : nullptr;
-    KernelProfile k = profile_kernel(report.kernels[i], step, report, groups, s, l2_bytes);
+    KernelProfile k = profile_step(report, measured, i, groups, s, l2_bytes);
     if (k.bytes_read && k.bytes_written) {
       read += *k.bytes_read;
       written += *k.bytes_written;
@@ -152,6 +163,7 @@ MeasuredTraffic kernel_traffic(const KernelProfile& k) {
   m.mismatch_reason = k.mismatch_reason;
   m.notes = k.notes;
   m.timeline = k.timeline;
+  m.shared_window = k.shared_window;
   return m;
 }
 

@@ -27,6 +27,8 @@ inline constexpr double kBytesMismatchTolerance = 0.10;
 struct StepMeasurement {
   std::vector<TimedKernel> timeline;  // timing pass; empty when CUPTI timing was not available
   KernelCounters counters;            // counter pass; available = false with a reason when not measured
+  // Where `counters` were measured once for several identical steps (kernels/profile/counter_windows.h).
+  std::optional<SharedCounterWindow> shared_window;
 };
 
 struct PlanMeasurement {
@@ -41,6 +43,7 @@ struct ProfileMeasurements {
   std::optional<double> copy_bandwidth;  // bytes/s, read + write, measured in this run
   std::string copy_reason;               // why copy_bandwidth is absent
   std::vector<std::string> notes;        // e.g. CUPTI dropped records
+  std::size_t counter_windows = 0;       // windows the counter pass measured (0 where it measured nothing)
   PlanMeasurement plans[2];              // unfused, fused
 };
 
@@ -59,6 +62,7 @@ struct KernelProfile {
   std::string mismatch_reason;
   std::vector<std::string> notes;
   std::vector<TimedKernel> timeline;
+  std::optional<SharedCounterWindow> shared_window;  // measured once for several identical steps
 };
 
 struct PlanProfile {

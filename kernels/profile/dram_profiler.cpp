@@ -430,7 +430,8 @@ const std::string& DramProfiler::chip_name() const {
   return impl_ ? impl_->chip : none;
 }
 
-std::vector<KernelCounters> DramProfiler::measure(int num_launches, const std::function<void(int i)>& launch) {
+std::vector<KernelCounters> DramProfiler::measure(int num_launches, const std::function<void(int i)>& launch,
+                                                  const std::function<void(int i)>& before_window) {
   if (!available()) return not_measured(num_launches, reason());
   std::string why_not;
   std::optional<detail::CuptiClaim> claim = detail::CuptiClaim::try_claim(detail::CuptiUse::range_profiling, why_not);
@@ -441,7 +442,13 @@ std::vector<KernelCounters> DramProfiler::measure(int num_launches, const std::f
   try {
     RangeSession session(impl_->ctx);
     std::vector<std::uint8_t> image = impl_->counter_image(session.object());
-    for (int i = 0; i < num_launches; ++i) results.push_back(impl_->measure_one(i, launch, session.object(), image));
+    for (int i = 0; i < num_launches; ++i) {
+      if (before_window) {
+        before_window(i);
+        FX_CUDA_CALL(cudaDeviceSynchronize());  // its work is done before the flush and outside every range
+      }
+      results.push_back(impl_->measure_one(i, launch, session.object(), image));
+    }
   } catch (const GpuError& e) {
     if (e.library() != "CUPTI") throw;  // a failing launch is the caller's error, not "not measured"
     return not_measured(num_launches, human_reason(e));

@@ -65,8 +65,11 @@ class DramProfiler {
   const std::string& chip_name() const;  // e.g. "GH100"; empty when it could not be read
 
   // One record per launch index, in order. `launch` must enqueue its work on the current device; it may throw,
-  // and its exceptions (other than CUPTI's own) pass through after profiling is switched off.
-  std::vector<KernelCounters> measure(int num_launches, const std::function<void(int i)>& launch);
+  // and its exceptions (other than CUPTI's own) pass through after profiling is switched off. `before_window(i)`,
+  // where given, runs before window i's flush, outside any range, and is waited for: work that must precede the
+  // launch (the steps a caller does not measure but whose outputs the launch reads) counts in no window.
+  std::vector<KernelCounters> measure(int num_launches, const std::function<void(int i)>& launch,
+                                      const std::function<void(int i)>& before_window = {});
 
  private:
   struct Impl;

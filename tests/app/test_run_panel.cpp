@@ -192,6 +192,34 @@ TEST(RunPanel, AGroupOfSeveralKernelsShowsTheirSum) {
   EXPECT_EQ(text.at(QStringLiteral("g:conv")), QStringLiteral("3 kernels: 94.0 µs · 150 MiB"));
 }
 
+// Steps whose bytes the counter pass measured once for several identical steps: the one measured shows its
+// bytes, the others name the step they come from, and each tooltip says so; a step measured alone claims nothing.
+TEST(RunPanel, BytesMeasuredOnceForIdenticalStepsNameTheStepMeasured) {
+  const double b = 25 * kMiB;
+  RunReport r = test::two_plans("two_relus", {{"fx_g_a", "g:a", {"a"}, 10.0, std::nullopt, b, b},
+                                              {"fx_g_b", "g:b", {"b"}, 10.0, std::nullopt, b, b},
+                                              {"fx_g_c", "g:c", {"c"}, 12.0, std::nullopt, 2 * b, b}},
+                                {{"fx_g_abc", "g:abc", {"a", "b", "c"}, 20.0, std::nullopt, 2 * b, b}});
+  const SharedCounterWindow w{"unfused", 0, "fx_g_a", 2};
+  r.unfused.kernels[0].measured->shared_window = w;
+  r.unfused.kernels[1].measured->shared_window = w;
+  QTemporaryDir dir;
+  RunPanel panel;
+  open_and_paint(panel, dir, r);
+  auto* table = panel.findChild<QTableWidget*>();
+  ASSERT_TRUE(table);
+  ASSERT_EQ(table->rowCount(), 4);
+  constexpr int bytes_column = 4;
+  EXPECT_EQ(table->horizontalHeaderItem(bytes_column)->text(), QStringLiteral("Measured MiB"));
+  EXPECT_EQ(table->item(0, bytes_column)->text(), QStringLiteral("50.0"));
+  EXPECT_EQ(table->item(1, bytes_column)->text(), QStringLiteral("50.0 (as unfused #0)"));
+  EXPECT_EQ(table->item(2, bytes_column)->text(), QStringLiteral("75.0"));
+  EXPECT_TRUE(table->item(0, bytes_column)->toolTip().contains(QStringLiteral("this step's window, shared")));
+  EXPECT_EQ(table->item(1, bytes_column)->toolTip(),
+            QStringLiteral("bytes measured once for 2 identical steps: same as step 0 of the unfused plan (fx_g_a)"));
+  EXPECT_FALSE(table->item(2, bytes_column)->toolTip().contains(QStringLiteral("measured once")));
+}
+
 // A report as `fusion-cli run --json` writes it (relu_mul_add): the panel reads what the executor
 // really writes, not only the reports made here.
 TEST(RunPanel, ReadsARealExecutorReport) {

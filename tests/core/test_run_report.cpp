@@ -103,6 +103,25 @@ TEST(RunReport, AnotherVersionOrFormatIsRefusedNamingBoth) {
   EXPECT_FALSE(read_run_report("{not json"));
 }
 
+// A kernel's shared counter window (bytes measured once for identical steps) reads back as written, and one
+// without the step it names is refused there.
+TEST(RunReport, ASharedCounterWindowReadsBackAndIsCheckedWhereItIs) {
+  auto run = read_run_report(relu_mul_add().dump());
+  ASSERT_TRUE(run) << first_error(run);
+  run->fused.kernels[0].measured->shared_window = SharedCounterWindow{"unfused", 2, "fx_g2_y", 2};
+  const nlohmann::json j = to_json(*run);
+  EXPECT_EQ(j["plans"][1]["kernels"][0]["measured"]["shared_window"]["kernel"], "fx_g2_y");
+  const auto back = read_run_report(j.dump());
+  ASSERT_TRUE(back) << first_error(back);
+  EXPECT_EQ(*back, *run);
+  EXPECT_TRUE(back->fused.kernels[0].measured->reused_measurement("fused", 0));
+  EXPECT_FALSE(back->fused.kernels[0].measured->reused_measurement("unfused", 2));
+  EXPECT_FALSE(back->unfused.kernels[0].measured->reused_measurement("unfused", 0)) << "measured alone";
+  nlohmann::json broken = j;
+  broken["plans"][1]["kernels"][0]["measured"]["shared_window"].erase("step");
+  EXPECT_EQ(run_report_from_json(broken).errors().front().pointer, "/plans/1/kernels/0/measured/shared_window/step");
+}
+
 // No second spelling is guessed at: a field of the wrong type or an old name is an error where it is.
 TEST(RunReport, AWrongTypeOrAMissingFieldIsLocated) {
   auto j = relu_mul_add();

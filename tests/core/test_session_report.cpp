@@ -111,6 +111,22 @@ TEST(SessionReport, NumbersAreTheEnginesAndTheRunReports) {
               std::string::npos);
 }
 
+// A kernel whose bytes were measured in an identical step's window names that step; its own row claims nothing.
+TEST(SessionReport, BytesMeasuredOnceNameTheStepMeasured) {
+  RunReport run = relu_mul_add_run();
+  const SharedCounterWindow w{"unfused", 1, "fx_g1_add", 2};
+  run.unfused.kernels[1].measured->shared_window = w;
+  run.fused.kernels[0].measured->shared_window = w;
+  const Report r = report_of(sample("relu_mul_add.json"), DeviceDescription::h100_sxm(), &run);
+  EXPECT_EQ(test::xml_error(r.html), "");
+  const std::string bytes = format_bytes(*run.fused.kernels[0].measured_bytes());
+  EXPECT_NE(r.html.find("<td class=\"n\" title=\"bytes measured once for 2 identical steps: same as step 1 of the "
+                        "unfused plan (fx_g1_add)\">" + bytes + " (as unfused #1)</td>"),
+            std::string::npos);
+  EXPECT_NE(r.html.find("this step&#39;s window, shared by the others"), std::string::npos);
+  EXPECT_EQ(r.html.find("(as unfused #0)"), std::string::npos);
+}
+
 TEST(SessionReport, PairsLeftApartCarryTheirReasons) {
   const Report r = report_of(sample("swiglu_bf16.json"), DeviceDescription::h100_sxm(), nullptr);
   EXPECT_EQ(test::xml_error(r.html), "");

@@ -63,8 +63,8 @@ Fixture relu_mul_add() {
   f.report.unfused = plan_report("unfused", f.unfused, 0.25);
   f.report.fused = plan_report("fused", f.fused, 0.35);
   const double unfused_reads[] = {2, 2, 1};
-  for (double reads : unfused_reads) f.measured.plans[0].steps.push_back({{}, counters(reads * kTensor, kTensor)});
-  f.measured.plans[1].steps.push_back({{}, counters(3 * kTensor, kTensor)});
+  for (double reads : unfused_reads) f.measured.plans[0].steps.push_back({{}, counters(reads * kTensor, kTensor), {}});
+  f.measured.plans[1].steps.push_back({{}, counters(3 * kTensor, kTensor), {}});
   f.measured.copy_bandwidth = 3.0e12;
   return f;
 }
@@ -94,6 +94,28 @@ TEST(ProfileSummary, MeasuredBytesNextToPredictedWithReductionAndBandwidth) {
   ASSERT_TRUE(fused.flops_per_s);
   EXPECT_GT(*fused.flops_per_s, 0.0);
   EXPECT_TRUE(fused.notes.empty()) << fused.notes.front();
+}
+
+// A step whose counters came from an identical step's window says so first among its notes, and the report's
+// kernel carries the window; the measured step's note says its window serves the others.
+TEST(ProfileSummary, BytesMeasuredOnceForIdenticalStepsSaySoAndNameTheStep) {
+  Fixture f = relu_mul_add();
+  const SharedCounterWindow w{"unfused", 0, f.report.unfused.kernels[0].name, 2};
+  f.measured.plans[0].steps[0].shared_window = w;
+  f.measured.plans[0].steps[2].shared_window = w;
+  const ProfileSummary s = summarize(f);
+  ASSERT_FALSE(s.plans[0].kernels[2].notes.empty());
+  EXPECT_EQ(s.plans[0].kernels[2].notes.front(), "bytes measured once for 2 identical steps: same as step 0 of the "
+                                                  "unfused plan (" + w.kernel + ")");
+  EXPECT_NE(s.plans[0].kernels[0].notes.front().find("this step's window"), std::string::npos);
+  EXPECT_TRUE(s.plans[0].kernels[1].notes.empty() ||
+              s.plans[0].kernels[1].notes.front().find("measured once") == std::string::npos);
+  RunReport report = f.report;
+  add_profile(report, s);
+  ASSERT_TRUE(report.unfused.kernels[2].measured);
+  EXPECT_EQ(report.unfused.kernels[2].measured->shared_window, w);
+  EXPECT_TRUE(report.unfused.kernels[2].measured->reused_measurement("unfused", 2));
+  EXPECT_FALSE(report.unfused.kernels[1].measured->shared_window);
 }
 
 TEST(ProfileSummary, FlagsADifferenceAboveTenPercentWithAReason) {

@@ -68,6 +68,16 @@ RunReport full_report() {
   s.plans[0].name = "unfused";
   s.plans[1].name = "fused";
   s.reduction_reason = "not measured: --no-profile";
+  // Kernels 0 and 2 of the unfused plan are one kernel on one problem: measured once, in kernel 0's window.
+  for (int i = 0; i < 3; ++i) {
+    KernelProfile k;
+    k.name = r.unfused.kernels[static_cast<std::size_t>(i)].name;
+    k.predicted_bytes = 1 << 20;
+    k.bytes_read = k.bytes_written = 0.5 * (1 << 20);
+    k.cuda_kernels = 1;
+    if (i != 1) k.shared_window = SharedCounterWindow{"unfused", 0, "fx_g0", 2};
+    s.plans[0].kernels.push_back(k);
+  }
   add_profile(r, s);
   r.graph = "relu_mul_add";
   r.plan_source = "auto-fuse (2 merges)";
@@ -87,6 +97,9 @@ TEST(ReportWriter, WritesEveryPartOfACompletedRun) {
   EXPECT_EQ(j["hbm_traffic_reduction"], "not measured");
   EXPECT_EQ(j["plans"][1]["split_groups"][0]["kernels"], 2);
   EXPECT_EQ(j["plans"][0]["split_groups"].size(), 0u);
+  const auto& shared = j["plans"][0]["kernels"][2]["measured"]["shared_window"];
+  EXPECT_EQ(shared, (nlohmann::ordered_json{{"plan", "unfused"}, {"step", 0}, {"kernel", "fx_g0"}, {"steps", 2}}));
+  EXPECT_FALSE(j["plans"][0]["kernels"][1]["measured"].contains("shared_window")) << "measured alone";
   if (const char* out = std::getenv("FX_REPORT_OUT")) {
     std::ofstream(out) << j.dump(2) << "\n";
   }

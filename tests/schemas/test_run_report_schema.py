@@ -70,6 +70,20 @@ class RunReportSchema(unittest.TestCase):
         self.assertTrue(errors(self.v, fault))  # a fault carries no plans, and names its error
 
 
+    def test_a_shared_window_names_its_step_and_count(self):
+        with open(os.path.join(REPO, "tests", "data", "run-reports", "relu_mul_add.h100.json"), encoding="utf-8") as f:
+            report = json.load(f)
+        measured = report["plans"][1]["kernels"][0]["measured"]
+        measured["shared_window"] = {"plan": "unfused", "step": 2, "kernel": "fx_g2_y", "steps": 2}
+        self.assertEqual(errors(self.v, report), [])
+        for broken in ({"plan": "unfused", "step": 2, "kernel": "fx_g2_y"},          # no count
+                       {"plan": "unfused", "step": 2, "kernel": "fx_g2_y", "steps": 1},  # shared by itself alone
+                       {"plan": "other", "step": 2, "kernel": "fx_g2_y", "steps": 2},
+                       {"plan": "unfused", "step": -1, "kernel": "fx_g2_y", "steps": 2}):
+            measured["shared_window"] = broken
+            self.assertTrue(any("shared_window" in e for e in errors(self.v, report)), broken)
+
+
 class TimingProtocolSchema(unittest.TestCase):
     def test_the_docs_examples_and_the_presets_are_valid(self):
         v = validator("timing-protocol.schema.json")
