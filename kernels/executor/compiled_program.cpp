@@ -218,7 +218,8 @@ void CompiledProgram::load_kernels() {
   progress("compile", 0.0, what + (threads > 1 ? ", up to " + std::to_string(threads) + " at once" : ""));
   load_all(batch, [&](std::size_t done, std::size_t total) {
     progress("compile", 0.1 * static_cast<double>(done) / static_cast<double>(total),
-             what + ": " + std::to_string(done) + " of the " + std::to_string(total) + " not cached compiled");
+             what + ": " + std::to_string(done) + " of the " + std::to_string(total) +
+                 " not in memory loaded (from the disk cache, or compiled)");
   });
 }
 

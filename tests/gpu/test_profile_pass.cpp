@@ -224,7 +224,9 @@ TEST_F(RunProfile, IdenticalStepsAreMeasuredOnceAndNameTheStepMeasured) {
 }
 
 // The premise of measuring once: steps of equal identity, each measured in a window of its own (as the counter
-// pass did before it shared windows), move the same DRAM bytes, within 2%.
+// pass did before it shared windows), read the same DRAM bytes, within 2%. Written bytes are not compared: a
+// window counts only what the L2 writes back while it is open, which for an output that fits in the L2 varies
+// from one window to the next (docs/measurement.md).
 TEST_F(RunProfile, StepsOfEqualIdentityMeasuredApartMoveTheSameBytes) {
   const auto graph = write_two_branches();
   auto g = load_graph_file(graph);
@@ -252,7 +254,6 @@ TEST_F(RunProfile, StepsOfEqualIdentityMeasuredApartMoveTheSameBytes) {
       ++pairs;
       ASSERT_TRUE(c[a].available && c[b].available) << c[a].reason << c[b].reason;
       EXPECT_NEAR(c[b].bytes_read, c[a].bytes_read, 0.02 * c[a].bytes_read) << "steps " << a << " and " << b;
-      EXPECT_NEAR(c[b].bytes_written, c[a].bytes_written, 0.02 * c[a].bytes_written) << "steps " << a << " and " << b;
     }
   }
   EXPECT_EQ(pairs, 2) << "the two GEMMs and the two relus";
