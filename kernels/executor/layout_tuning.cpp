@@ -7,6 +7,7 @@
 #include "core/graph/content_hash.h"
 #include "kernels/common/cuda_call.h"
 #include "kernels/common/ms_text.h"
+#include "kernels/common/stream_gate.h"
 #include "kernels/executor/contraction_step.h"
 #include "kernels/executor/step_tuning.h"
 
@@ -152,6 +153,7 @@ void tune_layouts(CompiledProgram& im) {
     }
   }
   FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
+  pass.spend.gate_timeouts = StreamGate::timeouts() - pass.gate_timeouts_before;
   // Where the pass spent its time (with --progress): a cold run's tuning is most of its wall time.
   im.progress("tune", 0.2, "tuning: " + pass.spend.text() + "; " + std::to_string(im.tuned_steps) + " choices timed, " +
                                std::to_string(im.reused_steps) + " reused");

@@ -26,7 +26,10 @@ std::string TuningSpend::text() const {
   char t[200];
   std::snprintf(t, sizeof t, "%d library searches %.2f s, %d rests %.2f s, %d comparisons (%d runs) %.2f s", searches,
                 search_s, rests, rest_s, comparisons, runs, timed_s);
-  return t;
+  std::string text = t;
+  // A gate that timed out held a timed window back while the host waited on the stream (stream_gate.h).
+  if (gate_timeouts > 0) text += ", " + std::to_string(gate_timeouts) + " stream gates timed out (100 ms each)";
+  return text;
 }
 
 bool timed_before(const TimedProblems& timed, const MatmulProblem& p) {
@@ -36,7 +39,8 @@ bool timed_before(const TimedProblems& timed, const MatmulProblem& p) {
 TuningPass::TuningPass(CompiledProgram& program)
     : im(program),
       forced(program.options.force_layout),
-      flush(program.options.timing.cold_l2 && forced < 0 ? kColdL2Bytes : 0) {
+      flush(program.options.timing.cold_l2 && forced < 0 ? kColdL2Bytes : 0),
+      gate_timeouts_before(StreamGate::timeouts()) {
   if (im.clocks) since_check = std::make_unique<ClockWatch>(*im.clocks);
 }
 
@@ -58,23 +62,24 @@ TimedChoice TuningPass::choose(const TuningKey& key, std::size_t n, const std::f
 // way whose launches cost the host more would be charged for them: stream_gate.h). With the flush, each run's
 // 256 MB memset gives the host a run's time to enqueue the next, so one gate, opened once the host is
 // kHeadStart runs ahead, is enough; without it (a run after an untimed launch of the same way, perhaps a few
-// microseconds) each run is enqueued behind a gate of its own.
+// microseconds) each run is enqueued behind a gate of its own. The warm-up rounds are not gated: they may hold a
+// way's first launch, which can wait for the stream (stream_gate.h).
 std::vector<double> time_rounds(TuningPass& pass, PlanId p, std::size_t s, std::size_t n, TuneRounds rounds,
                                 const WayLaunch& launch) {
   CompiledProgram& im = pass.im;
   const auto start = std::chrono::steady_clock::now();
   const bool flushed = pass.flush.get() != nullptr;
-  const int warmup = std::max(0, rounds.warmup);
+  const std::size_t warmup_runs = static_cast<std::size_t>(std::max(0, rounds.warmup)) * n;
   constexpr std::size_t kHeadStart = 8;
-  const std::size_t runs = static_cast<std::size_t>(warmup + rounds.timed) * n;
+  const std::size_t runs = warmup_runs + static_cast<std::size_t>(rounds.timed) * n;
   std::vector<EventPair> ev(runs);
   std::optional<StreamGate> head;  // opened when reset (or when a launch throws)
-  if (flushed) head.emplace(im.stream);
   for (std::size_t r = 0; r < runs; ++r) {
     const std::size_t i = r % n;     // one run of each way per round
     std::optional<StreamGate> gate;  // without the flush: opened when this scope ends, the run enqueued
-    if (!flushed) gate.emplace(im.stream);
-    if (head && r == kHeadStart) head.reset();
+    if (!flushed && r >= warmup_runs) gate.emplace(im.stream);
+    if (flushed && r == warmup_runs) head.emplace(im.stream);
+    if (head && r == warmup_runs + kHeadStart) head.reset();
     if (flushed) {
       FX_CUDA_CALL(cudaMemsetAsync(pass.flush.get(), 0, pass.flush.bytes(), im.stream));
     } else {
@@ -88,7 +93,7 @@ std::vector<double> time_rounds(TuningPass& pass, PlanId p, std::size_t s, std::
   head.reset();
   FX_CUDA_CALL(cudaStreamSynchronize(im.stream));
   std::vector<std::vector<double>> times(n);
-  for (std::size_t r = static_cast<std::size_t>(warmup) * n; r < runs; ++r) {
+  for (std::size_t r = warmup_runs; r < runs; ++r) {
     float ms = 0;
     FX_CUDA_CALL(cudaEventElapsedTime(&ms, ev[r].start, ev[r].stop));
     times[r % n].push_back(ms);

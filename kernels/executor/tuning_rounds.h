@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -40,6 +41,7 @@ bool timed_before(const TimedProblems& timed, const MatmulProblem& p);
 struct TuningSpend {
   double search_s = 0, rest_s = 0, timed_s = 0;  // library searches (cuBLASLt, cuDNN), rests, timed rounds (with their launches)
   int searches = 0, rests = 0, comparisons = 0, runs = 0;  // runs: the timed and warm-up launches of every way
+  std::uint64_t gate_timeouts = 0;  // StreamGate::timeouts() during the pass: none unless a launch waited
   std::string text() const;
 };
 
@@ -54,6 +56,7 @@ struct TuningPass {
   TimedProblems timed;
   std::unique_ptr<ClockWatch> since_check;
   TuningSpend spend;
+  std::uint64_t gate_timeouts_before = 0;  // StreamGate::timeouts() as the pass began
 
   explicit TuningPass(CompiledProgram& program);
   ChoiceSource choices() const { return {im.tuning.get(), im.options.retune}; }
