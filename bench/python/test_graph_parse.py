@@ -191,6 +191,9 @@ class ComparisonRules(unittest.TestCase):
         self.assertEqual(fx_graph.tolerance(load("mlp_relu_f32"), "y"), fx_graph.TOLERANCE_TF32)
         self.assertEqual(fx_graph.tolerance(load("swiglu_bf16"), "y"), fx_graph.TOLERANCE_HALF)
         self.assertEqual(fx_graph.tolerance(load("cast_chain"), "y"), fx_graph.TOLERANCE_HALF)
+        # Unfused bf16 attention rounds its scores to bf16 (as PyTorch eager does): twice the half tolerance.
+        self.assertEqual(fx_graph.tolerance(load("attention_bf16"), "ctx"), 2 * fx_graph.TOLERANCE_HALF)
+        self.assertEqual(fx_graph.tolerance(load("mlp_gelu_erf_bf16"), "y"), fx_graph.TOLERANCE_HALF)
 
     def test_dropout_plan(self):
         self.assertEqual(fx_graph.dropout_plan(load("dropout_chain"), "y"), ("per_element", ""))
