@@ -119,6 +119,10 @@ TailFit fit_cudnn_conv(const Graph& g, std::span<const NodeId> nodes, NodeId c, 
   for (std::size_t i = 0; i < chain.size(); ++i) {
     const Node& n = g.node(chain[i]);
     const EpilogueOp op = n.def->epilogue;
+    if (op == EpilogueOp::add) {
+      const auto other = other_operand(g, nodes, n, v);
+      if (other && g.value_type(*other) == g.value_type(v)) return {i, conv_residual_refusal()};
+    }
     if (op == EpilogueOp::add && !folded && bias_terms < 2) {
       const auto other = other_operand(g, nodes, n, v);
       if (!other || !is_channel_bias(g.value_type(*other).shape, k)) {
@@ -216,6 +220,13 @@ MatmulTailOp matmul_tail_op(const Graph& g, std::span<const NodeId> nodes, NodeI
   }
   if (t == out) return {std::string(kResidualAdd), o.value};
   return {"add(broadcast)", std::nullopt};
+}
+
+std::string conv_residual_refusal() {
+  return "a residual `add` stays a kernel of its own: cuDNN 9.14 adds one in the convolution's call only through "
+         "its legacy fused call, NCHW, which ran slower than the convolution on its channels-last kernels with the add "
+         "apart (residual_conv_block 0.165 against 0.135 ms on an H200, docs/benchmarks.md), or for channels-last TF32 "
+         "through an engine it compiles at run time (about 6 s per problem)";
 }
 
 TailFit fit_cublaslt_epilogue(std::span<const std::string> tail) {

@@ -91,6 +91,10 @@ struct TailFit {
 };
 TailFit fit_cublaslt_epilogue(std::span<const std::string> tail);
 
+// Why a convolution's fused call stops at an `add` of another tensor of its output's shape and dtype (a residual):
+// the same message for the engine and the executor.
+std::string conv_residual_refusal();
+
 // The verdict on a whole group: one contraction plus elementwise work after it.
 struct LibraryEpilogue {
   std::string library;            // "cuBLASLt", "cuDNN", or "" for a contraction no library fuses

@@ -66,7 +66,7 @@ int as_int(std::int64_t v) { return static_cast<int>(v); }  // validate_conv2d b
 
 auto key_of(const Conv2dProblem& p) {
   return std::tuple(p.n, p.c, p.h, p.w, p.k, p.r, p.s, p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.dilation_h,
-                    p.dilation_w, p.groups, p.type, p.allow_tf32, p.epilogue, p.nhwc);
+                    p.dilation_w, p.groups, p.type, p.allow_tf32, p.epilogue, p.nhwc, p.residual);
 }
 struct KeyLess {
   bool operator()(const Conv2dProblem& a, const Conv2dProblem& b) const { return key_of(a) < key_of(b); }
@@ -139,7 +139,7 @@ struct Conv2d::Impl {
   }
   void find_algorithm(const Conv2dProblem& p, ConvPlan& plan, const void* x, const void* w, void* y);
   ConvPlan& legacy_plan(const Conv2dProblem& p, ProblemPlans& plans, const void* x, const void* w, void* y);
-  void run_legacy(const Conv2dProblem& p, ConvPlan& plan, const void* x, const void* w, const void* bias, void* y);
+  void run_legacy(const Conv2dProblem& p, ConvPlan& plan, const ConvOperands& ops);
 };
 
 // Times every legacy algorithm on the caller's buffers and keeps the fastest that honours the TF32 choice.
@@ -180,8 +180,9 @@ ConvPlan& Conv2d::Impl::legacy_plan(const Conv2dProblem& p, ProblemPlans& plans,
   return plans.legacy.emplace(std::move(plan));
 }
 
-void Conv2d::Impl::run_legacy(const Conv2dProblem& p, ConvPlan& plan, const void* x, const void* w, const void* bias,
-                              void* y) {
+void Conv2d::Impl::run_legacy(const Conv2dProblem& p, ConvPlan& plan, const ConvOperands& ops) {
+  const void *x = ops.x, *w = ops.w, *bias = ops.bias;
+  void* y = ops.y;
   ensure_workspace(plan.workspace_bytes);
   const float one = 1.0f;
   const float zero = 0.0f;
@@ -192,10 +193,12 @@ void Conv2d::Impl::run_legacy(const Conv2dProblem& p, ConvPlan& plan, const void
                                          ws_bytes, &zero, plan.y.get(), y));
     return;
   }
-  // z is y with alpha2 = 0: cuDNN still wants a tensor there, and the legacy call has no "no residual" mode.
+  // y = act(alpha1 * conv(x) + alpha2 * z + bias). Without a residual z is y with alpha2 = 0: cuDNN still wants
+  // a tensor there, and the legacy call has no "no residual" mode.
+  const void* z = p.residual ? ops.z : y;
   FX_CUDA_CALL(cudnnConvolutionBiasActivationForward(handle, &one, plan.x.get(), x, plan.w.get(), w, plan.conv.get(),
-                                                     plan.algo, ws, ws_bytes, &zero, plan.y.get(), y, plan.bias.get(),
-                                                     bias, plan.activation.get(), plan.y.get(), y));
+                                                     plan.algo, ws, ws_bytes, p.residual ? &one : &zero, plan.y.get(),
+                                                     z, plan.bias.get(), bias, plan.activation.get(), plan.y.get(), y));
 }
 
 bool cudnn_available() { return true; }
@@ -211,9 +214,13 @@ Conv2d::Conv2d(Conv2d&&) noexcept = default;
 Conv2d& Conv2d::operator=(Conv2d&&) noexcept = default;
 
 void Conv2d::run(const Conv2dProblem& p, const void* x, const void* w, const void* bias, void* y,
-                 CUstream_st* stream) {
+                 CUstream_st* stream, const void* residual) {
   if (std::string error = validate_conv2d(p); !error.empty()) throw std::invalid_argument("conv2d: " + error);
   if (!x || !w || !y) throw std::invalid_argument("conv2d: null operand pointer");
+  if (p.residual != (residual != nullptr) || (residual && residual == y)) {
+    throw std::invalid_argument(p.residual ? "conv2d: the residual needs a pointer other than y's"
+                                           : "conv2d: a residual pointer for a problem without a residual");
+  }
   if ((p.epilogue != ConvEpilogue::none) != (bias != nullptr)) {
     throw std::invalid_argument(p.epilogue == ConvEpilogue::none ? "conv2d: no epilogue takes no bias"
                                                                  : "conv2d: the epilogue needs a bias pointer");
@@ -222,7 +229,7 @@ void Conv2d::run(const Conv2dProblem& p, const void* x, const void* w, const voi
   const auto [entry, inserted] = impl_->plans.try_emplace(p);
   ProblemPlans& plans = entry->second;
   try {
-    ConvOperands ops{x, w, bias, y, nullptr};
+    ConvOperands ops{x, w, bias, residual, y, nullptr};
     if (impl_->api == ConvApi::graph && contraction_detail::graph_aligned(ops)) {
       if (!plans.graph_tried) {
         if (impl_->workspace.bytes() < Conv2d::kFindWorkspaceBytes && capturing(stream)) {
@@ -241,7 +248,7 @@ void Conv2d::run(const Conv2dProblem& p, const void* x, const void* w, const voi
         return;
       }
     }
-    impl_->run_legacy(p, impl_->legacy_plan(p, plans, x, w, y), x, w, bias, y);
+    impl_->run_legacy(p, impl_->legacy_plan(p, plans, x, w, y), ops);
   } catch (...) {
     if (inserted) impl_->plans.erase(entry);  // a problem that never ran is not cached (cached_plan_count)
     throw;

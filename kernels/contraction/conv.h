@@ -36,6 +36,9 @@ struct Conv2dProblem {
   bool allow_tf32 = false;  // f32 only
   ConvEpilogue epilogue = ConvEpilogue::none;
   bool nhwc = false;  // channels-last x, w and y (groups == 1 only); the bias stays one value per filter
+  // + z, a tensor of y's shape, type and layout (a residual), added with the bias before the ReLU: the legacy
+  // fused call's y = act(conv(x) + z + bias). Only with a fused epilogue (bias or relu_bias).
+  bool residual = false;
 
   bool operator==(const Conv2dProblem&) const = default;
 };
@@ -78,7 +81,9 @@ class Conv2d {
   // configurations (legacy API: its algorithms, for a shape without an epilogue) on these buffers (it writes y).
   // Throws std::invalid_argument for a malformed problem, GpuError for a cuDNN refusal (e.g.
   // CUDNN_STATUS_NOT_SUPPORTED for a type the legacy fused call lacks).
-  void run(const Conv2dProblem& p, const void* x, const void* w, const void* bias, void* y, CUstream_st* stream);
+  // With p.residual, `residual` is z (it must not be y).
+  void run(const Conv2dProblem& p, const void* x, const void* w, const void* bias, void* y, CUstream_st* stream,
+           const void* residual = nullptr);
 
   // What runs p, once run() has seen it ("" before): "cuDNN graph engine 67 (tensor cores), 0.0481 ms; ..."
   // or a legacy algorithm, "IMPLICIT_PRECOMP_GEMM (legacy API)".

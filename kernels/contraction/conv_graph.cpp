@@ -1,4 +1,4 @@
-// A convolution through cuDNN's backend (graph) API: conv -> add bias -> ReLU as one operation graph; the first
+// A convolution through cuDNN's backend (graph) API: conv -> add bias -> (add residual) -> ReLU as one operation graph; the first
 // kMaxCandidates engine configurations of heuristics mode A (FALLBACK's only when A offers none) that honour the
 // problem's numerics finalized into execution plans, each timed on the caller's buffers, the fastest kept (under
 // CUDA graph capture the first, untimed).
@@ -29,7 +29,7 @@ constexpr int kRounds = 5;
 // the profile pass); an older set is rebuilt when it comes back.
 constexpr std::size_t kMaxPacks = 8;
 
-enum Uid : std::int64_t { kX = 1, kW, kY, kBias, kConvOut, kBiased };
+enum Uid : std::int64_t { kX = 1, kW, kY, kBias, kConvOut, kBiased, kZ, kSum };
 
 // Strides of a 4-d tensor given in N, C, H, W order: packed NCHW, or channels-last.
 std::vector<std::int64_t> strides(const std::vector<std::int64_t>& d, bool nhwc) {
@@ -77,13 +77,16 @@ Desc conv_graph(cudnnHandle_t handle, const Conv2dProblem& p, std::vector<Desc>&
   std::vector<Desc> ops;
   ops.push_back(std::move(conv_op));
   if (fused) {
-    // The bias is one value per filter, broadcast over N, H and W.
+    // conv -> + bias -> (+ z) -> (ReLU) -> y: each result virtual (f32) until the last, which writes y.
+    // The bias is one value per filter, broadcast over N, H and W; z has y's shape and layout.
     Desc bias = tensor(kBias, type, {1, p.k, 1, 1}, false, false);
-    Desc biased = relu ? tensor(kBiased, CUDNN_DATA_FLOAT, y_dims, p.nhwc, true) : Desc();
-    ops.push_back(pointwise(CUDNN_POINTWISE_ADD, conv_out, &bias, relu ? biased : y, keep));
-    if (relu) ops.push_back(pointwise(CUDNN_POINTWISE_RELU_FWD, biased, nullptr, y, keep));
-    keep.push_back(std::move(bias));
-    keep.push_back(std::move(biased));
+    Desc biased = p.residual || relu ? tensor(kBiased, CUDNN_DATA_FLOAT, y_dims, p.nhwc, true) : Desc();
+    Desc z = p.residual ? tensor(kZ, type, y_dims, p.nhwc, false) : Desc();
+    Desc sum = p.residual && relu ? tensor(kSum, CUDNN_DATA_FLOAT, y_dims, p.nhwc, true) : Desc();
+    ops.push_back(pointwise(CUDNN_POINTWISE_ADD, conv_out, &bias, biased ? biased : y, keep));
+    if (p.residual) ops.push_back(pointwise(CUDNN_POINTWISE_ADD, biased, &z, relu ? sum : y, keep));
+    if (relu) ops.push_back(pointwise(CUDNN_POINTWISE_RELU_FWD, p.residual ? sum : biased, nullptr, y, keep));
+    for (Desc* d : {&bias, &biased, &z, &sum}) keep.push_back(std::move(*d));
   }
   Desc graph = contraction_detail::operation_graph(handle, ops);
   for (Desc* d : {&x, &w, &y, &conv_out, &conv}) keep.push_back(std::move(*d));
@@ -121,6 +124,7 @@ Desc variant_pack(const ConvOperands& ops) {
   std::vector<std::int64_t> uids = {kX, kW, kY};
   std::vector<void*> pointers = {const_cast<void*>(ops.x), const_cast<void*>(ops.w), ops.y};
   if (ops.bias) uids.push_back(kBias), pointers.push_back(const_cast<void*>(ops.bias));
+  if (ops.z) uids.push_back(kZ), pointers.push_back(const_cast<void*>(ops.z));
   return contraction_detail::variant_pack(uids, pointers, ops.workspace);
 }
 
@@ -239,7 +243,7 @@ cudnnDataType_t dnn_type(DType t) {
 }
 
 bool graph_aligned(const ConvOperands& ops) {
-  for (const void* ptr : {ops.x, ops.w, ops.bias, static_cast<const void*>(ops.y)}) {
+  for (const void* ptr : {ops.x, ops.w, ops.bias, ops.z, static_cast<const void*>(ops.y)}) {
     if (reinterpret_cast<std::uintptr_t>(ptr) % kConvGraphAlignment != 0) return false;
   }
   return true;

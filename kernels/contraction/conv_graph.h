@@ -1,4 +1,4 @@
-// Internal to kernels/contraction: a convolution (+ bias, + ReLU) as one cuDNN operation graph (the backend
+// Internal to kernels/contraction: a convolution (+ bias, + residual, + ReLU) as one cuDNN operation graph (the backend
 // API), its engine chosen by timing and its execution plan finalized once, so that a launch costs the host one
 // cudnnBackendExecute on a cached variant pack. The legacy calls rebuild that plan on every call, which costs
 // the host more than the GPU spends on a small convolution and leaves a network of them host-bound. PyTorch's
@@ -26,6 +26,7 @@ struct ConvOperands {
   const void* x = nullptr;
   const void* w = nullptr;
   const void* bias = nullptr;
+  const void* z = nullptr;  // the residual (Conv2dProblem::residual)
   void* y = nullptr;
   void* workspace = nullptr;
   bool operator==(const ConvOperands&) const = default;

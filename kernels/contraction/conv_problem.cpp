@@ -35,6 +35,7 @@ std::string validate_conv2d(const Conv2dProblem& p) {
   }
   if (p.type != DType::f32 && p.type != DType::f16 && p.type != DType::bf16) return "conv2d takes f32, f16 or bf16";
   if (p.nhwc && p.groups != 1) return "the channels-last (NHWC) path takes ungrouped convolutions only";
+  if (p.residual && p.epilogue == ConvEpilogue::none) return "a residual is added in the fused epilogue: it needs the bias";
   const Conv2dOutputShape out = conv2d_output_shape(p);
   if (out.p < 1 || out.q < 1) return "the dilated filter is larger than the padded input";
   return {};
@@ -44,8 +45,8 @@ std::string describe_conv2d(const Conv2dProblem& p) {
   std::ostringstream s;
   switch (p.epilogue) {
     case ConvEpilogue::none: s << "cuDNN convolution"; break;
-    case ConvEpilogue::bias: s << "cuDNN fused conv + bias"; break;
-    case ConvEpilogue::relu_bias: s << "cuDNN fused conv + bias + ReLU"; break;
+    case ConvEpilogue::bias: s << "cuDNN fused conv + bias" << (p.residual ? " + residual" : ""); break;
+    case ConvEpilogue::relu_bias: s << "cuDNN fused conv + bias" << (p.residual ? " + residual" : "") << " + ReLU"; break;
   }
   if (p.type == DType::f32) {
     s << (p.allow_tf32 ? ", TF32 tensor cores allowed" : ", FP32 (no TF32)");

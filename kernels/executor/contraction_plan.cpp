@@ -220,6 +220,13 @@ LibraryCall conv_call(const GroupView& gv, NodeId cv, const std::string& stem, s
   while (auto next = p.type == DType::f32 ? chain_successor(gv, v) : std::optional<NodeId>{}) {
     const Node& n = g.node(*next);
     const OpId op = n.op_id();
+    if (op == OpId::add) {
+      const auto other = other_operand(gv, n, v);
+      if (other && g.value_type(*other) == g.value_type(v)) {
+        stop = conv_residual_refusal();
+        break;
+      }
+    }
     if (op == OpId::add && !call.folded_batchnorm && call.bias_terms.size() < 2) {
       auto other = other_operand(gv, n, v);
       const Shape* os = other ? &g.value_type(*other).shape : nullptr;

@@ -17,7 +17,7 @@ std::string conv_problem_text(const Conv2dProblem& p) {
          n(p.s) + ", stride " + n(p.stride_h) + "x" + n(p.stride_w) + ", pad " + n(p.pad_h) + "x" + n(p.pad_w) +
          ", dilation " + n(p.dilation_h) + "x" + n(p.dilation_w) + ", groups " + n(p.groups) + ", " +
          std::string(dtype_name(p.type)) + (p.allow_tf32 ? " tf32" : "") + ", epilogue " +
-         n(static_cast<int>(p.epilogue)) + (p.nhwc ? ", nhwc" : ", nchw");
+         n(static_cast<int>(p.epilogue)) + (p.residual ? " + residual" : "") + (p.nhwc ? ", nhwc" : ", nchw");
 }
 
 TuningKey conv_layout_key(const Conv2dProblem& p, std::span<const std::string> conversion_sources,

@@ -230,5 +230,23 @@ TEST(LibraryEpilogue, CudnnFusesConvBiasFoldedBatchnormReluInF32Only) {
   EXPECT_NE(ends.message.find("ends with its activation"), std::string::npos) << ends.message;
 }
 
+// ResNet's conv -> batchnorm -> + identity -> relu: the residual add stops the fused call, with the measured reason.
+TEST(LibraryEpilogue, CudnnStopsAtAResidualAddAndSaysWhy) {
+  const Graph block = graph_from(graph_json(
+      R"([{"name": "x", "shape": [2, 8, 16, 16], "dtype": "f32"},
+          {"name": "w", "shape": [8, 8, 3, 3], "dtype": "f32", "role": "weight"},
+          {"name": "mean", "shape": [8], "dtype": "f32"}, {"name": "var", "shape": [8], "dtype": "f32"},
+          {"name": "gamma", "shape": [8], "dtype": "f32"}, {"name": "beta", "shape": [8], "dtype": "f32"}])",
+      R"([{"name": "conv", "op": "conv2d", "inputs": ["x", "w"], "attrs": {"padding": 1}},
+          {"name": "bn", "op": "batchnorm", "inputs": ["conv", "mean", "var", "gamma", "beta"], "attrs": {"axis": 1}},
+          {"name": "sum", "op": "add", "inputs": ["bn", "x"]}, {"name": "y", "op": "relu", "inputs": ["sum"]}])",
+      R"(["y"])"));
+  const LibraryEpilogue e = of(block, {"conv", "bn", "sum", "y"});
+  EXPECT_EQ(e.absorbed.size(), 1u);
+  EXPECT_EQ(e.stop, node(block, "sum"));
+  EXPECT_NE(e.message.find("residual `add` stays a kernel of its own"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("legacy fused call, NCHW"), std::string::npos) << e.message;
+}
+
 }  // namespace
 }  // namespace fx

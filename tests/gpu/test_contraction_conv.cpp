@@ -57,6 +57,10 @@ double conv_error(Conv2d& conv, const Conv2dProblem& p, bool misaligned_x = fals
   const auto w = fx::test::upload(p.nhwc ? channels_last(wv, k, c, rs) : wv, p.type);
   const auto bias = fx::test::random_operand(k, p.type, 1.0f, 83);
   const std::size_t out_count = n * k * out_plane;
+  // The residual z (p.residual), in y's layout.
+  const std::vector<float> zv = fx::test::random_values(p.residual ? out_count : 1, 1.0f, 84);
+  const auto z = fx::test::upload(p.residual && p.nhwc ? channels_last(zv, n, k, out_plane) : zv, p.type);
+  const void* z_device = p.residual ? z.device.get() : nullptr;
   fx::test::DeviceArray y(out_count * static_cast<std::size_t>(fx::dtype_size(p.type)));
   const bool has_bias = p.epilogue != ConvEpilogue::none;
   const void* b_device = has_bias ? bias.device.get() : nullptr;
@@ -66,7 +70,7 @@ double conv_error(Conv2d& conv, const Conv2dProblem& p, bool misaligned_x = fals
     cudaGraphExec_t exec = nullptr;
     EXPECT_EQ(cudaStreamCreate(&stream), cudaSuccess);
     EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-    conv.run(p, x_device, w.device.get(), b_device, y.get(), stream);
+    conv.run(p, x_device, w.device.get(), b_device, y.get(), stream, z_device);
     EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
     EXPECT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
     EXPECT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
@@ -75,13 +79,18 @@ double conv_error(Conv2d& conv, const Conv2dProblem& p, bool misaligned_x = fals
     cudaGraphDestroy(graph);
     cudaStreamDestroy(stream);
   } else {
-    conv.run(p, x_device, w.device.get(), b_device, y.get(), nullptr);
+    conv.run(p, x_device, w.device.get(), b_device, y.get(), nullptr, z_device);
   }
   // The values the device holds, in NCHW order for the reference (a permutation does not change a rounding).
   std::vector<double> nchw_x, nchw_w;
   fx::test::encode(xv, p.type, &nchw_x);
   fx::test::encode(wv, p.type, &nchw_w);
   std::vector<double> want = fx::test::conv2d_ref(s, nchw_x, nchw_w, has_bias ? bias.host : std::vector<double>{});
+  if (p.residual) {
+    std::vector<double> nchw_z;
+    fx::test::encode(zv, p.type, &nchw_z);
+    for (std::size_t i = 0; i < want.size(); ++i) want[i] += nchw_z[i];
+  }
   if (p.epilogue == ConvEpilogue::relu_bias) {
     for (double& v : want) v = fx::test::relu_ref(v);
   }
@@ -240,6 +249,41 @@ TEST(ContractionConv2d, CachesOnePlanPerShapeAndNamesTheAlgorithm) {
   // Both ran through the graph API on an H100 (engines 28 and 11, FP32 without tensor cores).
   EXPECT_EQ(conv.algorithm(p).rfind("cuDNN graph engine", 0), 0u) << conv.algorithm(p);
   EXPECT_EQ(conv.cached_plan_count(), 2u);
+}
+
+// A residual z of y's shape is added with the bias, before the ReLU, in the same call: through the graph API
+// (NCHW and channels-last, FP32 and TF32) and through the legacy fused call (alpha2 = 1), which is NCHW only.
+TEST(ContractionConv2d, AResidualIsAddedWithTheBiasBeforeTheRelu) {
+  FX_SKIP_WITHOUT_CUDA_DEVICE();
+  for (const fx::gpu::ConvApi api : {fx::gpu::ConvApi::graph, fx::gpu::ConvApi::legacy}) {
+    Conv2d conv(api);
+    for (const ConvEpilogue e : {ConvEpilogue::bias, ConvEpilogue::relu_bias}) {
+      for (const bool nhwc : {false, true}) {
+        for (const bool tf32 : {false, true}) {
+          if (nhwc && api == fx::gpu::ConvApi::legacy) continue;
+          Conv2dProblem p = base(8, 16, 3);
+          p.pad_h = p.pad_w = 1;
+          p.epilogue = e;
+          p.residual = true;
+          p.nhwc = nhwc;
+          p.allow_tf32 = tf32;
+          const std::string label = std::string(api == fx::gpu::ConvApi::graph ? "graph" : "legacy") + ", " +
+                                    epilogue_label(e) + (nhwc ? ", NHWC" : ", NCHW") + (tf32 ? ", TF32" : ", FP32");
+          SCOPED_TRACE(label);
+          EXPECT_LT(conv_error(conv, p), tf32 ? 1e-3 : 1e-5);
+          const std::string algorithm = conv.algorithm(p);
+          std::printf("residual conv, %s: %s\n", label.c_str(), algorithm.c_str());
+          if (api == fx::gpu::ConvApi::legacy) {
+            EXPECT_NE(algorithm.find("(legacy API)"), std::string::npos) << algorithm;
+          }
+        }
+      }
+    }
+  }
+  // A residual needs the fused epilogue.
+  Conv2dProblem p = base(8, 16, 3);
+  p.residual = true;
+  EXPECT_NE(fx::gpu::validate_conv2d(p).find("residual"), std::string::npos);
 }
 
 // Every f32 case through the legacy API alone (the fallback of the graph API, and the host-time comparison).
