@@ -46,7 +46,7 @@ std::string describe_matmul_graph(const MatmulGraphProblem& p);
 // stream.
 class MatmulGraph {
  public:
-  MatmulGraph();  // throws NoDeviceError without a usable CUDA device
+  MatmulGraph();  // throws NoDeviceError without a usable CUDA device (a build without cuDNN refuses every problem)
   ~MatmulGraph();
   MatmulGraph(MatmulGraph&&) noexcept;
   MatmulGraph& operator=(MatmulGraph&&) noexcept;

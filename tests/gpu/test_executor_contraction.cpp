@@ -152,9 +152,34 @@ TEST(ExecutorContractionGpu, TransposedOperandFoldsIntoTheGemm) {
   }
 }
 
+// bf16: x @ W + b -> gelu (erf) as one cuDNN matmul graph, verified against the unfused plan and the float64
+// reference; where cuDNN offers no engine, two kernels and a note that says why.
+TEST(ExecutorContractionGpu, ErfGeluAfterABf16MatmulIsOneCudnnCall) {
+  FX_REQUIRE_DEVICE();
+  for (const char* act : {"gelu", "silu"}) {
+    const Graph g = small_mlp("bf16", act);
+    const Plan fused = plan_with_group(g, {"mm", "add", "y"});
+    const RunReport r = run_plans(g, &fused, 2);
+    expect_verified(r, act);
+    EXPECT_FALSE(r.reference_checks.empty()) << r.reference_note;
+    const bool refused = std::any_of(r.fused.notes.begin(), r.fused.notes.end(), [](const std::string& n) {
+      return n.find("is not one kernel") != std::string::npos;
+    });
+    if (refused) {
+      ADD_FAILURE() << act << ": cuDNN ran no matmul graph: " << ::testing::PrintToString(r.fused.notes);
+      continue;
+    }
+    ASSERT_EQ(r.fused.kernels.size(), 1u) << fused_paths(r);
+    EXPECT_EQ(r.fused.kernels[0].library, "cuDNN");
+    EXPECT_EQ(r.fused.kernels[0].name, "cudnn_g_mm");
+    EXPECT_NE(r.fused.kernels[0].path.find("cuDNN matmul graph + add_bias + "), std::string::npos) << fused_paths(r);
+  }
+}
+
+// f32: cuBLASLt with its bias epilogue, then the erf GELU as a generated kernel, and the note says why.
 TEST(ExecutorContractionGpu, ErfGeluSaysWhyItIsTwoKernels) {
   FX_REQUIRE_DEVICE();
-  const Graph g = small_mlp("bf16", "gelu");
+  const Graph g = small_mlp("f32", "gelu");
   const Plan fused = plan_with_group(g, {"mm", "add", "y"});
   const RunReport r = run_plans(g, &fused, 2);
   expect_verified(r, "erf gelu");
