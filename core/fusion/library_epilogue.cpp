@@ -223,9 +223,9 @@ MatmulTailOp matmul_tail_op(const Graph& g, std::span<const NodeId> nodes, NodeI
 
 std::string conv_residual_refusal() {
   return "a residual `add` stays a kernel of its own: cuDNN 9.14 adds one in the convolution's call only through "
-         "its legacy fused call, NCHW, which ran slower than the convolution on its channels-last kernels with the add "
-         "apart (residual_conv_block 0.165 against 0.135 ms on an H200, docs/benchmarks.md), or for channels-last TF32 "
-         "through an engine it compiles at run time (about 6 s per problem)";
+         "its legacy fused call, NCHW, which measured slower than the convolution on its channels-last kernels with "
+         "the add apart, or for channels-last TF32 through an engine it compiles at run time, seconds per problem "
+         "(docs/benchmarks.md, \"New fusion families\")";
 }
 
 std::optional<CudnnPointwise> cudnn_pointwise(std::string_view label) {
