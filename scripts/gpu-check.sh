@@ -23,8 +23,9 @@ REPEAT=${REPEAT:-50}
 PART=${PART:-all}
 TEST_JOBS=${TEST_JOBS:-4}
 # Run alone with TEST_JOBS: CUPTI (one profiling session per device at a time; GpuFault runs fusion-cli, whose
-# timing pass uses it) and the device's own rates (calibration, opt-in benchmarks).
-SERIAL='^(Calibrate|DramProfilerTest|KernelTimerTest|JoinTimingRows|RunProfile|ProfileNoDevice|GpuFault|ContractionBench)\.'
+# timing pass uses it), the device's own rates (calibration, opt-in benchmarks) and the tuning cache (it asserts
+# that no timed window's stream gate waited out its limit, which another process on the GPU can cause).
+SERIAL='^(Calibrate|DramProfilerTest|KernelTimerTest|JoinTimingRows|RunProfile|ProfileNoDevice|GpuFault|ContractionBench|Samples/TuningCacheGpu)\.'
 case "$PART" in all|tests|runs|tuning) ;; *) echo "PART must be all, tests, runs or tuning (not $PART)"; exit 2 ;; esac
 mkdir -p "$OUT/runs"
 START=$(date +%s)

@@ -1,8 +1,10 @@
 #include "core/fusion/kernel_names.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "core/fusion/attention.h"
+#include "core/fusion/library_epilogue.h"
 
 namespace fx {
 
@@ -32,7 +34,13 @@ std::string group_kernel_name(const Graph& g, const Plan& plan, int group_index)
     const OpId op = g.node(n).op_id();
     if (op == OpId::sort || op == OpId::topk) return "cub_" + kernel_stem(plan, group_index);
     if (g.node(n).op_class() != OpClass::contraction) continue;
-    return (op == OpId::conv2d ? "cudnn_" : "cublaslt_") + kernel_stem(plan, group_index);
+    // A group's one matmul with a tail only cuDNN's matmul graph takes runs there (library_epilogue).
+    const auto contractions = std::count_if(group.nodes.begin(), group.nodes.end(), [&](NodeId m) {
+      return g.node(m).op_class() == OpClass::contraction;
+    });
+    const bool cudnn =
+        op == OpId::conv2d || (contractions == 1 && library_epilogue(g, group.nodes, n).library == "cuDNN");
+    return (cudnn ? "cudnn_" : "cublaslt_") + kernel_stem(plan, group_index);
   }
   return generated_kernel_name(plan, group_index);
 }

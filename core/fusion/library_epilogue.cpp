@@ -70,8 +70,7 @@ std::string explain(EpilogueStop stop, const std::string& op) {
   switch (stop) {
     case EpilogueStop::none: return {};
     case EpilogueStop::erf_gelu:
-      return "`gelu` is erf-based; cuBLASLt's GELU epilogue is the tanh approximation, exact only for `gelu_tanh` "
-             "(cuDNN's graph API has an erf GELU, but the executor runs matmuls on cuBLASLt)";
+      return "`gelu` is erf-based; cuBLASLt's GELU epilogue is the tanh approximation, exact only for `gelu_tanh`";
     case EpilogueStop::broadcast_add:
       return "`add` of a tensor broadcast to the output; cuBLASLt adds a per-column [N] bias vector or, as its C "
              "input, a full tensor of the output's shape, not a broadcast one";
@@ -229,6 +228,50 @@ std::string conv_residual_refusal() {
          "(docs/benchmarks.md, \"New fusion families\")";
 }
 
+std::optional<CudnnPointwise> cudnn_pointwise(std::string_view label) {
+  switch (classify_tail(label)) {
+    case TailOp::alpha: return CudnnPointwise::mul_scalar;
+    case TailOp::bias: return CudnnPointwise::add_bias;
+    case TailOp::residual: return CudnnPointwise::add_tensor;
+    case TailOp::relu: return CudnnPointwise::relu;
+    case TailOp::gelu_tanh: return CudnnPointwise::gelu_tanh;
+    case TailOp::gelu_erf: return CudnnPointwise::gelu_erf;
+    case TailOp::broadcast_add:
+    case TailOp::self_add:
+    case TailOp::computed_add: return std::nullopt;
+    case TailOp::other: break;
+  }
+  switch (find_op_id(label).value_or(OpId::custom)) {
+    case OpId::sigmoid: return CudnnPointwise::sigmoid;
+    case OpId::tanh: return CudnnPointwise::tanh;
+    case OpId::silu: return CudnnPointwise::silu;
+    default: return std::nullopt;
+  }
+}
+
+TailFit fit_cudnn_matmul_graph(const Graph& g, std::span<const NodeId> nodes, NodeId mm,
+                               std::span<const std::string> labels) {
+  const Node& node = g.node(mm);
+  const TensorType& a = g.value_type(node.inputs[0].value);
+  const TensorType& b = g.value_type(node.inputs[1].value);
+  if (node.type.dtype != DType::f16 && node.type.dtype != DType::bf16) {
+    return {0, "cuDNN's matmul graph is used for f16 and bf16 only (its run-time fusion engines' documented cases)"};
+  }
+  const bool folded = std::any_of(nodes.begin(), nodes.end(), [&](NodeId n) { return folds_into_operand(g, nodes, n, mm); });
+  if (node.attrs.get_bool("transpose_a") || node.attrs.get_bool("transpose_b") || folded) {
+    return {0, "cuDNN's matmul graph is built here for operands as stored, not transposed"};
+  }
+  if (b.shape.size() != 2 || a.shape.size() < 2) return {0, "cuDNN's matmul graph is built here for one [K, N] weight"};
+  const std::int64_t k = b.shape[0], n = b.shape[1], m = a.numel() / k;
+  if (m % 8 != 0 || n % 8 != 0 || k % 8 != 0) {
+    return {0, "cuDNN's matmul graph is built here for M, N and K that are multiples of 8 (16-byte rows)"};
+  }
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (!cudnn_pointwise(labels[i])) return {i, "cuDNN's matmul graph has no step for `" + labels[i] + "`"};
+  }
+  return {labels.size(), ""};
+}
+
 TailFit fit_cublaslt_epilogue(std::span<const std::string> tail) {
   CublasLtTail t = cublaslt_tail(tail);
   return {t.absorbed, std::move(t.why_not)};
@@ -278,6 +321,16 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
       v = g.value_of(n);
     }
     fit = fit_cublaslt_epilogue(ops);
+    if (!fit.fully_expressible(ops.size())) {
+      // What cuBLASLt cannot take, cuDNN's matmul graph may: the whole tail in one call.
+      TailFit graph = fit_cudnn_matmul_graph(g, nodes, c, ops);
+      if (graph.fully_expressible(ops.size())) {
+        r.library = "cuDNN";
+        fit = std::move(graph);
+      } else {
+        fit.why_not += "; " + graph.why_not;
+      }
+    }
   } else if (cn.op_id() == OpId::conv2d) {
     r.library = "cuDNN";
     fit = fit_cudnn_conv(g, nodes, c, chain);

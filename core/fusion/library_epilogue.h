@@ -91,6 +91,17 @@ struct TailFit {
 };
 TailFit fit_cublaslt_epilogue(std::span<const std::string> tail);
 
+// cuDNN's matmul graph (kernels/contraction/matmul_graph.h) takes what cuBLASLt's epilogue cannot: a chain of
+// pointwise steps, each one of these, computed in f32 on chip after the product.
+enum class CudnnPointwise : std::uint8_t { mul_scalar, add_bias, add_tensor, relu, gelu_erf, gelu_tanh, sigmoid, tanh, silu };
+// The step of one tail label (matmul_tail_op's), nullopt where the graph has none.
+std::optional<CudnnPointwise> cudnn_pointwise(std::string_view label);
+// Whether the matmul `mm` of group `nodes` and its tail (labelled as matmul_tail_op labels it) run as one cuDNN
+// matmul graph: f16 or bf16, A and B as stored (no transpose), B one [K, N] weight, M, N and K multiples of 8
+// (16-byte rows), every tail op a step of the graph. `why_not` says what fails first.
+TailFit fit_cudnn_matmul_graph(const Graph& g, std::span<const NodeId> nodes, NodeId mm,
+                               std::span<const std::string> labels);
+
 // Why a convolution's fused call stops at an `add` of another tensor of its output's shape and dtype (a residual):
 // the same message for the engine and the executor.
 std::string conv_residual_refusal();

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <deque>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -29,84 +28,16 @@ constexpr std::size_t kMaxWorkspace = std::size_t{256} << 20;
 
 enum Uid : std::int64_t { kQ = 1, kK, kV, kO, kMask, kScale, kFirstVirtual = 100 };
 
-std::vector<std::int64_t> packed(const std::vector<std::int64_t>& d) {
-  return {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
-}
-
-struct GraphBuilder {
-  cudnnHandle_t handle;
-  std::deque<Desc> keep;  // a deque: the operations refer to tensors by reference while more are added
-  std::vector<Desc> ops, descriptors;
-  std::int64_t next_uid = kFirstVirtual;
-
-  Desc& virtual_tensor(cudnnDataType_t type, const std::vector<std::int64_t>& dims) {
-    keep.push_back(tensor({next_uid++, type, dims, packed(dims), true}));
-    return keep.back();
-  }
-  Desc& io_tensor(Uid uid, cudnnDataType_t type, const std::vector<std::int64_t>& dims,
-                  const std::vector<std::int64_t>& strides) {
-    keep.push_back(tensor({uid, type, dims, strides, false}));
-    return keep.back();
-  }
-  void matmul(const Desc& a, const Desc& b, const Desc& c) {
-    Desc mm = make(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
-    set(mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT);
-    FX_CUDA_CALL(cudnnBackendFinalize(mm.get()));
-    Desc op = make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-    set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a);
-    set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, b);
-    set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
-    set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, mm);
-    FX_CUDA_CALL(cudnnBackendFinalize(op.get()));
-    descriptors.push_back(std::move(mm));
-    ops.push_back(std::move(op));
-  }
-  void reduce(cudnnReduceTensorOp_t mode, const Desc& x, const Desc& y) {
-    Desc r = make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
-    set(r, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, mode);
-    set(r, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT);
-    FX_CUDA_CALL(cudnnBackendFinalize(r.get()));
-    Desc op = make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
-    set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x);
-    set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y);
-    set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, r);
-    FX_CUDA_CALL(cudnnBackendFinalize(op.get()));
-    descriptors.push_back(std::move(r));
-    ops.push_back(std::move(op));
-  }
-  void pw(cudnnPointwiseMode_t mode, const Desc& x, const Desc* b, const Desc& y) {
-    ops.push_back(pointwise(mode, x, b, y, descriptors));
-  }
-};
-
-// cuDNN's last error text, which lists every engine it tried with a stack of "Reason: ..." lines, as the distinct
-// reasons on one line.
-std::string reasons(const std::string& text) {
-  constexpr std::size_t kMaxReasons = 3;
-  std::vector<std::string> found;
-  for (std::size_t at = text.find("Reason: "); at != std::string::npos; at = text.find("Reason: ", at + 1)) {
-    const std::size_t end = text.find('\n', at);
-    std::string reason = text.substr(at + 8, end == std::string::npos ? std::string::npos : end - at - 8);
-    if (std::find(found.begin(), found.end(), reason) == found.end() && found.size() < kMaxReasons) {
-      found.push_back(std::move(reason));
-    }
-  }
-  std::string out;
-  for (const std::string& r : found) out += (out.empty() ? "" : "; ") + r;
-  return out.empty() ? text.substr(0, text.find('\n')) : out;
-}
-
 // The operation graph of p; its descriptors go to b.keep and b.ops.
 Desc attention_graph(GraphBuilder& b, const AttentionProblem& p) {
   const cudnnDataType_t io = dnn_type(p.type);
   const std::int64_t B = p.batch, H = p.heads, S = p.seq_q, T = p.seq_kv, D = p.head_dim, Dv = p.value_dim;
-  const Desc& q = b.io_tensor(kQ, io, {B, H, S, D}, packed({B, H, S, D}));
+  const Desc& q = b.io_tensor(kQ, io, {B, H, S, D}, packed_strides({B, H, S, D}));
   // The matmul reads K^T [B, H, D, T]: K [B, H, T, D] through swapped strides.
   const Desc& kt = b.io_tensor(kK, io, {B, H, D, T}, {H * T * D, T * D, 1, D});
-  const Desc& v = b.io_tensor(kV, io, {B, H, T, Dv}, packed({B, H, T, Dv}));
-  const Desc& o = b.io_tensor(kO, io, {B, H, S, Dv}, packed({B, H, S, Dv}));
-  b.keep.push_back(tensor({kScale, CUDNN_DATA_FLOAT, {1, 1, 1, 1}, {1, 1, 1, 1}, false, true}));
-  const Desc& scale = b.keep.back();
+  const Desc& v = b.io_tensor(kV, io, {B, H, T, Dv}, packed_strides({B, H, T, Dv}));
+  const Desc& o = b.io_tensor(kO, io, {B, H, S, Dv}, packed_strides({B, H, S, Dv}));
+  const Desc& scale = b.by_value_scalar(kScale, 4);
   const std::vector<std::int64_t> scores = {B, H, S, T}, rows = {B, H, S, 1};
 
   const Desc* s = &b.virtual_tensor(CUDNN_DATA_FLOAT, scores);
@@ -116,7 +47,7 @@ Desc attention_graph(GraphBuilder& b, const AttentionProblem& p) {
   s = &scaled;
   if (p.mask) {
     const std::vector<std::int64_t> dims = {p.mask_batch, p.mask_heads, S, T};
-    const Desc& mask = b.io_tensor(kMask, io, dims, packed(dims));
+    const Desc& mask = b.io_tensor(kMask, io, dims, packed_strides(dims));
     const Desc& masked = b.virtual_tensor(CUDNN_DATA_FLOAT, scores);
     b.pw(CUDNN_POINTWISE_ADD, *s, &mask, masked);
     s = &masked;
@@ -143,56 +74,14 @@ Desc attention_graph(GraphBuilder& b, const AttentionProblem& p) {
   return operation_graph(b.handle, b.ops);
 }
 
-struct Plan {
-  std::vector<Desc> keep;  // tensors, operations and the graph the plan was built from
-  FinalizedPlan chosen;
-  DeviceMemory workspace;
-  std::string name;
-};
+using Plan = FirstPlan;
 
-// The plan for p, or why cuDNN has none.
+// The plan for p, or why cuDNN has none. Any engine cuDNN offers for this graph keeps its numerics: inputs are
+// already 16-bit, P is rounded to their type as the graph says, and there is no TF32 question; the notes only
+// label the report.
 std::variant<Plan, std::string> build(cudnnHandle_t handle, const AttentionProblem& p) {
-  GraphBuilder b{handle, {}, {}, {}};
-  Desc graph;
-  try {
-    graph = attention_graph(b, p);
-  } catch (const GpuError& e) {
-    if (e.library() != "cuDNN") throw;
-    const std::string detail = reasons(last_cudnn_error());
-    return "cuDNN builds no operation graph for it (" + std::string(e.what()) + (detail.empty() ? "" : "; " + detail) +
-           ")";
-  }
-  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    for (Desc& config : engine_configs(graph, mode)) {
-      try {
-        // Any engine cuDNN offers for this graph keeps its numerics: inputs are already 16-bit, P is rounded to
-        // their type as the graph says, and there is no TF32 question; the notes only label the report.
-        const EngineInfo engine = engine_info(config).value_or(EngineInfo{});
-        auto c = contraction_detail::finalize(handle, std::move(config), engine, kMaxWorkspace);
-        if (!c) continue;
-        Plan plan;
-        plan.chosen = std::move(*c);
-        if (plan.chosen.workspace > 0) plan.workspace = DeviceMemory(plan.chosen.workspace);
-        char text[160];
-        std::snprintf(text, sizeof text, "cuDNN engine %lld%s%s, workspace %zu B",
-                      static_cast<long long>(plan.chosen.engine.index),
-                      plan.chosen.engine.tensor_cores ? " (tensor cores)" : "",
-                      plan.chosen.engine.runtime_compiled ? " (compiled at run time)" : "", plan.chosen.workspace);
-        plan.name = text;
-        for (auto* part : {&b.descriptors, &b.ops}) {
-          for (Desc& d : *part) plan.keep.push_back(std::move(d));
-        }
-        for (Desc& d : b.keep) plan.keep.push_back(std::move(d));
-        plan.keep.push_back(std::move(graph));
-        return plan;
-      } catch (const GpuError& e) {
-        if (e.library() != "cuDNN") throw;  // a configuration cuDNN will not describe is skipped
-      }
-    }
-  }
-  const std::string detail = reasons(last_cudnn_error());
-  return "cuDNN's heuristics offer no engine for this attention graph on this GPU" +
-         (detail.empty() ? std::string() : " (" + detail + ")");
+  return first_plan(handle, kFirstVirtual, [&p](GraphBuilder& b) { return attention_graph(b, p); }, "attention graph",
+                    kMaxWorkspace, [](const std::optional<EngineInfo>&) { return true; });
 }
 
 using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, int, float,

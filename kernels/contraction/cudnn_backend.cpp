@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <cuda_runtime_api.h>
+
 namespace fx::gpu::contraction_detail {
 
 Desc make(cudnnBackendDescriptorType_t type) {
@@ -148,6 +150,134 @@ std::string last_cudnn_error() {
   char text[1024] = {};
   cudnnGetLastErrorString(text, sizeof text);
   return text;
+}
+
+std::string cudnn_reasons(const std::string& text) {
+  constexpr std::size_t kMaxReasons = 3;
+  std::vector<std::string> found;
+  for (std::size_t at = text.find("Reason: "); at != std::string::npos; at = text.find("Reason: ", at + 1)) {
+    const std::size_t end = text.find('\n', at);
+    std::string reason = text.substr(at + 8, end == std::string::npos ? std::string::npos : end - at - 8);
+    if (std::find(found.begin(), found.end(), reason) == found.end() && found.size() < kMaxReasons) {
+      found.push_back(std::move(reason));
+    }
+  }
+  std::string out;
+  for (const std::string& r : found) out += (out.empty() ? "" : "; ") + r;
+  return out.empty() ? text.substr(0, text.find('\n')) : out;
+}
+
+std::vector<std::int64_t> packed_strides(const std::vector<std::int64_t>& dims) {
+  std::vector<std::int64_t> strides(dims.size(), 1);
+  for (std::size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
+Desc& GraphBuilder::virtual_tensor(cudnnDataType_t type, const std::vector<std::int64_t>& dims) {
+  keep.push_back(tensor({next_uid++, type, dims, packed_strides(dims), true}));
+  return keep.back();
+}
+
+Desc& GraphBuilder::io_tensor(std::int64_t uid, cudnnDataType_t type, const std::vector<std::int64_t>& dims,
+                              const std::vector<std::int64_t>& strides) {
+  keep.push_back(tensor({uid, type, dims, strides, false}));
+  return keep.back();
+}
+
+Desc& GraphBuilder::by_value_scalar(std::int64_t uid, std::size_t rank) {
+  const std::vector<std::int64_t> ones(rank, 1);
+  keep.push_back(tensor({uid, CUDNN_DATA_FLOAT, ones, ones, false, true}));
+  return keep.back();
+}
+
+void GraphBuilder::matmul(const Desc& a, const Desc& b, const Desc& c) {
+  Desc mm = make(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
+  set(mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT);
+  FX_CUDA_CALL(cudnnBackendFinalize(mm.get()));
+  Desc op = make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
+  set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a);
+  set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, b);
+  set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
+  set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, mm);
+  FX_CUDA_CALL(cudnnBackendFinalize(op.get()));
+  descriptors.push_back(std::move(mm));
+  ops.push_back(std::move(op));
+}
+
+void GraphBuilder::reduce(cudnnReduceTensorOp_t mode, const Desc& x, const Desc& y) {
+  Desc r = make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
+  set(r, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, mode);
+  set(r, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT);
+  FX_CUDA_CALL(cudnnBackendFinalize(r.get()));
+  Desc op = make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+  set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x);
+  set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y);
+  set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, r);
+  FX_CUDA_CALL(cudnnBackendFinalize(op.get()));
+  descriptors.push_back(std::move(r));
+  ops.push_back(std::move(op));
+}
+
+void GraphBuilder::pw(cudnnPointwiseMode_t mode, const Desc& x, const Desc* b, const Desc& y) {
+  ops.push_back(pointwise(mode, x, b, y, descriptors));
+}
+
+void GraphBuilder::move_into(std::vector<Desc>& out, Desc graph) {
+  for (auto* part : {&descriptors, &ops}) {
+    for (Desc& d : *part) out.push_back(std::move(d));
+  }
+  for (Desc& d : keep) out.push_back(std::move(d));
+  out.push_back(std::move(graph));
+}
+
+namespace {
+
+void free_device(void* p) { cudaFree(p); }
+
+}  // namespace
+
+std::variant<FirstPlan, std::string> first_plan(cudnnHandle_t handle, std::int64_t first_virtual_uid,
+                                                const std::function<Desc(GraphBuilder&)>& build, const std::string& what,
+                                                std::size_t max_workspace,
+                                                const std::function<bool(const std::optional<EngineInfo>&)>& usable) {
+  GraphBuilder b{handle, {}, {}, {}, first_virtual_uid};
+  Desc graph;
+  try {
+    graph = build(b);
+  } catch (const GpuError& e) {
+    if (e.library() != "cuDNN") throw;
+    const std::string detail = cudnn_reasons(last_cudnn_error());
+    return "cuDNN builds no operation graph for it (" + std::string(e.what()) + (detail.empty() ? "" : "; " + detail) +
+           ")";
+  }
+  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    for (Desc& config : engine_configs(graph, mode)) {
+      try {
+        const std::optional<EngineInfo> engine = engine_info(config);
+        if (!usable(engine)) continue;
+        auto c = finalize(handle, std::move(config), engine.value_or(EngineInfo{}), max_workspace);
+        if (!c) continue;
+        FirstPlan plan;
+        plan.chosen = std::move(*c);
+        if (plan.chosen.workspace > 0) {
+          void* p = nullptr;
+          FX_CUDA_CALL(cudaMalloc(&p, plan.chosen.workspace));
+          plan.workspace = {p, &free_device};
+        }
+        plan.name = "cuDNN engine " + std::to_string(plan.chosen.engine.index) +
+                    (plan.chosen.engine.tensor_cores ? " (tensor cores)" : "") +
+                    (plan.chosen.engine.runtime_compiled ? " (compiled at run time)" : "") + ", workspace " +
+                    std::to_string(plan.chosen.workspace) + " B";
+        b.move_into(plan.keep, std::move(graph));
+        return plan;
+      } catch (const GpuError& e) {
+        if (e.library() != "cuDNN") throw;  // a configuration cuDNN will not describe is skipped
+      }
+    }
+  }
+  const std::string detail = cudnn_reasons(last_cudnn_error());
+  return "cuDNN's heuristics offer no engine for this " + what + " on this GPU" +
+         (detail.empty() ? std::string() : " (" + detail + ")");
 }
 
 }  // namespace fx::gpu::contraction_detail

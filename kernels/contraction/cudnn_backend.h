@@ -6,9 +6,12 @@
 #include <cudnn.h>
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "kernels/common/cuda_call.h"
@@ -74,5 +77,46 @@ Desc variant_pack(const std::vector<std::int64_t>& uids, const std::vector<void*
 
 // cuDNN's own account of its last refusal (cudnnGetLastErrorString), "" when it has none.
 std::string last_cudnn_error();
+// cuDNN's last error text lists every engine it tried with a stack of "Reason: ..." lines: the distinct reasons
+// on one line (its first line where it has none).
+std::string cudnn_reasons(const std::string& text);
+
+// Row-major (packed) strides of dims.
+std::vector<std::int64_t> packed_strides(const std::vector<std::int64_t>& dims);
+
+// Collects an operation graph's tensors and operations as it is built: tensors are kept in a deque, since the
+// operations refer to them by reference while more are added; virtual tensors are numbered from `next_uid`.
+struct GraphBuilder {
+  cudnnHandle_t handle;
+  std::deque<Desc> keep;
+  std::vector<Desc> ops, descriptors;
+  std::int64_t next_uid;
+
+  Desc& virtual_tensor(cudnnDataType_t type, const std::vector<std::int64_t>& dims);
+  Desc& io_tensor(std::int64_t uid, cudnnDataType_t type, const std::vector<std::int64_t>& dims,
+                  const std::vector<std::int64_t>& strides);
+  // A scalar passed by its host address in the variant pack.
+  Desc& by_value_scalar(std::int64_t uid, std::size_t rank);
+  void matmul(const Desc& a, const Desc& b, const Desc& c);  // c = a b, accumulated in f32
+  void reduce(cudnnReduceTensorOp_t mode, const Desc& x, const Desc& y);
+  void pw(cudnnPointwiseMode_t mode, const Desc& x, const Desc* b, const Desc& y);
+  // Everything built so far and `graph`, moved into `out` (a plan must keep them).
+  void move_into(std::vector<Desc>& out, Desc graph);
+};
+
+// A plan of the first configuration heuristics mode A (then FALLBACK) offers that finalizes and that `usable`
+// accepts, with the workspace it needs allocated, and everything its graph was built from kept.
+struct FirstPlan {
+  std::vector<Desc> keep;
+  FinalizedPlan chosen;
+  std::unique_ptr<void, void (*)(void*)> workspace{nullptr, nullptr};
+  std::string name;  // "cuDNN engine 8 (tensor cores), workspace 0 B"
+};
+// The plan for the graph `build` describes, or why cuDNN has none, naming the graph as `what` ("attention
+// graph"). Throws GpuError only for a failing CUDA call.
+std::variant<FirstPlan, std::string> first_plan(cudnnHandle_t handle, std::int64_t first_virtual_uid,
+                                                const std::function<Desc(GraphBuilder&)>& build, const std::string& what,
+                                                std::size_t max_workspace,
+                                                const std::function<bool(const std::optional<EngineInfo>&)>& usable);
 
 }  // namespace fx::gpu::contraction_detail

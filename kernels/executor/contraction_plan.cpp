@@ -149,7 +149,49 @@ MatmulOperands matmul_operands(const GroupView& gv, NodeId mm) {
   return ops;
 }
 
-LibraryCall matmul_call(const GroupView& gv, NodeId mm, const std::string& stem, std::vector<std::string>& notes) {
+GraphOp graph_op(CudnnPointwise p) {
+  switch (p) {
+    case CudnnPointwise::mul_scalar: return GraphOp::mul_scalar;
+    case CudnnPointwise::add_bias: return GraphOp::add_bias;
+    case CudnnPointwise::add_tensor: return GraphOp::add_tensor;
+    case CudnnPointwise::relu: return GraphOp::relu;
+    case CudnnPointwise::gelu_erf: return GraphOp::gelu_erf;
+    case CudnnPointwise::gelu_tanh: return GraphOp::gelu_tanh;
+    case CudnnPointwise::sigmoid: return GraphOp::sigmoid;
+    case CudnnPointwise::tanh: return GraphOp::tanh;
+    case CudnnPointwise::silu: return GraphOp::silu;
+  }
+  return GraphOp::relu;
+}
+
+// The matmul and its whole tail as one cuDNN matmul graph (core's fit_cudnn_matmul_graph said it fits).
+LibraryCall matmul_graph_call(const Graph& g, NodeId mm, const MatmulTail& tail, const std::string& stem) {
+  const Node& node = g.node(mm);
+  LibraryCall call;
+  call.kind = LibraryCallKind::matmul_graph;
+  call.a = node.inputs[0].value;
+  call.b = {node.inputs[1].value};
+  const Shape& bs = g.value_type(call.b[0]).shape;
+  MatmulGraphProblem& p = call.graph;
+  p.k = bs[0], p.n = bs[1], p.m = g.value_type(call.a).numel() / p.k;
+  p.type = node.type.dtype;
+  call.nodes = {mm};
+  call.inputs = {call.a, call.b[0]};
+  for (std::size_t i = 0; i < tail.ops.size(); ++i) {
+    const MatmulTailOp& op = tail.ops[i];
+    p.tail.push_back({graph_op(*cudnn_pointwise(op.label)), static_cast<float>(op.scale)});
+    call.graph_operands.push_back(op.operand);
+    if (op.operand) call.inputs.push_back(*op.operand);
+    call.nodes.push_back(tail.chain[i]);
+  }
+  call.outputs = {g.value_of(call.nodes.back())};
+  call.name = call_name("cudnn", stem, g.node(call.nodes.back()).name);
+  call.description = describe_matmul_graph(p);
+  return call;
+}
+
+LibraryCall matmul_call(const GroupView& gv, NodeId mm, const std::string& stem, std::vector<std::string>& notes,
+                        bool cudnn_graph) {
   const Graph& g = gv.g;
   LibraryCall call;
   call.kind = LibraryCallKind::matmul;
@@ -163,6 +205,12 @@ LibraryCall matmul_call(const GroupView& gv, NodeId mm, const std::string& stem,
   std::vector<std::string> labels;
   for (const MatmulTailOp& op : tail.ops) labels.push_back(op.label);
   const EpilogueChoice choice = choose_matmul_epilogue(labels);
+  if (!choice.fully_expressible() && cudnn_graph) {
+    const std::vector<NodeId> group(gv.in.begin(), gv.in.end());
+    if (fit_cudnn_matmul_graph(g, group, mm, labels).fully_expressible(labels.size())) {
+      return matmul_graph_call(g, mm, tail, stem);
+    }
+  }
   call.matmul.epilogue = choice.epilogue;
   call.matmul.residual = choice.residual;
   for (std::size_t i = 0; i < choice.absorbed; ++i) {
@@ -321,7 +369,8 @@ std::vector<std::vector<NodeId>> horizontal_sets(const GroupView& gv, const std:
     const ValueId b = node.inputs[1].value;
     // call.nodes is {mm} alone unless the call absorbed a folded transpose (first) or a tail (alpha, residual,
     // bias, activation): one strided-batched GEMM on stacked weights has no epilogue of any part.
-    if (call.matmul.batch != 1 || call.nodes.size() != 1 || !gv.g.is_input(b) || gv.g.value_type(b).shape.size() != 2) {
+    if (call.kind != LibraryCallKind::matmul || call.matmul.batch != 1 || call.nodes.size() != 1 || !gv.g.is_input(b) ||
+        gv.g.value_type(b).shape.size() != 2) {
       continue;
     }
     auto key = std::tuple(node.inputs[0].value, node.attrs.get_bool("transpose_b"), gv.g.value_type(b).shape,
@@ -385,6 +434,7 @@ std::string_view library_call_kind_name(LibraryCallKind k) {
     case LibraryCallKind::horizontal_matmul: return "horizontal_matmul";
     case LibraryCallKind::conv2d: return "conv2d";
     case LibraryCallKind::attention: return "attention";
+    case LibraryCallKind::matmul_graph: return "matmul_graph";
   }
   return "?";
 }
@@ -394,7 +444,8 @@ bool has_contraction(const Graph& g, std::span<const NodeId> nodes) {
 }
 
 ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const NodeId> nodes,
-                                            const std::vector<ValueId>& outputs, const std::string& stem) {
+                                            const std::vector<ValueId>& outputs, const std::string& stem,
+                                            bool cudnn_graph) {
   ContractionGroupPlan plan;
   if (const auto chain = attention_group(g, nodes)) {
     plan.calls.push_back(attention_call(g, *chain, stem, plan.notes));
@@ -410,7 +461,7 @@ ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const Node
   std::map<NodeId, LibraryCall> single;
   std::map<NodeId, std::vector<std::string>> single_notes;
   for (NodeId n : contractions) {
-    single[n] = g.node(n).op_id() == OpId::matmul ? matmul_call(gv, n, stem, single_notes[n])
+    single[n] = g.node(n).op_id() == OpId::matmul ? matmul_call(gv, n, stem, single_notes[n], cudnn_graph)
                                                   : conv_call(gv, n, stem, single_notes[n]);
   }
   std::map<NodeId, const std::vector<NodeId>*> merged;  // first part -> its set; other parts -> nullptr
@@ -427,7 +478,8 @@ ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const Node
     }
   }
   if (plan.calls.size() == 1 && plan.calls[0].kind != LibraryCallKind::horizontal_matmul) {
-    plan.calls[0].name = plan.calls[0].kind == LibraryCallKind::conv2d ? "cudnn_" + stem : "cublaslt_" + stem;
+    const LibraryCallKind k = plan.calls[0].kind;
+    plan.calls[0].name = (k == LibraryCallKind::conv2d || k == LibraryCallKind::matmul_graph ? "cudnn_" : "cublaslt_") + stem;
   }
   check_inputs_ready(gv, plan.calls);
   std::set<NodeId> done;

@@ -11,6 +11,7 @@
 
 #include "core/graph/graph.h"
 #include "kernels/contraction/attention.h"
+#include "kernels/contraction/matmul_graph.h"
 #include "kernels/contraction/conv.h"
 #include "kernels/contraction/matmul.h"
 
@@ -25,6 +26,7 @@ enum class LibraryCallKind : std::uint8_t {
   horizontal_matmul,  // P matmuls sharing their left operand: one strided-batched GEMM on stacked weights
   conv2d,             // one cuDNN convolution, perhaps with bias (+ ReLU) fused and a batchnorm folded in
   attention,          // one cuDNN fused attention call: a whole attention chain (core/fusion/attention.h)
+  matmul_graph,       // one cuDNN matmul graph: a half-precision matmul and a tail cuBLASLt's epilogue lacks
 };
 std::string_view library_call_kind_name(LibraryCallKind k);
 
@@ -54,6 +56,9 @@ struct LibraryCall {
   ValueId x = -1, w = -1;
   std::vector<ValueId> bias_terms;       // per-channel vectors summed into the bias (conv's own, a channel add)
   std::optional<NodeId> folded_batchnorm;  // folded into weights and bias when the plan is prepared
+  // matmul_graph: `a`, `b[0]` and, per tail step, the tensor it reads (a bias or residual; none for the others).
+  MatmulGraphProblem graph;
+  std::vector<std::optional<ValueId>> graph_operands;
   // attention: Q, K, V and the optional mask; `nodes` is the whole chain.
   AttentionProblem attention;
   ValueId q = -1, k = -1, v = -1;
@@ -75,9 +80,12 @@ bool has_contraction(const Graph& g, std::span<const NodeId> nodes);
 
 // Plans one group: nodes (any order) and the values it must write (the plan's GroupIo::outputs). `stem` (core's
 // kernel_stem of the group) names the calls. Throws std::invalid_argument for work it cannot run (a contraction prologue inside the group,
-// a batch broadcast cuBLASLt's strided batches cannot express, ...), with a message naming the node.
+// a batch broadcast cuBLASLt's strided batches cannot express, ...), with a message naming the node. A matmul whose
+// tail cuBLASLt cannot take whole is one cuDNN matmul graph where core's fit_cudnn_matmul_graph allows it, unless
+// `cudnn_graph` is false (cuDNN offers no engine for it on the device: the cuBLASLt call and generated kernels).
 ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const NodeId> nodes,
-                                            const std::vector<ValueId>& outputs, const std::string& stem);
+                                            const std::vector<ValueId>& outputs, const std::string& stem,
+                                            bool cudnn_graph = true);
 
 // The parts an attention group runs as where cuDNN has no fused attention engine for it on the device at hand: each
 // op of the chain alone (K's folded transpose with the scores matmul), in order, each writing its value.

@@ -53,6 +53,10 @@ std::string LibraryStep::describe(const PlanBuffers& b, CallPart part) const {
     const std::string engine = runtime_->attention ? runtime_->attention->engine(call_.attention) : "";
     return engine.empty() ? call_.description : call_.description + "; " + engine;
   }
+  if (call_.kind == LibraryCallKind::matmul_graph) {
+    const std::string engine = runtime_->matmul_graph ? runtime_->matmul_graph->engine(call_.graph) : "";
+    return engine.empty() ? call_.description : call_.description + "; " + engine;
+  }
   if (is_gemm() && runtime_->matmul) {
     const MatmulProblem p = gemm_problem(b);
     const std::string choice = runtime_->matmul->algorithm_choice(p);
@@ -279,6 +283,13 @@ void LibraryStep::launch(const PlanBuffers& b, cudaStream_t stream, CallPart par
                       call_.mask ? b.value(*call_.mask) : nullptr, b.value(call_.outputs[0]), stream);
     return;
   }
+  if (call_.kind == LibraryCallKind::matmul_graph) {
+    if (!rt.matmul_graph) rt.matmul_graph = std::make_unique<MatmulGraph>();
+    std::vector<const void*> operands;
+    for (const std::optional<ValueId>& v : call_.graph_operands) operands.push_back(v ? b.value(*v) : nullptr);
+    rt.matmul_graph->run(call_.graph, b.value(call_.a), b.value(call_.b[0]), operands, b.value(call_.outputs[0]), stream);
+    return;
+  }
   if (call_.kind == LibraryCallKind::conv2d) {
     if (!rt.conv) rt.conv = std::make_unique<Conv2d>();
     const bool nhwc = part == CallPart::conv_nhwc;
@@ -387,9 +398,25 @@ bool attention_runs(CompiledProgram& im, PlanId p, const Group& group, const Lib
   return false;
 }
 
-// The group's library calls and generated kernels for `nodes`, writing `outputs`.
+// Whether cuDNN runs every matmul graph call of cp on this device; otherwise a note and why, and the group is
+// planned again without them (asked before anything runs, as for attention).
+bool matmul_graphs_run(CompiledProgram& im, PlanId p, const Group& group, const ContractionGroupPlan& cp) {
+  for (const LibraryCall& call : cp.calls) {
+    if (call.kind != LibraryCallKind::matmul_graph) continue;
+    if (!im.contraction->matmul_graph) im.contraction->matmul_graph = std::make_unique<MatmulGraph>();
+    const std::string why = im.contraction->matmul_graph->unsupported_reason(call.graph);
+    if (why.empty()) continue;
+    im.plan(p).notes.push_back(group.id + ": " + call.name + " is not one kernel: " + why +
+                               "; the matmul runs on cuBLASLt and the ops after it as generated kernels");
+    return false;
+  }
+  return true;
+}
+
+// The group's library calls and generated kernels for `nodes`, writing `outputs`; matmul graphs only where
+// `cudnn_graph`.
 void append_steps(CompiledProgram& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes,
-                  const std::vector<ValueId>& outputs, const std::string& stem);
+                  const std::vector<ValueId>& outputs, const std::string& stem, bool cudnn_graph = true);
 
 }  // namespace
 
@@ -406,16 +433,16 @@ void append_contraction_steps(CompiledProgram& im, PlanId p, const Group& group,
     }
     return;
   }
-  append_steps(im, p, group, nodes, group.io.outputs, stem);
+  append_steps(im, p, group, nodes, group.io.outputs, stem, matmul_graphs_run(im, p, group, cp));
 }
 
 namespace {
 
 void append_steps(CompiledProgram& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes,
-                  const std::vector<ValueId>& outputs, const std::string& stem) {
+                  const std::vector<ValueId>& outputs, const std::string& stem, bool cudnn_graph) {
   const Graph& g = im.graph;
   CompiledPlan& ps = im.plan(p);
-  ContractionGroupPlan cp = has_contraction(g, nodes) ? plan_contraction_group(g, nodes, outputs, stem)
+  ContractionGroupPlan cp = has_contraction(g, nodes) ? plan_contraction_group(g, nodes, outputs, stem, cudnn_graph)
                                                       : ContractionGroupPlan{{}, nodes, outputs, {}};
   std::string launches;
   for (LibraryCall& call : cp.calls) {
@@ -476,6 +503,9 @@ void prepare_library_steps(CompiledProgram& im) {
       rt.conv->set_tuning_cache(im.tuning.get(), !im.options.retune);
     }
     if (step.call().kind == LibraryCallKind::attention && !rt.attention) rt.attention = std::make_unique<Attention>();
+    if (step.call().kind == LibraryCallKind::matmul_graph && !rt.matmul_graph) {
+      rt.matmul_graph = std::make_unique<MatmulGraph>();
+    }
     if (step.is_gemm() && !rt.matmul) {
       rt.matmul = std::make_unique<Matmul>();
       rt.matmul->set_tuning_cache(im.tuning.get(), !im.options.retune);

@@ -22,6 +22,7 @@ struct ContractionRuntime {
   std::unique_ptr<Matmul> matmul;
   std::unique_ptr<Conv2d> conv;
   std::unique_ptr<Attention> attention;
+  std::unique_ptr<MatmulGraph> matmul_graph;
 };
 
 // A step that is a library call. Buffers made at preparation (stacked weights, folded conv weights and bias)
@@ -45,7 +46,9 @@ class LibraryStep {
 
   const LibraryCall& call() const { return call_; }
   std::string library() const {
-    return call_.kind == LibraryCallKind::conv2d || call_.kind == LibraryCallKind::attention ? "cuDNN" : "cuBLASLt";
+    const bool cudnn = call_.kind == LibraryCallKind::conv2d || call_.kind == LibraryCallKind::attention ||
+                       call_.kind == LibraryCallKind::matmul_graph;
+    return cudnn ? "cuDNN" : "cuBLASLt";
   }
   // The report's library path in plan `plan`, with the algorithm it ran (cuBLASLt's timed choice, cuDNN's), once
   // it has run; for a conversion part, what the conversion does.

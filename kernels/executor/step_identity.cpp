@@ -127,7 +127,7 @@ std::string LibraryStep::measurement_identity(const PlanBuffers& b, CallPart par
     return "cuDNN; " + conv_problem_text(p) + (nhwc && plan_buffers_ ? "; plan NHWC buffers" : "") +
            "; algorithm " + algorithm;
   }
-  return {};  // attention: its engine's choice is not established per problem here
+  return {};  // attention, matmul graphs: their engine's choice is not established per problem here
 }
 
 std::optional<std::string> measurement_identity(const Step& st, const PlanBuffers& b) {

@@ -248,5 +248,43 @@ TEST(LibraryEpilogue, CudnnStopsAtAResidualAddAndSaysWhy) {
   EXPECT_NE(e.message.find("legacy fused call, NCHW"), std::string::npos) << e.message;
 }
 
+// x [rows, 32] @ W [32, 16] + b -> `act`, in `dtype`.
+Graph mlp(const std::string& dtype, const std::string& act, int rows = 64) {
+  const std::string t = R"(, "dtype": ")" + dtype + R"("})";
+  return graph_from(graph_json(
+      R"([{"name": "x", "shape": [)" + std::to_string(rows) + R"(, 32])" + t + R"(, {"name": "W", "shape": [32, 16])" + t +
+          R"(, {"name": "b", "shape": [16])" + t + "]",
+      R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]}, {"name": "add", "op": "add", "inputs": ["mm", "b"]},
+          {"name": "y", "op": ")" + act + R"(", "inputs": ["add"]}])",
+      R"(["y"])"));
+}
+
+TEST(LibraryEpilogue, CudnnsMatmulGraphTakesWhatCublasLtCannotInHalfPrecision) {
+  for (const char* act : {"gelu", "silu", "sigmoid", "tanh"}) {
+    const Graph bf16 = mlp("bf16", act);
+    const LibraryEpilogue e = of(bf16, {"mm", "add", "y"});
+    EXPECT_TRUE(e.expressible()) << act << ": " << e.message;
+    EXPECT_EQ(e.library, "cuDNN") << act;
+  }
+  // What cuBLASLt takes stays there.
+  EXPECT_EQ(of(mlp("bf16", "relu"), {"mm", "add", "y"}).library, "cuBLASLt");
+  // f32, or rows that are not a multiple of 8: cuBLASLt's reason, then the graph's.
+  const LibraryEpilogue f32 = of(mlp("f32", "gelu"), {"mm", "add", "y"});
+  EXPECT_FALSE(f32.expressible());
+  EXPECT_NE(f32.message.find("erf-based"), std::string::npos) << f32.message;
+  EXPECT_NE(f32.message.find("f16 and bf16 only"), std::string::npos) << f32.message;
+  const LibraryEpilogue odd = of(mlp("bf16", "gelu", 60), {"mm", "add", "y"});
+  EXPECT_FALSE(odd.expressible());
+  EXPECT_NE(odd.message.find("multiples of 8"), std::string::npos) << odd.message;
+  // A step the graph has no operation for.
+  const TailFit exp = fit_cudnn_matmul_graph(mlp("bf16", "exp"), std::vector<NodeId>{0, 1, 2}, 0,
+                                             std::vector<std::string>{"add(bias)", "exp"});
+  EXPECT_EQ(exp.absorbed, 1u);
+  EXPECT_NE(exp.why_not.find("no step for `exp`"), std::string::npos) << exp.why_not;
+  EXPECT_EQ(cudnn_pointwise("gelu"), CudnnPointwise::gelu_erf);
+  EXPECT_EQ(cudnn_pointwise("add(residual)"), CudnnPointwise::add_tensor);
+  EXPECT_EQ(cudnn_pointwise("add(broadcast)"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace fx

@@ -81,12 +81,15 @@ TEST(ExecutorContractionGpu, MatmulEpiloguesAtSmallShapes) {
   struct Case {
     std::string dtype, activation, epilogue;
     std::size_t fused_kernels;
+    std::string library = "cuBLASLt";
   };
   for (const Case& c : {Case{"f32", "relu", "RELU_BIAS epilogue, TF32 tensor cores", 1},
                         Case{"bf16", "relu", "RELU_BIAS epilogue, BF16", 1},
                         Case{"bf16", "gelu_tanh", "GELU_BIAS epilogue (tanh approximation)", 1},
                         Case{"f16", "gelu_tanh", "GELU_BIAS epilogue (tanh approximation), FP16", 1},
-                        Case{"bf16", "gelu", "BIAS epilogue", 2}, Case{"f32", "sigmoid", "BIAS epilogue", 2}}) {
+                        // cuBLASLt has no erf GELU; in half precision cuDNN's matmul graph takes the whole chain.
+                        Case{"bf16", "gelu", "cuDNN matmul graph + add_bias + gelu_erf", 1, "cuDNN"},
+                        Case{"f32", "sigmoid", "BIAS epilogue", 2}}) {
     const std::string what = c.dtype + " " + c.activation;
     SCOPED_TRACE(what);
     const Graph g = small_mlp(c.dtype, c.activation);
@@ -97,7 +100,7 @@ TEST(ExecutorContractionGpu, MatmulEpiloguesAtSmallShapes) {
     EXPECT_EQ(r.unfused.kernels.size(), 3u) << what;
     EXPECT_EQ(r.fused.kernels.size(), c.fused_kernels) << what << "\n" << fused_paths(r);
     EXPECT_TRUE(has_path(r.fused, c.epilogue)) << what << "\n" << fused_paths(r);
-    EXPECT_EQ(r.fused.kernels[0].library, "cuBLASLt");
+    EXPECT_EQ(r.fused.kernels[0].library, c.library) << what;
     EXPECT_TRUE(has_path(r.unfused, "cuBLASLt GEMM, no epilogue")) << what;
   }
 }
@@ -152,9 +155,34 @@ TEST(ExecutorContractionGpu, TransposedOperandFoldsIntoTheGemm) {
   }
 }
 
+// bf16: x @ W + b -> gelu (erf) as one cuDNN matmul graph, verified against the unfused plan and the float64
+// reference; where cuDNN offers no engine, two kernels and a note that says why.
+TEST(ExecutorContractionGpu, ErfGeluAfterABf16MatmulIsOneCudnnCall) {
+  FX_REQUIRE_DEVICE();
+  for (const char* act : {"gelu", "silu"}) {
+    const Graph g = small_mlp("bf16", act);
+    const Plan fused = plan_with_group(g, {"mm", "add", "y"});
+    const RunReport r = run_plans(g, &fused, 2);
+    expect_verified(r, act);
+    EXPECT_FALSE(r.reference_checks.empty()) << r.reference_note;
+    const bool refused = std::any_of(r.fused.notes.begin(), r.fused.notes.end(), [](const std::string& n) {
+      return n.find("is not one kernel") != std::string::npos;
+    });
+    if (refused) {
+      ADD_FAILURE() << act << ": cuDNN ran no matmul graph: " << ::testing::PrintToString(r.fused.notes);
+      continue;
+    }
+    ASSERT_EQ(r.fused.kernels.size(), 1u) << fused_paths(r);
+    EXPECT_EQ(r.fused.kernels[0].library, "cuDNN");
+    EXPECT_EQ(r.fused.kernels[0].name, "cudnn_g_mm");
+    EXPECT_NE(r.fused.kernels[0].path.find("cuDNN matmul graph + add_bias + "), std::string::npos) << fused_paths(r);
+  }
+}
+
+// f32: cuBLASLt with its bias epilogue, then the erf GELU as a generated kernel, and the note says why.
 TEST(ExecutorContractionGpu, ErfGeluSaysWhyItIsTwoKernels) {
   FX_REQUIRE_DEVICE();
-  const Graph g = small_mlp("bf16", "gelu");
+  const Graph g = small_mlp("f32", "gelu");
   const Plan fused = plan_with_group(g, {"mm", "add", "y"});
   const RunReport r = run_plans(g, &fused, 2);
   expect_verified(r, "erf gelu");

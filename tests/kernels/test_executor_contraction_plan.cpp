@@ -45,7 +45,7 @@ ContractionGroupPlan auto_group(const Graph& g, const std::string& member) {
   return plan_contraction_group(g, group.nodes, group.io.outputs, kernel_stem(engine.plan(), engine.plan().group_of(node(g, member))));
 }
 
-ContractionGroupPlan group_of(const Graph& g, const std::vector<std::string>& members) {
+ContractionGroupPlan group_of(const Graph& g, const std::vector<std::string>& members, bool cudnn_graph = true) {
   std::vector<GroupSpec> specs;
   std::vector<NodeId> mine;
   for (const auto& m : members) mine.push_back(node(g, m));
@@ -55,7 +55,8 @@ ContractionGroupPlan group_of(const Graph& g, const std::vector<std::string>& me
   }
   const Plan plan = Plan::from_groups(g, CostModel(DeviceDescription::h100_sxm()), specs);
   const Group& group = plan.group_of_node(mine[0]);
-  return plan_contraction_group(g, group.nodes, group.io.outputs, kernel_stem(plan, plan.group_of(mine[0])));
+  return plan_contraction_group(g, group.nodes, group.io.outputs, kernel_stem(plan, plan.group_of(mine[0])),
+                                cudnn_graph);
 }
 
 bool mentions(const std::vector<std::string>& notes, const std::string& text) {
@@ -114,13 +115,42 @@ TEST(ContractionPlan, GeluTanhBiasBf16IsOneCall) {
   EXPECT_TRUE(p.rest.empty());
 }
 
+// x @ W + b -> gelu (erf) with `dtype` operands.
+Graph erf_gelu_mlp(const std::string& dtype) {
+  const std::string t = R"(, "dtype": ")" + dtype + R"("})";
+  return inline_graph(R"({"name": "x", "shape": [64, 32])" + t + R"(, {"name": "W", "shape": [32, 16])" + t +
+                          R"(, {"name": "b", "shape": [16])" + t,
+                      R"({"name": "mm", "op": "matmul", "inputs": ["x", "W"]}, {"name": "add", "op": "add", "inputs": ["mm", "b"]},
+                         {"name": "y", "op": "gelu", "inputs": ["add"]})",
+                      R"("y")");
+}
+
+// bf16: the matmul, the bias and the erf GELU are one cuDNN matmul graph, reading the bias as its own tensor.
+TEST(ContractionPlan, ErfGeluAfterAHalfPrecisionMatmulIsOneCudnnMatmulGraph) {
+  const Graph g = erf_gelu_mlp("bf16");
+  const ContractionGroupPlan p = group_of(g, {"mm", "add", "y"});
+  ASSERT_EQ(p.calls.size(), 1u);
+  const LibraryCall& c = p.calls[0];
+  EXPECT_EQ(c.kind, LibraryCallKind::matmul_graph);
+  EXPECT_EQ(c.graph.m, 64);
+  EXPECT_EQ(c.graph.n, 16);
+  EXPECT_EQ(c.graph.k, 32);
+  EXPECT_EQ(c.graph.tail, (std::vector<GraphStep>{{GraphOp::add_bias}, {GraphOp::gelu_erf}}));
+  EXPECT_EQ(c.graph_operands, (std::vector<std::optional<ValueId>>{value(g, "b"), std::nullopt}));
+  EXPECT_EQ(c.inputs, (std::vector<ValueId>{value(g, "x"), value(g, "W"), value(g, "b")}));
+  EXPECT_EQ(c.outputs, std::vector<ValueId>{value(g, "y")});
+  EXPECT_EQ(c.name, "cudnn_g_mm");
+  EXPECT_EQ(c.description, "cuDNN matmul graph + add_bias + gelu_erf, BF16, f32 accumulation, 64x16x32");
+  EXPECT_TRUE(p.rest.empty());
+  // Where cuDNN offers no engine for it, the executor plans the group again without the graph.
+  const ContractionGroupPlan apart = group_of(g, {"mm", "add", "y"}, /*cudnn_graph=*/false);
+  ASSERT_EQ(apart.calls.size(), 1u);
+  EXPECT_EQ(apart.calls[0].kind, LibraryCallKind::matmul);
+  EXPECT_EQ(names(g, apart.rest), std::vector<std::string>{"y"});
+}
+
 TEST(ContractionPlan, ErfGeluKeepsTheBiasEpilogueAndLeavesGeluToOneGeneratedKernel) {
-  const Graph g = inline_graph(
-      R"({"name": "x", "shape": [64, 32], "dtype": "bf16"}, {"name": "W", "shape": [32, 16], "dtype": "bf16"},
-         {"name": "b", "shape": [16], "dtype": "bf16"})",
-      R"({"name": "mm", "op": "matmul", "inputs": ["x", "W"]}, {"name": "add", "op": "add", "inputs": ["mm", "b"]},
-         {"name": "y", "op": "gelu", "inputs": ["add"]})",
-      R"("y")");
+  const Graph g = erf_gelu_mlp("f32");
   const ContractionGroupPlan p = group_of(g, {"mm", "add", "y"});
   ASSERT_EQ(p.calls.size(), 1u);
   EXPECT_EQ(p.calls[0].matmul.epilogue, MatmulEpilogue::bias);
@@ -167,8 +197,16 @@ TEST(ContractionPlan, BiasResidualReluIsOneCallAndAResidualAfterTheActivationIsA
   EXPECT_EQ(names(g, one.calls[0].nodes), (std::vector<std::string>{"mm", "add", "res", "y"}));
   EXPECT_TRUE(one.rest.empty());
   EXPECT_TRUE(one.notes.empty()) << ::testing::PrintToString(one.notes);
-  // A second residual after the relu: the call stops at the relu, z is a generated kernel, and the note says why.
-  const ContractionGroupPlan two = group_of(g, {"mm", "add", "res", "y", "z"});
+  // A second residual after the relu: cuBLASLt's call stops at the relu, z is a generated kernel, and the note
+  // says why; cuDNN's matmul graph takes the whole chain.
+  const ContractionGroupPlan graph = group_of(g, {"mm", "add", "res", "y", "z"});
+  ASSERT_EQ(graph.calls.size(), 1u);
+  EXPECT_EQ(graph.calls[0].kind, LibraryCallKind::matmul_graph);
+  EXPECT_EQ(graph.calls[0].graph.tail, (std::vector<GraphStep>{{GraphOp::add_bias}, {GraphOp::add_tensor},
+                                                              {GraphOp::relu}, {GraphOp::add_tensor}}));
+  EXPECT_EQ(graph.calls[0].graph.m, 128);  // x's batch folded into M
+  EXPECT_TRUE(graph.rest.empty());
+  const ContractionGroupPlan two = group_of(g, {"mm", "add", "res", "y", "z"}, /*cudnn_graph=*/false);
   ASSERT_EQ(two.calls.size(), 1u);
   EXPECT_EQ(two.calls[0].outputs, std::vector<ValueId>{value(g, "y")});
   EXPECT_EQ(names(g, two.rest), std::vector<std::string>{"z"});
@@ -271,10 +309,14 @@ TEST(ContractionPlan, SwigluMergedIsTwoLaunchesAndTheAutoPlanSaysWhySiluStaysApa
   ASSERT_EQ(gemm.calls.size(), 1u);
   EXPECT_EQ(gemm.calls[0].kind, LibraryCallKind::horizontal_matmul);
   EXPECT_TRUE(gemm.rest.empty());
+  // g and silu alone: one cuDNN matmul graph (cuBLASLt has no silu epilogue; without the graph, a note says so).
   const ContractionGroupPlan gate = group_of(g, {"g", "act"});
   ASSERT_EQ(gate.calls.size(), 1u);
-  EXPECT_EQ(gate.calls[0].matmul.epilogue, MatmulEpilogue::none);
-  EXPECT_TRUE(mentions(gate.notes, "cuBLASLt has no `silu` epilogue")) << ::testing::PrintToString(gate.notes);
+  EXPECT_EQ(gate.calls[0].kind, LibraryCallKind::matmul_graph);
+  EXPECT_EQ(gate.calls[0].graph.tail, std::vector<GraphStep>{{GraphOp::silu}});
+  const ContractionGroupPlan apart = group_of(g, {"g", "act"}, /*cudnn_graph=*/false);
+  EXPECT_EQ(apart.calls[0].matmul.epilogue, MatmulEpilogue::none);
+  EXPECT_TRUE(mentions(apart.notes, "cuBLASLt has no `silu` epilogue")) << ::testing::PrintToString(apart.notes);
 }
 
 TEST(ContractionPlan, ConvBatchnormReluFoldsAndFusesIntoOneCudnnCall) {
