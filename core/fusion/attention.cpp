@@ -14,6 +14,9 @@ namespace {
 constexpr std::int64_t kHeadDimMultiple = 8;
 constexpr std::int64_t kMaxHeadDim = 128;
 
+// The head dims kernels/contraction/flash_attention_tf32.cu is instantiated for.
+bool tf32_flash_head_dim(std::int64_t d) { return d == 32 || d == 64 || d == 128; }
+
 std::string name_of(const Graph& g, NodeId n) { return g.node(n).name + " (" + g.node(n).op + ")"; }
 
 FusionDecision no(std::string message) { return FusionDecision::no(Reason::attention_unsupported, std::move(message)); }
@@ -136,7 +139,7 @@ std::optional<FusionDecision> shapes(const Graph& g, AttentionPattern& p) {
   if (!lead) {
     return no("the mask " + shape_to_string(m) + " is not a [" + std::to_string(p.seq_q) + ", " +
               std::to_string(p.seq_kv) +
-              "] matrix broadcast over batch and heads: cuDNN's attention bias holds one value per score");
+              "] matrix broadcast over batch and heads: fused attention adds one mask value per score");
   }
   return std::nullopt;
 }
@@ -185,13 +188,25 @@ AttentionMatch match_attention(const Graph& g, NodeId context, bool fold_k_trans
   return p;
 }
 
-FusionDecision cudnn_sdpa_supports(const AttentionPattern& p) {
+AttentionKernel attention_kernel(const AttentionPattern& p) {
+  return p.dtype == DType::f32 ? AttentionKernel::tf32_flash : AttentionKernel::cudnn_flash;
+}
+
+std::string attention_kernel_name(AttentionKernel k) {
+  return k == AttentionKernel::tf32_flash ? "the TF32 flash attention kernel" : "cuDNN's fused flash attention";
+}
+
+FusionDecision fused_attention_supports(const AttentionPattern& p) {
+  if (attention_kernel(p) == AttentionKernel::tf32_flash) {
+    if (p.head_dim != p.value_dim || !tf32_flash_head_dim(p.head_dim)) {
+      return no("the head dims are " + std::to_string(p.head_dim) + " (Q.K) and " + std::to_string(p.value_dim) +
+                " (V): the TF32 flash attention kernel is built for one head dim of 32, 64 or 128");
+    }
+    return FusionDecision::yes("the TF32 flash attention kernel runs it as one kernel (TF32 tensor cores, as the "
+                               "chain's f32 matmuls; the softmax in f32)");
+  }
   if (p.dtype != DType::f16 && p.dtype != DType::bf16) {
-    // cuDNN does offer a run-time compiled engine for an f32 graph, but it is not flash attention and runs slower
-    // than the chain as three kernels (docs/benchmarks.md), so the cost rule and the capability agree here.
-    return no("Q, K and V are " + std::string(dtype_name(p.dtype)) +
-              ": cuDNN's fused flash attention takes f16 or bf16; its f32 engine is slower than the chain as separate "
-              "kernels, so the score matrix is written between kernels");
+    return no("Q, K and V are " + std::string(dtype_name(p.dtype)) + ": fused attention takes f16, bf16 or f32");
   }
   if (p.k_is_transposed) {
     // cuDNN is never asked about this layout: its engine query does not refuse it cleanly (docs/engine.md).
@@ -233,7 +248,7 @@ std::optional<AttentionPattern> attention_group(const Graph& g, std::span<const 
     if (!ends_chain(g, c)) continue;
     const AttentionMatch m = match_in(g, nodes, c);
     const auto* p = std::get_if<AttentionPattern>(&m);
-    if (!p || !cudnn_sdpa_supports(*p).fuse) continue;
+    if (!p || !fused_attention_supports(*p).fuse) continue;
     std::vector<NodeId> mine(nodes.begin(), nodes.end());
     std::vector<NodeId> chain = p->nodes;
     std::sort(mine.begin(), mine.end());
@@ -249,11 +264,11 @@ std::optional<FusionDecision> attention_group_refusal(const Graph& g, std::span<
     const AttentionMatch m = match_in(g, nodes, c);
     if (const auto* refused = std::get_if<FusionDecision>(&m)) return *refused;
     const AttentionPattern& p = std::get<AttentionPattern>(m);
-    if (FusionDecision d = cudnn_sdpa_supports(p); !d.fuse) return d;
+    if (FusionDecision d = fused_attention_supports(p); !d.fuse) return d;
     for (NodeId n : nodes) {
       if (std::find(p.nodes.begin(), p.nodes.end(), n) == p.nodes.end()) {
-        return no(name_of(g, n) + " would share the kernel of the attention ending at " + name_of(g, c) +
-                  ": cuDNN's fused attention computes the chain alone (no work before or after it)");
+        return no(name_of(g, n) + " would share the kernel of the attention ending at " + name_of(g, c) + ": " +
+                  attention_kernel_name(attention_kernel(p)) + " computes the chain alone (no work before or after it)");
       }
     }
     for (NodeId n : p.nodes) {
@@ -272,7 +287,9 @@ std::string attention_explanation(const Graph& g, const AttentionPattern& p, std
   const std::int64_t saved = bytes_before - bytes_after;
   const double times = static_cast<double>(saved) / static_cast<double>(std::max<std::int64_t>(1, p.score_bytes()));
   const int rounded = static_cast<int>(times + 0.5);
-  std::string text = "fused attention (cuDNN flash attention, one kernel): the " + shape_to_string(scores) + " " +
+  const std::string kernel = attention_kernel(p) == AttentionKernel::tf32_flash ? "TF32 flash attention kernel"
+                                                                                 : "cuDNN flash attention";
+  std::string text = "fused attention (" + kernel + ", one kernel): the " + shape_to_string(scores) + " " +
                      std::string(dtype_name(p.dtype)) + " score matrix (" +
                      format_bytes(static_cast<double>(p.score_bytes())) + ") never reaches HBM";
   if (saved > 0) {

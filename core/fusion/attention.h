@@ -1,8 +1,8 @@
 // Scaled dot-product attention as one kernel: matmul(Q, K^T) -> scale -> (additive mask) -> softmax over the last
 // axis -> matmul(., V), the chain flash attention computes without ever writing the [.., Tq, Tkv] score matrix.
-// The pattern and what cuDNN's fused flash attention can run are stated here once, CUDA-free: the engine reads
-// them to propose and price the group, the executor (kernels/executor/contraction_plan.cpp) to build the cuDNN
-// graph from the same match.
+// The pattern and what each attention kernel can run are stated here once, CUDA-free: the engine reads them to
+// propose and price the group, the executor (kernels/executor/contraction_plan.cpp) to build the call from the
+// same match.
 #pragma once
 
 #include <cstdint>
@@ -45,16 +45,25 @@ struct AttentionPattern {
 // with Reason::attention_unsupported and the first thing that does not fit (the softmax axis, the scores used
 // elsewhere, a mask of another shape, ...). `fold_k_transpose`: whether a transpose of K feeding the scores is
 // taken into the chain (a transpose that is part of another kernel is read from memory as K^T instead).
-// Says nothing about dtypes or sizes: cudnn_sdpa_supports does.
+// Says nothing about dtypes or sizes: fused_attention_supports does.
 using AttentionMatch = std::variant<AttentionPattern, FusionDecision>;
 AttentionMatch match_attention(const Graph& g, NodeId context, bool fold_k_transpose = true);
 
-// Whether cuDNN's fused flash attention (its fused scaled-dot-product attention graph) runs the pattern: f16 or
-// bf16 Q, K, V and output, head dims that are multiples of 8 and at most 128. A refusal says which limit.
-FusionDecision cudnn_sdpa_supports(const AttentionPattern& p);
+// The kernel that runs a matched chain as one: cuDNN's fused flash attention (its fused scaled-dot-product
+// attention graph) for f16 and bf16, Fusion Explorer's flash attention on TF32 tensor cores for f32
+// (kernels/contraction/flash_attention_tf32.h; the chain's f32 matmuls run on TF32 as well, contraction_plan.h).
+enum class AttentionKernel : std::uint8_t { cudnn_flash, tf32_flash };
+AttentionKernel attention_kernel(const AttentionPattern& p);
+// "cuDNN's fused flash attention" or "the TF32 flash attention kernel", for messages.
+std::string attention_kernel_name(AttentionKernel k);
+
+// Whether attention_kernel(p) runs the pattern. cuDNN: f16 or bf16, K with its head dim contiguous, head dims that
+// are multiples of 8 and at most 128. TF32 kernel: one head dim of 32, 64 or 128 for Q.K and V. A refusal says
+// which limit.
+FusionDecision fused_attention_supports(const AttentionPattern& p);
 
 // The pattern a group is, when its nodes are exactly one attention chain (with or without the transpose of K)
-// that cuDNN supports; nullopt otherwise.
+// that a fused attention kernel supports; nullopt otherwise.
 std::optional<AttentionPattern> attention_group(const Graph& g, std::span<const NodeId> nodes);
 // The refusal for a group holding two contractions where one is the end of an attention chain: why the chain
 // does not fit or what else is in the group; nullopt when no matmul of the group ends an attention chain.

@@ -175,7 +175,7 @@ Candidate Partition::evaluate(int a, int b, const EngineOptions& options, const 
   return c;
 }
 
-// An attention chain's groups merged into one cuDNN fused attention call. The chain spans several groups (its two
+// An attention chain's groups merged into one fused attention kernel. The chain spans several groups (its two
 // matmuls, the scale, the mask, the softmax, perhaps K's transpose), so it is weighed as a whole: one kernel
 // cannot hold part of it. K's transpose joins only from a group of its own; otherwise the call reads K^T from
 // memory where that group writes it.

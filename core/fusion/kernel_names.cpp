@@ -29,7 +29,10 @@ std::string generated_kernel_name(const Plan& plan, int group_index) { return "f
 std::string group_kernel_name(const Graph& g, const Plan& plan, int group_index) {
   const Group& group = plan.groups().at(static_cast<std::size_t>(group_index));
   if (!group.launched()) return {};
-  if (attention_group(g, group.nodes)) return "cudnn_" + kernel_stem(plan, group_index);  // one fused attention call
+  if (const auto chain = attention_group(g, group.nodes)) {  // one fused attention kernel
+    return (attention_kernel(*chain) == AttentionKernel::tf32_flash ? "fx_flash_" : "cudnn_") +
+           kernel_stem(plan, group_index);
+  }
   for (NodeId n : group.nodes) {
     const OpId op = g.node(n).op_id();
     if (op == OpId::sort || op == OpId::topk) return "cub_" + kernel_stem(plan, group_index);

@@ -407,10 +407,12 @@ FusionDecision check_group(const Graph& g, std::span<const NodeId> nodes, const 
     if (c == OpClass::contraction) contractions.push_back(n);
     if (c == OpClass::reduction) reductions.push_back(n);
   }
-  // Scaled dot-product attention: two matmuls and a softmax as one cuDNN fused attention call (attention.h).
-  if (contractions.size() == 2 && attention_group(g, nodes)) {
-    return FusionDecision::yes("one fused attention kernel (cuDNN) computes these " + std::to_string(nodes.size()) +
-                               " ops");
+  // Scaled dot-product attention: two matmuls and a softmax as one fused attention kernel (attention.h).
+  if (contractions.size() == 2) {
+    if (const auto chain = attention_group(g, nodes)) {
+      return FusionDecision::yes("one fused attention kernel (" + attention_kernel_name(attention_kernel(*chain)) +
+                                 ") computes these " + std::to_string(nodes.size()) + " ops");
+    }
   }
   std::optional<FusionDecision> verdict;
   if (contractions.size() == 2) verdict = attention_group_refusal(g, nodes);

@@ -88,7 +88,7 @@ std::string shared_window_text(const SharedCounterWindow& window, const std::str
 
 // One step of a plan: a generated kernel or one library call (which may launch several CUDA kernels).
 struct KernelReport {
-  std::string name, group, kind, library;  // library: "generated (NVRTC)", "cuBLASLt", "cuDNN", "CUB"
+  std::string name, group, kind, library;  // "generated (NVRTC)", "cuBLASLt", "cuDNN", "CUB", "Fusion Explorer (nvcc)"
   // Library calls: "cuBLASLt RELU_BIAS epilogue, TF32 tensor cores", the cuDNN algorithm; generated kernels:
   // the layout over threads and, when layouts were timed, the times behind the choice.
   std::string path;

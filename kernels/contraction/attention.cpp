@@ -93,22 +93,6 @@ Key key_of(const AttentionProblem& p) {
 
 }  // namespace
 
-std::string describe_attention(const AttentionProblem& p) {
-  std::string type = p.type == DType::bf16 ? "BF16" : p.type == DType::f16 ? "FP16" : std::string(dtype_name(p.type));
-  char text[256];
-  std::snprintf(text, sizeof text, "cuDNN fused attention (flash), %s, B %lld x H %lld, Tq %lld, Tkv %lld, D %lld, scale %g",
-                type.c_str(), static_cast<long long>(p.batch), static_cast<long long>(p.heads),
-                static_cast<long long>(p.seq_q), static_cast<long long>(p.seq_kv), static_cast<long long>(p.head_dim),
-                static_cast<double>(p.scale));
-  std::string out = text;
-  if (p.mask) {
-    out += ", additive mask [" + std::to_string(p.seq_q) + ", " + std::to_string(p.seq_kv) + "]";
-    if (p.mask_batch == 1 && p.batch > 1) out += " broadcast over batch";
-    if (p.mask_heads == 1 && p.heads > 1) out += p.mask_batch == 1 && p.batch > 1 ? " and heads" : " broadcast over heads";
-  }
-  return out + "; the score matrix is never written";
-}
-
 bool attention_available() { return true; }
 
 struct Attention::Impl {

@@ -1,6 +1,7 @@
 // Scaled dot-product attention as one cuDNN call (its fused flash attention, reached through the backend graph
 // API): O = softmax(scale * Q K^T + mask) V, with the [Tq, Tkv] scores kept on chip. The engine decides which
-// graph chains this runs (core/fusion/attention.h); this runs them. Vendor types stay in the pimpl.
+// graph chains this runs (core/fusion/attention.h); this runs the f16 and bf16 ones, flash_attention_tf32.h the
+// f32 ones. Vendor types stay in the pimpl.
 #pragma once
 
 #include <cstdint>
@@ -22,11 +23,13 @@ struct AttentionProblem {
   float scale = 1.0f;
   bool mask = false;
   std::int64_t mask_batch = 1, mask_heads = 1;
+  bool k_transposed = false;  // K stored as K^T [B, H, D, Tkv] (the f32 kernel reads it; cuDNN is never given it)
   bool operator==(const AttentionProblem&) const = default;
 };
 
 // One line for reports: "cuDNN fused attention (flash), BF16, B 8 x H 12, Tq 1024, Tkv 1024, D 64, scale 0.125,
-// additive mask [1024, 1024] broadcast over batch and heads; scores never written".
+// additive mask [1024, 1024] broadcast over batch and heads; the score matrix is never written"; for f32, "TF32
+// flash attention (Fusion Explorer's kernel, TF32 tensor cores, f32 softmax), F32, ...".
 std::string describe_attention(const AttentionProblem& p);
 
 // False in a build without cuDNN (attention_unavailable.cpp): nothing here can run then.

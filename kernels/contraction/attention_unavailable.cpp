@@ -6,8 +6,6 @@
 
 namespace fx::gpu {
 
-std::string describe_attention(const AttentionProblem&) { return "cuDNN fused attention (not in this build)"; }
-
 bool attention_available() { return false; }
 
 struct Attention::Impl {};

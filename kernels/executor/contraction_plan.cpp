@@ -323,7 +323,8 @@ LibraryCall conv_call(const GroupView& gv, NodeId cv, const std::string& stem, s
   return call;
 }
 
-// A group that is one attention chain: one cuDNN fused attention call (core's attention_group decided it).
+// A group that is one attention chain: one fused attention call, cuDNN's or the TF32 kernel (core's
+// attention_group and attention_kernel decided it).
 LibraryCall attention_call(const Graph& g, const AttentionPattern& a, const std::string& stem,
                            std::vector<std::string>& notes) {
   LibraryCall call;
@@ -333,6 +334,7 @@ LibraryCall attention_call(const Graph& g, const AttentionPattern& a, const std:
   p.head_dim = a.head_dim, p.value_dim = a.value_dim;
   p.type = a.dtype;
   p.scale = static_cast<float>(a.scale);
+  p.k_transposed = a.k_is_transposed;
   call.q = a.q, call.k = a.k, call.v = a.v, call.mask = a.mask;
   call.inputs = {a.q, a.k, a.v};
   if (a.mask) {
@@ -348,7 +350,7 @@ LibraryCall attention_call(const Graph& g, const AttentionPattern& a, const std:
   }
   call.nodes = a.nodes;
   call.outputs = {g.value_of(a.context)};
-  call.name = "cudnn_" + stem;
+  call.name = (attention_kernel(a) == AttentionKernel::tf32_flash ? "fx_flash_" : "cudnn_") + stem;
   call.description = describe_attention(p);
   if (a.k_transpose) {
     notes.push_back(call.name + ": transpose " + g.node(*a.k_transpose).name + " folded into the attention call (K^T "

@@ -11,6 +11,7 @@
 #include "kernels/codegen/codegen.h"
 #include "kernels/common/cuda_call.h"
 #include "kernels/contraction/batchnorm_fold.h"
+#include "kernels/contraction/flash_attention_tf32.h"
 #include "kernels/executor/executor_internal.h"
 
 namespace fx::gpu {
@@ -44,13 +45,43 @@ std::pair<std::size_t, std::size_t> nhwc_scratch_bytes(const Conv2dProblem& p) {
           static_cast<std::size_t>(out.n * out.k * out.p * out.q) * element};
 }
 
+// The f32 attention call as the TF32 kernel takes it: the mask's broadcast dims as zero strides.
+FlashAttentionTf32 tf32_attention_problem(const AttentionProblem& a) {
+  FlashAttentionTf32 p;
+  p.batch = a.batch, p.heads = a.heads, p.seq_q = a.seq_q, p.seq_kv = a.seq_kv, p.head_dim = a.head_dim;
+  p.scale = a.scale;
+  p.k_transposed = a.k_transposed;
+  const long long matrix = a.seq_q * a.seq_kv;
+  p.mask_head_stride = a.mask_heads > 1 ? matrix : 0;
+  p.mask_batch_stride = a.mask_batch > 1 ? matrix * a.mask_heads : 0;
+  return p;
+}
+
+// Why the TF32 kernel cannot run a: its head dims, or a GPU without TF32 mma (before compute capability 8.0);
+// "" when it can.
+std::string tf32_attention_unsupported_reason(const AttentionProblem& a) {
+  if (a.head_dim != a.value_dim || !flash_attention_tf32_head_dim_supported(a.head_dim)) {
+    return "the TF32 flash attention kernel is built for one head dim of 32, 64 or 128 (here " +
+           std::to_string(a.head_dim) + " and " + std::to_string(a.value_dim) + ")";
+  }
+  int device = 0, major = 0;
+  FX_CUDA_CALL(cudaGetDevice(&device));
+  FX_CUDA_CALL(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  if (major < 8) {
+    return "the TF32 flash attention kernel needs TF32 tensor cores (compute capability 8.0 or newer; this GPU has " +
+           std::to_string(major) + ".x)";
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string LibraryStep::describe(const PlanBuffers& b, CallPart part) const {
   if (part == CallPart::to_nhwc) return "x converted NCHW -> NHWC for cuDNN's channels-last convolution";
   if (part == CallPart::to_nchw) return "y converted NHWC -> NCHW after cuDNN's channels-last convolution";
   if (call_.kind == LibraryCallKind::attention) {
-    const std::string engine = runtime_->attention ? runtime_->attention->engine(call_.attention) : "";
+    const std::string engine =
+        runtime_->attention && !runs_tf32_attention() ? runtime_->attention->engine(call_.attention) : "";
     return engine.empty() ? call_.description : call_.description + "; " + engine;
   }
   if (call_.kind == LibraryCallKind::matmul_graph) {
@@ -277,6 +308,13 @@ void LibraryStep::launch(const PlanBuffers& b, cudaStream_t stream, CallPart par
     launch_kernel(nhwc_[i][j].function(), alt ? alt->block : k.block, alt ? alt->grid : k.grid, {src, dst}, stream);
     return;
   }
+  if (runs_tf32_attention()) {
+    const auto in = [&](ValueId v) { return static_cast<const float*>(b.value(v)); };
+    FX_CUDA_CALL(flash_attention_tf32(tf32_attention_problem(call_.attention), in(call_.q), in(call_.k), in(call_.v),
+                                      call_.mask ? in(*call_.mask) : nullptr,
+                                      static_cast<float*>(b.value(call_.outputs[0])), stream));
+    return;
+  }
   if (call_.kind == LibraryCallKind::attention) {
     if (!rt.attention) rt.attention = std::make_unique<Attention>();
     rt.attention->run(call_.attention, b.value(call_.q), b.value(call_.k), b.value(call_.v),
@@ -382,11 +420,13 @@ void name_step_after(const Graph& g, const LibraryCall& call, StepInfo& s) {
 
 namespace {
 
-// Whether cuDNN runs the attention call on this device; otherwise a note and why (asked before anything runs, so
-// the plan says it before its times do).
+// Whether the attention call runs on this device (cuDNN's engine, or for f32 the TF32 kernel's tensor cores);
+// otherwise a note and why (asked before anything runs, so the plan says it before its times do).
 bool attention_runs(CompiledProgram& im, PlanId p, const Group& group, const LibraryCall& call) {
   std::string why;
-  if (!attention_available()) {
+  if (call.attention.type == DType::f32) {
+    why = tf32_attention_unsupported_reason(call.attention);
+  } else if (!attention_available()) {
     why = "this build has no cuDNN";
   } else {
     if (!im.contraction->attention) im.contraction->attention = std::make_unique<Attention>();
@@ -502,7 +542,9 @@ void prepare_library_steps(CompiledProgram& im) {
       rt.conv = std::make_unique<Conv2d>();
       rt.conv->set_tuning_cache(im.tuning.get(), !im.options.retune);
     }
-    if (step.call().kind == LibraryCallKind::attention && !rt.attention) rt.attention = std::make_unique<Attention>();
+    if (step.call().kind == LibraryCallKind::attention && !step.runs_tf32_attention() && !rt.attention) {
+      rt.attention = std::make_unique<Attention>();
+    }
     if (step.call().kind == LibraryCallKind::matmul_graph && !rt.matmul_graph) {
       rt.matmul_graph = std::make_unique<MatmulGraph>();
     }

@@ -46,9 +46,14 @@ class LibraryStep {
 
   const LibraryCall& call() const { return call_; }
   std::string library() const {
+    if (runs_tf32_attention()) return "Fusion Explorer (nvcc)";
     const bool cudnn = call_.kind == LibraryCallKind::conv2d || call_.kind == LibraryCallKind::attention ||
                        call_.kind == LibraryCallKind::matmul_graph;
     return cudnn ? "cuDNN" : "cuBLASLt";
+  }
+  // An f32 attention call: the TF32 flash attention kernel (flash_attention_tf32.h) runs it, not cuDNN.
+  bool runs_tf32_attention() const {
+    return call_.kind == LibraryCallKind::attention && call_.attention.type == DType::f32;
   }
   // The report's library path in plan `plan`, with the algorithm it ran (cuBLASLt's timed choice, cuDNN's), once
   // it has run; for a conversion part, what the conversion does.

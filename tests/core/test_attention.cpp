@@ -46,7 +46,7 @@ struct Chain {
 FusionDecision match_refusal(const Graph& g) {
   const AttentionMatch m = match_attention(g, node(g, "o"));
   if (const auto* d = std::get_if<FusionDecision>(&m)) return *d;
-  return cudnn_sdpa_supports(std::get<AttentionPattern>(m));
+  return fused_attention_supports(std::get<AttentionPattern>(m));
 }
 
 std::optional<Candidate> attention_candidate(const FusionEngine& engine) {
@@ -72,7 +72,7 @@ TEST(Attention, RecognisesTheChainWithItsShapesAndScale) {
   ASSERT_TRUE(p.mask.has_value());
   EXPECT_EQ(g.value_name(*p.mask), "m");
   EXPECT_DOUBLE_EQ(p.flops(), 4.0 * 2 * 4 * 128 * 128 * 64);
-  EXPECT_TRUE(cudnn_sdpa_supports(p).fuse);
+  EXPECT_TRUE(fused_attention_supports(p).fuse);
 }
 
 TEST(Attention, SampleAutoFusesToOneAttentionKernelThatNeverWritesTheScores) {
@@ -120,15 +120,26 @@ TEST(Attention, LongSequenceAndF16SamplesFuseToo) {
   EXPECT_TRUE(has(c->decision.message, "[1, 12, 8192, 8192] bf16 score matrix (1.50 GiB)")) << c->decision.message;
 }
 
-TEST(Attention, F32AttentionIsRefusedBecauseCudnnsFlashAttentionTakesF16OrBf16) {
+TEST(Attention, F32AttentionRunsAsTheTf32FlashKernel) {
   FusionEngine engine(sample("gpt2_block.json"), test_device());
   const std::optional<Candidate> c = attention_candidate(engine);
   ASSERT_TRUE(c.has_value());
-  EXPECT_FALSE(c->decision.fuse);
-  EXPECT_EQ(c->decision.reason, Reason::attention_unsupported);
-  EXPECT_TRUE(has(c->decision.message, "Q, K and V are f32: cuDNN's fused flash attention takes f16 or bf16; its f32 "
-                                             "engine is slower"))
+  EXPECT_TRUE(c->decision.fuse) << c->decision.message;
+  EXPECT_TRUE(has(c->decision.message, "fused attention (TF32 flash attention kernel, one kernel): the [8, 12, 1024, "
+                                       "1024] f32 score matrix (384 MiB) never reaches HBM"))
       << c->decision.message;
+
+  engine.auto_fuse();
+  const Graph& g = engine.graph();
+  const Plan& plan = engine.plan();
+  const int index = plan.group_of(node(g, "scores"));
+  const Group& group = plan.groups()[static_cast<std::size_t>(index)];
+  EXPECT_EQ(group.kinds, std::vector<FusionKind>{FusionKind::attention});
+  EXPECT_EQ(group.nodes.size(), 5u);  // scores, scaled, masked, probs, ctx
+  EXPECT_EQ(plan.group_of(node(g, "ctx")), index);
+  EXPECT_EQ(group_kernel_name(g, plan, index).rfind("fx_flash_", 0), 0u) << group_kernel_name(g, plan, index);
+  const FusionDecision why = engine.explain(node(g, "scores"), node(g, "ctx"));
+  EXPECT_TRUE(has(why.message, "TF32 flash attention kernel")) << why.message;
 }
 
 TEST(Attention, RefusalsSayWhichPartDoesNotFit) {
@@ -154,9 +165,18 @@ TEST(Attention, RefusalsSayWhichPartDoesNotFit) {
 
   Chain f32;
   f32.dtype = "f32";
-  const FusionDecision d = match_refusal(f32.build());
+  EXPECT_TRUE(match_refusal(f32.build()).fuse);  // the TF32 kernel
+  Chain f32_odd_head;
+  f32_odd_head.dtype = "f32";
+  f32_odd_head.q_shape = f32_odd_head.kv_shape = "[2, 4, 128, 48]";
+  const FusionDecision d = match_refusal(f32_odd_head.build());
   EXPECT_EQ(d.reason, Reason::attention_unsupported);
-  EXPECT_TRUE(has(d.message, "f32"));
+  EXPECT_TRUE(has(d.message, "the head dims are 48 (Q.K) and 48 (V): the TF32 flash attention kernel is built for one "
+                             "head dim of 32, 64 or 128"))
+      << d.message;
+  Chain bf16_odd_head;
+  bf16_odd_head.q_shape = bf16_odd_head.kv_shape = "[2, 4, 128, 48]";
+  EXPECT_TRUE(match_refusal(bf16_odd_head.build()).fuse);  // cuDNN takes multiples of 8
 
   Chain order;
   order.mask_before_scale = true;

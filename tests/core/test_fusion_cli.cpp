@@ -69,11 +69,13 @@ TEST(FusionCli, FuseByIdAndBadIds) {
 }
 
 TEST(FusionCli, ExplainNamesTheReasonAsJson) {
+  // After auto-fuse the scores GEMM and the softmax share the attention kernel, and the answer says which.
   const CliResult r = cli("explain " + sample("gpt2_block.json") + " scores probs --json");
   ASSERT_EQ(r.status, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["fuse"], false);
-  EXPECT_EQ(j["reason"], "REDUCTION_AXIS");
+  EXPECT_EQ(j["fuse"], true);
+  EXPECT_EQ(j["reason"], "FUSIBLE");
+  EXPECT_NE(j["message"].get<std::string>().find("TF32 flash attention kernel"), std::string::npos) << r.out;
 }
 
 // The answers the GUI gives (core/fusion/explain.cpp), from the command line: roles named right, the user's

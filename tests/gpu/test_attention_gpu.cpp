@@ -1,9 +1,11 @@
-// cuDNN's fused attention (kernels/contraction/attention.h) on the GPU against a float64 reference computed from the
-// same rounded inputs: with and without the mask, per-head masks, Tq != Tkv, head dims 64 and 128, f16 and bf16.
-// Skips with a message where no CUDA device exists.
+// cuDNN's fused attention (kernels/contraction/attention.h) and the TF32 flash attention kernel
+// (flash_attention_tf32.h) on the GPU against a float64 reference computed from the same inputs: with and without
+// the mask, per-head masks, Tq != Tkv, head dims 32, 64 and 128, f16, bf16 and f32. Skips with a message where no
+// CUDA device exists.
 #include <gtest/gtest.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -15,6 +17,7 @@
 #include "core/fusion/legality.h"
 #include "core/graph/graph_io.h"
 #include "kernels/contraction/attention.h"
+#include "kernels/contraction/flash_attention_tf32.h"
 #include "kernels/executor/executor.h"
 #include "tests/gpu/executor_test_support.h"
 
@@ -183,6 +186,99 @@ TEST(AttentionGpu, FusedAttentionMatchesTheFloat64Reference) {
   check_problem(attention, p);
 }
 
+struct DeviceF32 {
+  float* ptr = nullptr;
+  explicit DeviceF32(const std::vector<float>& host) {
+    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&ptr), std::max<std::size_t>(host.size(), 1) * 4), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(ptr, host.data(), host.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  ~DeviceF32() { cudaFree(ptr); }
+  DeviceF32(const DeviceF32&) = delete;
+  DeviceF32& operator=(const DeviceF32&) = delete;
+};
+
+// The TF32 kernel on one problem against the float64 reference; `causal`: the mask is -inf above the diagonal.
+void check_tf32_problem(const AttentionProblem& p, bool causal) {
+  SCOPED_TRACE(describe_attention(p));
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  const auto random = [&](std::int64_t n) {
+    std::vector<float> x(static_cast<std::size_t>(n));
+    for (float& e : x) e = normal(rng);
+    return x;
+  };
+  const std::int64_t bh = p.batch * p.heads;
+  const std::vector<float> q = random(bh * p.seq_q * p.head_dim), k = random(bh * p.seq_kv * p.head_dim),
+                           v = random(bh * p.seq_kv * p.value_dim);
+  std::vector<float> mask;
+  if (p.mask) {
+    mask = random(p.mask_batch * p.mask_heads * p.seq_q * p.seq_kv);
+    for (std::size_t i = 0; causal && i < mask.size(); ++i) {
+      const auto row = static_cast<std::int64_t>(i / static_cast<std::size_t>(p.seq_kv)) % p.seq_q;
+      if (static_cast<std::int64_t>(i % static_cast<std::size_t>(p.seq_kv)) > row) mask[i] = -INFINITY;
+    }
+  }
+  std::vector<float> k_stored = k;  // K^T [bh, D, Tkv] where the problem reads it so
+  if (p.k_transposed) {
+    for (std::int64_t b = 0; b < bh; ++b) {
+      for (std::int64_t j = 0; j < p.seq_kv; ++j) {
+        for (std::int64_t d = 0; d < p.head_dim; ++d) {
+          k_stored[static_cast<std::size_t>((b * p.head_dim + d) * p.seq_kv + j)] =
+              k[static_cast<std::size_t>((b * p.seq_kv + j) * p.head_dim + d)];
+        }
+      }
+    }
+  }
+  DeviceF32 dq(q), dk(k_stored), dv(v), dmask(mask), dout(std::vector<float>(static_cast<std::size_t>(bh * p.seq_q * p.value_dim)));
+  FlashAttentionTf32 f;
+  f.batch = p.batch, f.heads = p.heads, f.seq_q = p.seq_q, f.seq_kv = p.seq_kv, f.head_dim = p.head_dim;
+  f.scale = p.scale, f.k_transposed = p.k_transposed;
+  f.mask_head_stride = p.mask_heads > 1 ? p.seq_q * p.seq_kv : 0;
+  f.mask_batch_stride = p.mask_batch > 1 ? p.mask_heads * p.seq_q * p.seq_kv : 0;
+  ASSERT_EQ(flash_attention_tf32(f, dq.ptr, dk.ptr, dv.ptr, p.mask ? dmask.ptr : nullptr, dout.ptr, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<float> out(static_cast<std::size_t>(bh * p.seq_q * p.value_dim));
+  ASSERT_EQ(cudaMemcpy(out.data(), dout.ptr, out.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  const std::vector<double> want = reference(p, q, k, v, mask);
+  double err = 0, norm = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(out[i])) << "output " << i;
+    err += (out[i] - want[i]) * (out[i] - want[i]);
+    norm += want[i] * want[i];
+  }
+  const double rel = std::sqrt(err / std::max(norm, 1e-30));
+  std::cout << "  " << describe_attention(p) << (causal ? ", causal -inf mask" : "") << ": relative L2 error " << rel
+            << "\n";
+  // Both products on TF32 (10-bit mantissa), K and V truncated: a few 1e-4 relative, as the chain's TF32 GEMMs.
+  EXPECT_LT(rel, 3e-3);
+}
+
+TEST(AttentionGpu, Tf32FlashKernelMatchesTheFloat64Reference) {
+  FX_REQUIRE_DEVICE();
+  AttentionProblem p;
+  p.type = DType::f32;
+  p.batch = 2, p.heads = 3, p.seq_q = p.seq_kv = 128, p.head_dim = p.value_dim = 64;
+  p.scale = 0.125f, p.mask = true;  // broadcast over batch and heads
+  check_tf32_problem(p, false);
+  check_tf32_problem(p, true);
+  p.mask = false;
+  check_tf32_problem(p, false);
+  // Odd lengths (tiles cut short; mask and K^T rows not 16-byte aligned), K stored transposed, a mask per head.
+  p.seq_q = 100, p.seq_kv = 77, p.mask = true, p.mask_heads = 3;
+  check_tf32_problem(p, true);
+  p.k_transposed = true;
+  check_tf32_problem(p, false);
+  p.k_transposed = false, p.mask_heads = 1;
+  for (const std::int64_t d : {32, 128}) {
+    p.batch = 1, p.heads = 2, p.seq_q = 130, p.seq_kv = 200, p.head_dim = p.value_dim = d;
+    p.scale = 1.0f / std::sqrt(static_cast<float>(d)), p.mask_batch = 1;
+    check_tf32_problem(p, true);
+    p.k_transposed = true;
+    check_tf32_problem(p, false);
+    p.k_transposed = false;
+  }
+}
+
 RunReport run_auto_fused(const Graph& g, RunOptions opt, Plan& fused) {
   FusionEngine engine(g, DeviceDescription::h100_sxm());
   const Plan unfused = Plan::unfused(engine.graph(), engine.cost_model());
@@ -210,24 +306,59 @@ void expect_one_attention_kernel(const RunReport& r, const Plan& fused, const st
             << r.unfused.total_ms / std::max(r.fused.total_ms, 1e-9) << "x); " << k.name << ": " << k.path << "\n";
 }
 
-// A small chain, both plans also checked against the float64 reference.
-TEST(AttentionGpu, SmallChainAgreesWithTheFloat64Reference) {
-  FX_REQUIRE_DEVICE();
-  const Graph g = inline_graph(
-      R"({"name": "q", "shape": [2, 3, 64, 32], "dtype": "bf16"}, {"name": "k", "shape": [2, 3, 64, 32], "dtype": "bf16"},
-         {"name": "v", "shape": [2, 3, 64, 32], "dtype": "bf16"}, {"name": "m", "shape": [3, 64, 64], "dtype": "bf16"})",
-      R"({"name": "kT", "op": "transpose", "inputs": ["k"], "attrs": {"perm": [0, 1, 3, 2]}},
-         {"name": "s", "op": "matmul", "inputs": ["q", "kT"]}, {"name": "t", "op": "mul", "inputs": ["s", 0.2]},
+// o = softmax(0.2 q k^T + m) v over q, v [2, 3, 64, 32] and a mask per head [3, 64, 64], in `dtype`. k is
+// [2, 3, 64, 32] read through a transpose node, or where `k_transposed_input` a graph input already holding K^T.
+Graph small_chain(const std::string& dtype, bool k_transposed_input) {
+  const auto input = [&](const char* name, const char* shape) {
+    return std::string(R"({"name": ")") + name + R"(", "shape": )" + shape + R"(, "dtype": ")" + dtype + R"("})";
+  };
+  const std::string inputs = input("q", "[2, 3, 64, 32]") + ", " +
+                             input("k", k_transposed_input ? "[2, 3, 32, 64]" : "[2, 3, 64, 32]") + ", " +
+                             input("v", "[2, 3, 64, 32]") + ", " + input("m", "[3, 64, 64]");
+  const std::string scores = k_transposed_input
+                                 ? R"({"name": "s", "op": "matmul", "inputs": ["q", "k"]})"
+                                 : R"({"name": "kT", "op": "transpose", "inputs": ["k"], "attrs": {"perm": [0, 1, 3, 2]}},
+                                      {"name": "s", "op": "matmul", "inputs": ["q", "kT"]})";
+  return inline_graph(inputs, scores + R"(, {"name": "t", "op": "mul", "inputs": ["s", 0.2]},
          {"name": "u", "op": "add", "inputs": ["t", "m"]}, {"name": "p", "op": "softmax", "inputs": ["u"]},
          {"name": "o", "op": "matmul", "inputs": ["p", "v"]})",
-      R"("o")");
+                      R"("o")");
+}
+
+RunReport run_small_chain(const Graph& g, Plan& fused) {
   RunOptions opt;
   opt.reference = RunOptions::Reference::on;
   opt.timing.repeat = 3;
-  Plan fused;
   const RunReport r = run_auto_fused(g, opt, fused);
   EXPECT_FALSE(r.reference_checks.empty()) << r.reference_note;
+  return r;
+}
+
+// A small chain, both plans also checked against the float64 reference.
+TEST(AttentionGpu, SmallChainAgreesWithTheFloat64Reference) {
+  FX_REQUIRE_DEVICE();
+  Plan fused;
+  const RunReport r = run_small_chain(small_chain("bf16", false), fused);
   expect_one_attention_kernel(r, fused, "small chain, mask per head");
+}
+
+// An f32 chain, K^T a graph input: the TF32 kernel reads it as it is, one launch, checked against the unfused
+// chain and the float64 reference.
+TEST(AttentionGpu, F32ChainRunsAsOneTf32FlashKernel) {
+  FX_REQUIRE_DEVICE();
+  Plan fused;
+  const RunReport r = run_small_chain(small_chain("f32", true), fused);
+  EXPECT_TRUE(r.verified);
+  for (const auto& checks : {r.checks, r.reference_checks}) {
+    for (const auto& c : checks) EXPECT_TRUE(c.passed) << c.name << " rel. error " << c.rel_error;
+  }
+  ASSERT_EQ(fused.kernel_count(), 1);
+  ASSERT_EQ(r.fused.kernels.size(), 1u) << (r.fused.notes.empty() ? "" : r.fused.notes[0]);
+  const KernelReport& k = r.fused.kernels[0];
+  EXPECT_EQ(k.library, "Fusion Explorer (nvcc)");
+  EXPECT_EQ(k.name, "fx_flash_" + c_identifier(fused.groups()[0].id));
+  EXPECT_NE(k.path.find("TF32 flash attention"), std::string::npos) << k.path;
+  EXPECT_NE(k.path.find("K read as stored K^T"), std::string::npos) << k.path;
 }
 
 // K^T computed in another kernel (after a negation) would be read keys-contiguous: the engine makes no attention
