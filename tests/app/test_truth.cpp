@@ -252,10 +252,10 @@ TEST(Truth, FusionIsVisibleOnTheEdges) {
   }
 }
 
-// 7. Labels: a producer merged into a layernorm is a prologue; the GUI plans for the CLI's default device;
-// the generated source folds the helpers every kernel shares.
+// 7. Labels: a producer merged into a layernorm is a prologue (the exported block's residual add into the second
+// layernorm); the GUI plans for the CLI's default device; the generated source folds the helpers every kernel shares.
 TEST(Truth, LabelsSayWhatHappened) {
-  auto w = open_window(QStringLiteral("gpt2_block.json"));
+  auto w = open_window(QStringLiteral("gpt2_block_hf.json"));
   and_wait(*w, [&] { w->session().auto_fuse(); });
   bool prologue = false;
   for (const ClusterItem* c : w->scene()->cluster_items()) {

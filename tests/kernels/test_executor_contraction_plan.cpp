@@ -252,11 +252,36 @@ TEST(ContractionPlan, AttentionScoresAreOneBatchedTransposedGemm) {
   // The [1024, 1024] mask broadcasts over batch and heads: not a residual of the scores' [8, 12, 1024, 1024].
   EXPECT_FALSE(mm.residual);
   EXPECT_TRUE(mentions(p.notes, "`add` of a tensor broadcast to the output")) << ::testing::PrintToString(p.notes);
-  const ContractionGroupPlan ctx = auto_group(g, "ctx");
+  // The context GEMM alone is a batched GEMM too (the chain as separate kernels, where the attention kernel
+  // cannot run).
+  const ContractionGroupPlan ctx = group_of(g, {"ctx"});
   ASSERT_EQ(ctx.calls.size(), 1u);
   EXPECT_EQ(ctx.calls[0].matmul.batch, 96);
   EXPECT_EQ(ctx.calls[0].matmul.n, 64);
   EXPECT_EQ(ctx.calls[0].matmul.k, 1024);
+}
+
+// Auto-fuse makes gpt2_block's f32 attention chain one call of the TF32 flash attention kernel.
+TEST(ContractionPlan, F32AttentionIsOneTf32FlashAttentionCall) {
+  const Graph g = load_sample("gpt2_block");
+  const ContractionGroupPlan p = auto_group(g, "ctx");
+  ASSERT_EQ(p.calls.size(), 1u);
+  const LibraryCall& c = p.calls[0];
+  EXPECT_EQ(c.kind, LibraryCallKind::attention);
+  EXPECT_EQ(c.name.rfind("fx_flash_", 0), 0u) << c.name;
+  EXPECT_EQ(c.attention.type, DType::f32);
+  EXPECT_EQ(c.attention.batch, 8);
+  EXPECT_EQ(c.attention.heads, 12);
+  EXPECT_EQ(c.attention.seq_q, 1024);
+  EXPECT_EQ(c.attention.head_dim, 64);
+  EXPECT_FLOAT_EQ(c.attention.scale, 0.125f);
+  EXPECT_TRUE(c.attention.mask);
+  EXPECT_EQ(c.attention.mask_batch, 1);  // one [1024, 1024] mask for every batch entry and head
+  EXPECT_EQ(c.attention.mask_heads, 1);
+  EXPECT_FALSE(c.attention.k_transposed);
+  EXPECT_EQ(c.outputs, std::vector<ValueId>{value(g, "ctx")});
+  EXPECT_NE(c.description.find("TF32 flash attention"), std::string::npos) << c.description;
+  EXPECT_TRUE(p.rest.empty());
 }
 
 TEST(ContractionPlan, QkvIsOneStridedBatchedGemmOnStackedWeights) {
