@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/fusion/attention.h"
 #include "kernels/codegen/codegen_internal.h"
 
 namespace fx::gpu {
@@ -81,6 +82,12 @@ std::vector<ValueId> group_inputs(const Graph& g, std::span<const NodeId> group)
 }
 
 std::string unsupported_reason(const Graph& g, std::span<const NodeId> group) {
+  if (const auto chain = attention_group(g, group)) {
+    return attention_kernel(*chain) == AttentionKernel::tf32_flash
+               ? "the attention chain runs as one call of the TF32 flash attention kernel "
+                 "(kernels/contraction/flash_attention_tf32.cu, compiled ahead of time), not generated code"
+               : "the attention chain runs as one call of cuDNN's fused flash attention, not generated code";
+  }
   for (NodeId n : group) {
     const Node& node = g.node(n);
     if (node.op_id() == OpId::custom) return "node " + node.name + " is a custom op (" + node.label + "): it has no implementation to run";

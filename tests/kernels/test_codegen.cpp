@@ -363,6 +363,12 @@ TEST(Codegen, RefusesCustomAndContraction) {
   const std::vector<NodeId> mm = {*g.find_node("mm")};
   EXPECT_NE(unsupported_reason(g, mm).find("cuBLASLt"), std::string::npos);
   EXPECT_THROW(generate_group(g, mm, "fx_k"), std::invalid_argument);
+  // An attention group says which kernel runs it instead.
+  const Graph gpt = load("gpt2_block.json");
+  std::vector<NodeId> chain;
+  for (const char* n : {"scores", "scaled", "masked", "probs", "ctx"}) chain.push_back(*gpt.find_node(n));
+  EXPECT_NE(unsupported_reason(gpt, chain).find("one call of the TF32 flash attention kernel"), std::string::npos)
+      << unsupported_reason(gpt, chain);
 }
 
 // Every sample, both plans: every generated kernel compiles for sm_90, in each of its layouts.
