@@ -86,9 +86,12 @@ struct MeasuredTraffic {
 // steps: same as step 3 of the fused plan (fx_g_relu)", or, for the measured step, that its window serves others.
 std::string shared_window_text(const SharedCounterWindow& window, const std::string& plan, int step);
 
+// The library of a kernel Fusion Explorer ships compiled ahead of time (the TF32 flash attention kernel).
+inline constexpr const char* kBuiltInKernelLibrary = "Fusion Explorer (nvcc)";
+
 // One step of a plan: a generated kernel or one library call (which may launch several CUDA kernels).
 struct KernelReport {
-  std::string name, group, kind, library;  // "generated (NVRTC)", "cuBLASLt", "cuDNN", "CUB", "Fusion Explorer (nvcc)"
+  std::string name, group, kind, library;  // "generated (NVRTC)", "cuBLASLt", "cuDNN", "CUB", kBuiltInKernelLibrary
   // Library calls: "cuBLASLt RELU_BIAS epilogue, TF32 tensor cores", the cuDNN algorithm; generated kernels:
   // the layout over threads and, when layouts were timed, the times behind the choice.
   std::string path;

@@ -46,7 +46,7 @@ class LibraryStep {
 
   const LibraryCall& call() const { return call_; }
   std::string library() const {
-    if (runs_tf32_attention()) return "Fusion Explorer (nvcc)";
+    if (runs_tf32_attention()) return kBuiltInKernelLibrary;
     const bool cudnn = call_.kind == LibraryCallKind::conv2d || call_.kind == LibraryCallKind::attention ||
                        call_.kind == LibraryCallKind::matmul_graph;
     return cudnn ? "cuDNN" : "cuBLASLt";

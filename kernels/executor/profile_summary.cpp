@@ -187,6 +187,10 @@ std::string explain_bytes_mismatch(const KernelProfile& k, std::int64_t l2_bytes
     }
     return "fewer bytes than predicted: an operand was served from the L2 (broadcast or repeated input)";
   }
+  if (k.library == kBuiltInKernelLibrary) {
+    return "more bytes than predicted: every block of query rows reads K, V and the mask again, and what misses the "
+           "L2 comes from DRAM again";
+  }
   if (!generated(k.library)) {
     return "more bytes than predicted: the library re-reads operands across tiles or uses a workspace";
   }

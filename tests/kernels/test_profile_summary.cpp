@@ -145,6 +145,9 @@ TEST(ProfileSummary, SmallFootprintGetsTheL2NoteAndTheL2Reason) {
   k.library = "cuBLASLt";
   k.measured_over_predicted = 1.5;
   EXPECT_NE(explain_bytes_mismatch(k, kL2).find("library"), std::string::npos);
+  k.library = kBuiltInKernelLibrary;  // the TF32 flash attention kernel
+  EXPECT_NE(explain_bytes_mismatch(k, kL2).find("every block of query rows reads K, V and the mask again"),
+            std::string::npos);
   k.measured_over_predicted = 1.05;
   EXPECT_TRUE(explain_bytes_mismatch(k, kL2).empty());
 }
