@@ -14,7 +14,7 @@ namespace {
 constexpr std::int64_t kHeadDimMultiple = 8;
 constexpr std::int64_t kMaxHeadDim = 128;
 
-// The head dims kernels/contraction/flash_attention_tf32.cu is instantiated for.
+// The head dims kernels/contraction/flash_attention_tf32.cu is instantiated for (its flash_attention_tf32 switch).
 bool tf32_flash_head_dim(std::int64_t d) { return d == 32 || d == 64 || d == 128; }
 
 std::string name_of(const Graph& g, NodeId n) { return g.node(n).name + " (" + g.node(n).op + ")"; }
@@ -194,6 +194,10 @@ AttentionKernel attention_kernel(const AttentionPattern& p) {
 
 std::string attention_kernel_name(AttentionKernel k) {
   return k == AttentionKernel::tf32_flash ? "the TF32 flash attention kernel" : "cuDNN's fused flash attention";
+}
+
+std::string attention_kernel_prefix(AttentionKernel k) {
+  return k == AttentionKernel::tf32_flash ? "fx_flash_" : "cudnn_";
 }
 
 FusionDecision fused_attention_supports(const AttentionPattern& p) {

@@ -56,6 +56,8 @@ enum class AttentionKernel : std::uint8_t { cudnn_flash, tf32_flash };
 AttentionKernel attention_kernel(const AttentionPattern& p);
 // "cuDNN's fused flash attention" or "the TF32 flash attention kernel", for messages.
 std::string attention_kernel_name(AttentionKernel k);
+// The start of the group's kernel name in plans and run reports: "cudnn_" or "fx_flash_".
+std::string attention_kernel_prefix(AttentionKernel k);
 
 // Whether attention_kernel(p) runs the pattern. cuDNN: f16 or bf16, K with its head dim contiguous, head dims that
 // are multiples of 8 and at most 128. TF32 kernel: one head dim of 32, 64 or 128 for Q.K and V. A refusal says

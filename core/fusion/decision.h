@@ -30,7 +30,7 @@ enum class Reason : std::uint8_t {
   kind_disabled,                    // KIND_DISABLED
   already_fused,                    // ALREADY_FUSED: both nodes are in one group
   not_related,                      // NOT_RELATED: no edge and no shared input between the two groups
-  attention_unsupported,            // ATTENTION_UNSUPPORTED: an attention chain cuDNN's fused attention cannot run
+  attention_unsupported,            // ATTENTION_UNSUPPORTED: an attention chain no fused attention kernel runs
 };
 
 // "CYCLE", "OPAQUE_OP", ... ("FUSIBLE" for Reason::fusible).

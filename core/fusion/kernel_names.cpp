@@ -30,8 +30,7 @@ std::string group_kernel_name(const Graph& g, const Plan& plan, int group_index)
   const Group& group = plan.groups().at(static_cast<std::size_t>(group_index));
   if (!group.launched()) return {};
   if (const auto chain = attention_group(g, group.nodes)) {  // one fused attention kernel
-    return (attention_kernel(*chain) == AttentionKernel::tf32_flash ? "fx_flash_" : "cudnn_") +
-           kernel_stem(plan, group_index);
+    return attention_kernel_prefix(attention_kernel(*chain)) + kernel_stem(plan, group_index);
   }
   for (NodeId n : group.nodes) {
     const OpId op = g.node(n).op_id();

@@ -19,8 +19,8 @@ std::string kernel_stem(const Plan& plan, int group_index);
 // The name of a group's generated kernel: "fx_" + kernel_stem (a group of several kernels suffixes "_0", ...).
 std::string generated_kernel_name(const Plan& plan, int group_index);
 // The name of the group's first launch, as views show it: "fx_g_mul" (generated), "cublaslt_g_mm" (a group with
-// a matmul, its GEMM first), "cudnn_g_conv" (a convolution), "cudnn_g_scores" (an attention chain, one fused
-// attention call), "cub_g_top" (sort, top-k); "" for a group that
+// a matmul, its GEMM first), "cudnn_g_conv" (a convolution), "cudnn_g_scores" / "fx_flash_g_scores" (an attention
+// chain, one cuDNN or TF32 flash attention call), "cub_g_top" (sort, top-k); "" for a group that
 // is not launched.
 std::string group_kernel_name(const Graph& g, const Plan& plan, int group_index);
 

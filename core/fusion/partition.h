@@ -64,7 +64,7 @@ class Partition {
  private:
   // The attention chain whose scores matmul is in a and whose context matmul is in b, if any.
   const AttentionPattern* attention_between(int a, int b) const;
-  // evaluate() for an attention pair: the chain's groups merged into one cuDNN fused attention call.
+  // evaluate() for an attention pair: the chain's groups merged into one fused attention kernel.
   Candidate evaluate_attention(Candidate c, int a, int b, const AttentionPattern& chain, const EngineOptions& options,
                                const std::set<std::string>& rejected, Detail detail);
   // What weigh_recompute settles for a candidate whose producer has consumers outside the pair.

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 namespace fx::gpu {
 namespace {
@@ -17,17 +18,27 @@ constexpr int kRowsPerWarp = 16;  // one m16 tile of queries per warp
 constexpr int kBlockRows = kWarps * kRowsPerWarp;
 constexpr int kPad = 4;  // row stride D + 4 words: the fragment loads below hit 32 distinct banks
 
-// TF32 rounding to nearest (ties away from zero) as one integer add on a word that goes to the tensor cores as it
-// is: they read its top 19 bits, so adding half of the dropped part first rounds instead of truncating. K and V
-// are rounded so, as they are read from shared memory: the unfused chain's TF32 GEMMs round their operands, and
-// a softmax of large scores turns a different rounding of K into a different winner. (An infinite K or V becomes
-// NaN here; the chain would give NaN or infinity.)
-__device__ __forceinline__ std::uint32_t round_bits_tf32(std::uint32_t bits) { return bits + 0x1000u; }
+// TF32 rounding to nearest (ties away from zero) of a word the tensor cores read as it is (its top 19 bits): add
+// half of the dropped part first. Infinities and NaNs pass unchanged, as CUTLASS's round_half_ulp_truncate does.
+__device__ __forceinline__ std::uint32_t round_bits_tf32(std::uint32_t bits) {
+  return (bits & 0x7f800000u) == 0x7f800000u ? bits : bits + 0x1000u;
+}
+
+// The instructions below exist from sm_80 on; a build for older GPUs compiles the kernel to a trap, and
+// flash_attention_tf32_unsupported_reason() says so before anything runs.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define FX_TF32_MMA_UNAVAILABLE 1
+#endif
 
 __device__ __forceinline__ std::uint32_t to_tf32(float x) {
+#ifdef FX_TF32_MMA_UNAVAILABLE
+  __trap();
+  return 0;
+#else
   std::uint32_t r;
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
   return r;
+#endif
 }
 
 // D (16x8, f32) += A (16x8, tf32, row-major) * B (8x8, tf32, column-major). Per lane, with g = lane / 4 and
@@ -35,10 +46,14 @@ __device__ __forceinline__ std::uint32_t to_tf32(float x) {
 // d = {D[g][2t], D[g][2t+1], D[g+8][2t], D[g+8][2t+1]} (PTX ISA, "Matrix fragments for mma.m16n8k8", .tf32).
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
                                          std::uint32_t b1) {
+#ifdef FX_TF32_MMA_UNAVAILABLE
+  __trap();
+#else
   asm volatile(
       "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
 }
 
 __device__ __forceinline__ float group_max(float x) {
@@ -53,6 +68,12 @@ __device__ __forceinline__ float group_sum(float x) {
 
 // Asynchronous copies global -> shared (sm_80+): 16 bytes, or 4 where rows are not 16-byte aligned. Bytes past
 // the tensor's end (src_bytes 0) are filled with zeros.
+#ifdef FX_TF32_MMA_UNAVAILABLE
+__device__ __forceinline__ void copy_async16(void*, const void*, int) { __trap(); }
+__device__ __forceinline__ void copy_async4(void*, const void*, int) { __trap(); }
+__device__ __forceinline__ void copy_async_commit() {}
+__device__ __forceinline__ void copy_async_wait_all() {}
+#else
 __device__ __forceinline__ void copy_async16(void* dst, const void* src, int src_bytes) {
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes));
@@ -63,6 +84,7 @@ __device__ __forceinline__ void copy_async4(void* dst, const void* src, int src_
 }
 __device__ __forceinline__ void copy_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void copy_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
+#endif
 
 // Copies ROWS x COLS floats (row stride `stride` in memory, `ld` in shared memory) of which rows_in x cols_in
 // exist; the rest is zero.
@@ -153,7 +175,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   float acc[D / 8][4];
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
-  // Running maximum (log2 units) and this lane's share of the running sum, for rows row0 and row1.
+  // Running maximum and this lane's share of the running sum, for rows row0 and row1.
   float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
   const float log2e = 1.4426950408889634f;
 
@@ -185,7 +207,8 @@ __global__ void __launch_bounds__(kWarps * 32)
       }
     }
 
-    // Scale, mask and the keys past the end, in log2 units; then the tile's row maxima.
+    // Scale, mask and the keys past the end; then the tile's row maxima. Scores stay in natural units until a
+    // difference is taken: a mask of -FLT_MAX times log2(e) would overflow to -inf.
     float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
     for (int n = 0; n < BN / 8; ++n) {
@@ -196,17 +219,17 @@ __global__ void __launch_bounds__(kWarps * 32)
         a1 = *reinterpret_cast<const float2*>(&ms[lr1 * L::kLdMask + c]);
       }
       const bool keep0 = kv0 + c < seq_kv, keep1 = kv0 + c + 1 < seq_kv;
-      s[n][0] = keep0 ? (s[n][0] * scale + a0.x) * log2e : -INFINITY;
-      s[n][1] = keep1 ? (s[n][1] * scale + a0.y) * log2e : -INFINITY;
-      s[n][2] = keep0 ? (s[n][2] * scale + a1.x) * log2e : -INFINITY;
-      s[n][3] = keep1 ? (s[n][3] * scale + a1.y) * log2e : -INFINITY;
+      s[n][0] = keep0 ? s[n][0] * scale + a0.x : -INFINITY;
+      s[n][1] = keep1 ? s[n][1] * scale + a0.y : -INFINITY;
+      s[n][2] = keep0 ? s[n][2] * scale + a1.x : -INFINITY;
+      s[n][3] = keep1 ? s[n][3] * scale + a1.y : -INFINITY;
       mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
       mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
     }
     const float new0 = fmaxf(m0, group_max(mx0)), new1 = fmaxf(m1, group_max(mx1));
     // A row with every key so far masked to -inf keeps base 0: its terms are exp2(-inf) = 0, not NaN.
     const float base0 = new0 == -INFINITY ? 0.f : new0, base1 = new1 == -INFINITY ? 0.f : new1;
-    const float alpha0 = exp2f(m0 - base0), alpha1 = exp2f(m1 - base1);
+    const float alpha0 = exp2f((m0 - base0) * log2e), alpha1 = exp2f((m1 - base1) * log2e);
     m0 = new0;
     m1 = new1;
     l0 *= alpha0;
@@ -223,8 +246,8 @@ __global__ void __launch_bounds__(kWarps * 32)
     // t and t+4; reading V's rows in that same order (2t and 2t+1) makes the product the same sum, shuffle-free.
 #pragma unroll
     for (int kk = 0; kk < BN / 8; ++kk) {
-      const float p00 = exp2f(s[kk][0] - base0), p01 = exp2f(s[kk][1] - base0);
-      const float p10 = exp2f(s[kk][2] - base1), p11 = exp2f(s[kk][3] - base1);
+      const float p00 = exp2f((s[kk][0] - base0) * log2e), p01 = exp2f((s[kk][1] - base0) * log2e);
+      const float p10 = exp2f((s[kk][2] - base1) * log2e), p11 = exp2f((s[kk][3] - base1) * log2e);
       l0 += p00 + p01;
       l1 += p10 + p11;
       const std::uint32_t a[4] = {to_tf32(p00), to_tf32(p10), to_tf32(p01), to_tf32(p11)};
@@ -272,20 +295,31 @@ int shared_bytes(bool mask) {
   return 2 * Layout<D, BN, KT>::stage_words(mask) * static_cast<int>(sizeof(float));
 }
 
+// Opts the kernel into shared_bytes(true) (the larger of the two sizes) once per device.
+template <int D, int BN, bool KT>
+cudaError_t opt_in_shared_memory() {
+  static std::atomic<unsigned long long> done{0};  // a bit per device that has it
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  const unsigned long long bit = device < 64 ? 1ull << device : 0ull;
+  if (bit != 0 && (done.load(std::memory_order_relaxed) & bit) != 0) return cudaSuccess;
+  const cudaError_t e =
+      cudaFuncSetAttribute(flash_attention_tf32_kernel<D, BN, KT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           shared_bytes<D, BN, KT>(true));
+  if (e == cudaSuccess) done.fetch_or(bit, std::memory_order_relaxed);
+  return e;
+}
+
 template <int D, int BN, bool KT>
 cudaError_t launch(const FlashAttentionTf32& p, const float* q, const float* k, const float* v, const float* mask,
                    float* o, cudaStream_t stream) {
   const int q_tiles = static_cast<int>((p.seq_q + kBlockRows - 1) / kBlockRows);
   const long long blocks = p.batch * p.heads * q_tiles;
-  const auto kernel = flash_attention_tf32_kernel<D, BN, KT>;
-  const int bytes = shared_bytes<D, BN, KT>(mask != nullptr);
-  // Opting into the larger of the two sizes (with a mask) once per process is enough for both.
-  static const cudaError_t opted =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes<D, BN, KT>(true));
-  if (opted != cudaSuccess) return opted;
-  kernel<<<static_cast<unsigned>(blocks), kWarps * 32, bytes, stream>>>(
-      q, k, v, mask, o, static_cast<int>(p.heads), static_cast<int>(p.seq_q), static_cast<int>(p.seq_kv), q_tiles,
-      p.mask_batch_stride, p.mask_head_stride, p.scale);
+  if (cudaError_t e = opt_in_shared_memory<D, BN, KT>(); e != cudaSuccess) return e;
+  flash_attention_tf32_kernel<D, BN, KT>
+      <<<static_cast<unsigned>(blocks), kWarps * 32, shared_bytes<D, BN, KT>(mask != nullptr), stream>>>(
+          q, k, v, mask, o, static_cast<int>(p.heads), static_cast<int>(p.seq_q), static_cast<int>(p.seq_kv), q_tiles,
+          p.mask_batch_stride, p.mask_head_stride, p.scale);
   return cudaGetLastError();
 }
 
@@ -306,8 +340,29 @@ cudaError_t launch(const FlashAttentionTf32& p, const float* q, const float* k, 
 
 }  // namespace
 
-bool flash_attention_tf32_head_dim_supported(std::int64_t head_dim) {
-  return head_dim == 32 || head_dim == 64 || head_dim == 128;
+std::string flash_attention_tf32_unsupported_reason(std::int64_t head_dim) {
+  cudaFuncAttributes attributes{};
+  cudaError_t e = cudaErrorInvalidValue;
+  switch (head_dim) {
+    case 32: e = cudaFuncGetAttributes(&attributes, flash_attention_tf32_kernel<32, 64, false>); break;
+    case 64: e = cudaFuncGetAttributes(&attributes, flash_attention_tf32_kernel<64, 64, false>); break;
+    case 128: e = cudaFuncGetAttributes(&attributes, flash_attention_tf32_kernel<128, 32, false>); break;
+    default:
+      return "the TF32 flash attention kernel is built for head dims 32, 64 and 128 (here " + std::to_string(head_dim) +
+             ")";
+  }
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // the query's error is answered here, not left for the next launch to report
+    return std::string("the TF32 flash attention kernel has no code for this GPU in this build (") +
+           cudaGetErrorString(e) + "; FX_CUDA_ARCHITECTURES names the GPUs it is built for)";
+  }
+  if (attributes.binaryVersion < 80) {
+    return "the TF32 flash attention kernel needs TF32 tensor cores (compute capability 8.0 or newer); this build "
+           "runs compute capability " +
+           std::to_string(attributes.binaryVersion / 10) + "." + std::to_string(attributes.binaryVersion % 10) +
+           " code here";
+  }
+  return {};
 }
 
 cudaError_t flash_attention_tf32(const FlashAttentionTf32& p, const float* q, const float* k, const float* v,

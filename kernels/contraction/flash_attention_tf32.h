@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <string>
 
 namespace fx::gpu {
 
@@ -20,8 +21,10 @@ struct FlashAttentionTf32 {
   long long mask_batch_stride = 0, mask_head_stride = 0;
 };
 
-// The head dims the kernel is built for (Q.K and V alike): 32, 64 and 128.
-bool flash_attention_tf32_head_dim_supported(std::int64_t head_dim);
+// Why the kernel cannot run problems of this head dim on the current device: a head dim it is not built for
+// (32, 64 and 128 are; Q.K and V share it), or no code for this GPU in this build (compute capability 8.0 or
+// newer and FX_CUDA_ARCHITECTURES covering it); "" when it can.
+std::string flash_attention_tf32_unsupported_reason(std::int64_t head_dim);
 
 // Enqueues the kernel on stream; mask is null without one. cudaErrorInvalidValue for an unsupported head dim,
 // else the launch's error.

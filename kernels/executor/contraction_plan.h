@@ -25,7 +25,7 @@ enum class LibraryCallKind : std::uint8_t {
   matmul,             // one (batched) cuBLASLt GEMM, perhaps with an epilogue and a residual as C
   horizontal_matmul,  // P matmuls sharing their left operand: one strided-batched GEMM on stacked weights
   conv2d,             // one cuDNN convolution, perhaps with bias (+ ReLU) fused and a batchnorm folded in
-  attention,          // one cuDNN fused attention call: a whole attention chain (core/fusion/attention.h)
+  attention,          // a whole attention chain as one call: cuDNN's fused attention, or for f32 the TF32 kernel
   matmul_graph,       // one cuDNN matmul graph: a half-precision matmul and a tail cuBLASLt's epilogue lacks
 };
 std::string_view library_call_kind_name(LibraryCallKind k);
@@ -87,7 +87,8 @@ ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const Node
                                             const std::vector<ValueId>& outputs, const std::string& stem,
                                             bool cudnn_graph = true);
 
-// The parts an attention group runs as where cuDNN has no fused attention engine for it on the device at hand: each
+// The parts an attention group runs as where its kernel cannot run it on the device at hand (no cuDNN engine, no
+// TF32 kernel code for this GPU): each
 // op of the chain alone (K's folded transpose with the scores matmul), in order, each writing its value.
 std::vector<std::vector<NodeId>> attention_fallback_parts(const Graph& g, const LibraryCall& call);
 

@@ -57,21 +57,14 @@ FlashAttentionTf32 tf32_attention_problem(const AttentionProblem& a) {
   return p;
 }
 
-// Why the TF32 kernel cannot run a: its head dims, or a GPU without TF32 mma (before compute capability 8.0);
-// "" when it can.
+// Why the TF32 kernel cannot run a on this device; "" when it can. The engine proposed the group only for sizes
+// the kernel takes (core's fused_attention_supports); the device and the build are asked here.
 std::string tf32_attention_unsupported_reason(const AttentionProblem& a) {
-  if (a.head_dim != a.value_dim || !flash_attention_tf32_head_dim_supported(a.head_dim)) {
-    return "the TF32 flash attention kernel is built for one head dim of 32, 64 or 128 (here " +
-           std::to_string(a.head_dim) + " and " + std::to_string(a.value_dim) + ")";
+  if (a.head_dim != a.value_dim) {
+    return "the TF32 flash attention kernel takes one head dim for Q.K and V (here " + std::to_string(a.head_dim) +
+           " and " + std::to_string(a.value_dim) + ")";
   }
-  int device = 0, major = 0;
-  FX_CUDA_CALL(cudaGetDevice(&device));
-  FX_CUDA_CALL(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  if (major < 8) {
-    return "the TF32 flash attention kernel needs TF32 tensor cores (compute capability 8.0 or newer; this GPU has " +
-           std::to_string(major) + ".x)";
-  }
-  return {};
+  return flash_attention_tf32_unsupported_reason(a.head_dim);
 }
 
 }  // namespace

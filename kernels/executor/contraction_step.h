@@ -152,8 +152,8 @@ class LibraryStep {
 void name_step_after(const Graph& g, const LibraryCall& call, StepInfo& s);
 
 // Adds a contraction group's steps to plan p: its library calls, then generated kernels for the elementwise
-// nodes no epilogue absorbed; notes say why a group takes more than one launch. An attention group for which
-// cuDNN offers no fused engine on this device runs its chain op by op, and a note says so and why.
+// nodes no epilogue absorbed; notes say why a group takes more than one launch. An attention group whose kernel
+// cannot run it on this device (no cuDNN engine, no TF32 kernel code) runs its chain op by op, and a note says why.
 void append_contraction_steps(CompiledProgram& im, PlanId p, const Group& group, const std::vector<NodeId>& nodes,
                               const std::string& stem);
 // Runs every library step's preparation (after fill_inputs, before any launch).

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -197,8 +198,12 @@ struct DeviceF32 {
   DeviceF32& operator=(const DeviceF32&) = delete;
 };
 
-// The TF32 kernel on one problem against the float64 reference; `causal`: the mask is -inf above the diagonal.
-void check_tf32_problem(const AttentionProblem& p, bool causal) {
+// Masks beyond random values: -inf above the diagonal, or each matrix's first row all -FLT_MAX (a padding mask's
+// finite "minus infinity": the softmax of that row is uniform).
+enum class MaskShape { random, causal, first_row_lowest };
+
+// The TF32 kernel on one problem against the float64 reference.
+void check_tf32_problem(const AttentionProblem& p, MaskShape shape) {
   SCOPED_TRACE(describe_attention(p));
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.f, 1.f);
@@ -213,9 +218,11 @@ void check_tf32_problem(const AttentionProblem& p, bool causal) {
   std::vector<float> mask;
   if (p.mask) {
     mask = random(p.mask_batch * p.mask_heads * p.seq_q * p.seq_kv);
-    for (std::size_t i = 0; causal && i < mask.size(); ++i) {
+    for (std::size_t i = 0; i < mask.size(); ++i) {
       const auto row = static_cast<std::int64_t>(i / static_cast<std::size_t>(p.seq_kv)) % p.seq_q;
-      if (static_cast<std::int64_t>(i % static_cast<std::size_t>(p.seq_kv)) > row) mask[i] = -INFINITY;
+      const auto col = static_cast<std::int64_t>(i % static_cast<std::size_t>(p.seq_kv));
+      if (shape == MaskShape::causal && col > row) mask[i] = -INFINITY;
+      if (shape == MaskShape::first_row_lowest && row == 0) mask[i] = std::numeric_limits<float>::lowest();
     }
   }
   std::vector<float> k_stored = k;  // K^T [bh, D, Tkv] where the problem reads it so
@@ -247,9 +254,10 @@ void check_tf32_problem(const AttentionProblem& p, bool causal) {
     norm += want[i] * want[i];
   }
   const double rel = std::sqrt(err / std::max(norm, 1e-30));
-  std::cout << "  " << describe_attention(p) << (causal ? ", causal -inf mask" : "") << ": relative L2 error " << rel
+  const char* shape_name[] = {"", ", causal -inf mask", ", first rows masked with -FLT_MAX"};
+  std::cout << "  " << describe_attention(p) << shape_name[static_cast<int>(shape)] << ": relative L2 error " << rel
             << "\n";
-  // Both products on TF32 (10-bit mantissa), K and V truncated: a few 1e-4 relative, as the chain's TF32 GEMMs.
+  // Both products on TF32 (10-bit mantissa), as the chain's TF32 GEMMs.
   EXPECT_LT(rel, 3e-3);
 }
 
@@ -259,24 +267,29 @@ TEST(AttentionGpu, Tf32FlashKernelMatchesTheFloat64Reference) {
   p.type = DType::f32;
   p.batch = 2, p.heads = 3, p.seq_q = p.seq_kv = 128, p.head_dim = p.value_dim = 64;
   p.scale = 0.125f, p.mask = true;  // broadcast over batch and heads
-  check_tf32_problem(p, false);
-  check_tf32_problem(p, true);
-  p.mask = false;
-  check_tf32_problem(p, false);
+  check_tf32_problem(p, MaskShape::random);
+  check_tf32_problem(p, MaskShape::causal);
+  check_tf32_problem(p, MaskShape::first_row_lowest);
+  p.mask_batch = 2, p.mask_heads = 3;  // a mask per batch entry and head
+  check_tf32_problem(p, MaskShape::causal);
+  p.mask = false, p.mask_batch = 1, p.mask_heads = 1;
+  check_tf32_problem(p, MaskShape::random);
   // Odd lengths (tiles cut short; mask and K^T rows not 16-byte aligned), K stored transposed, a mask per head.
   p.seq_q = 100, p.seq_kv = 77, p.mask = true, p.mask_heads = 3;
-  check_tf32_problem(p, true);
+  check_tf32_problem(p, MaskShape::causal);
   p.k_transposed = true;
-  check_tf32_problem(p, false);
+  check_tf32_problem(p, MaskShape::random);
   p.k_transposed = false, p.mask_heads = 1;
   for (const std::int64_t d : {32, 128}) {
     p.batch = 1, p.heads = 2, p.seq_q = 130, p.seq_kv = 200, p.head_dim = p.value_dim = d;
-    p.scale = 1.0f / std::sqrt(static_cast<float>(d)), p.mask_batch = 1;
-    check_tf32_problem(p, true);
+    p.scale = 1.0f / std::sqrt(static_cast<float>(d));
+    check_tf32_problem(p, MaskShape::causal);
     p.k_transposed = true;
-    check_tf32_problem(p, false);
+    check_tf32_problem(p, MaskShape::first_row_lowest);
     p.k_transposed = false;
   }
+  EXPECT_EQ(flash_attention_tf32_unsupported_reason(64), "");
+  EXPECT_NE(flash_attention_tf32_unsupported_reason(80).find("head dims 32, 64 and 128"), std::string::npos);
 }
 
 RunReport run_auto_fused(const Graph& g, RunOptions opt, Plan& fused) {
