@@ -136,7 +136,9 @@ TEST(Lessons, AttentionIsOneKernel) {
       EXPECT_FALSE(r.why.empty());
       ++same_kernel;
     }
-    if (s.quantity == Quantity::bytes_fused) EXPECT_DOUBLE_EQ(*r.model_value, 100.0) << s.title;
+    if (s.quantity == Quantity::bytes_fused) {
+      EXPECT_DOUBLE_EQ(*r.model_value, 100.0) << s.title;
+    }
   }
   EXPECT_EQ(same_kernel, 2);
 }
