@@ -83,10 +83,11 @@ std::vector<ValueId> group_inputs(const Graph& g, std::span<const NodeId> group)
 
 std::string unsupported_reason(const Graph& g, std::span<const NodeId> group) {
   if (const auto chain = attention_group(g, group)) {
-    return attention_kernel(*chain) == AttentionKernel::tf32_flash
-               ? "the attention chain runs as one call of the TF32 flash attention kernel "
-                 "(kernels/contraction/flash_attention_tf32.cu, compiled ahead of time), not generated code"
-               : "the attention chain runs as one call of cuDNN's fused flash attention, not generated code";
+    const AttentionKernel k = attention_kernel(*chain);
+    return "the attention chain runs as one call of " + attention_kernel_name(k) +
+           (k == AttentionKernel::tf32_flash ? " (kernels/contraction/flash_attention_tf32.cu, compiled ahead of time)"
+                                             : "") +
+           ", not generated code";
   }
   for (NodeId n : group) {
     const Node& node = g.node(n);
