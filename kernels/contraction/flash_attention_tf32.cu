@@ -275,19 +275,11 @@ __global__ void __launch_bounds__(kWarps * 32)
 }
 
 // Shared memory a block of the kernel may opt into on the current device (99 KiB on sm_86 and sm_89, 227 KiB on
-// sm_90), asked once per device.
+// sm_90).
 cudaError_t max_shared_bytes(int& bytes) {
-  constexpr int kDevices = 64;
-  static std::atomic<int> known[kDevices] = {};
   int device = 0;
   if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  if (device < kDevices && (bytes = known[device].load(std::memory_order_relaxed)) > 0) return cudaSuccess;
-  if (cudaError_t e = cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-      e != cudaSuccess) {
-    return e;
-  }
-  if (device < kDevices) known[device].store(bytes, std::memory_order_relaxed);
-  return cudaSuccess;
+  return cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
 }
 
 template <int D, int BN, bool KT>

@@ -350,7 +350,8 @@ LibraryCall attention_call(const Graph& g, const AttentionPattern& a, const std:
   }
   call.nodes = a.nodes;
   call.outputs = {g.value_of(a.context)};
-  call.name = attention_kernel_prefix(attention_kernel(a)) + stem;
+  call.attention_kernel = attention_kernel(a);
+  call.name = attention_kernel_prefix(call.attention_kernel) + stem;
   call.description = describe_attention(p);
   if (a.k_transpose) {
     notes.push_back(call.name + ": transpose " + g.node(*a.k_transpose).name + " folded into the attention call (K^T "

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fusion/attention.h"
 #include "core/graph/graph.h"
 #include "kernels/contraction/attention.h"
 #include "kernels/contraction/matmul_graph.h"
@@ -59,10 +60,16 @@ struct LibraryCall {
   // matmul_graph: `a`, `b[0]` and, per tail step, the tensor it reads (a bias or residual; none for the others).
   MatmulGraphProblem graph;
   std::vector<std::optional<ValueId>> graph_operands;
-  // attention: Q, K, V and the optional mask; `nodes` is the whole chain.
+  // attention: Q, K, V and the optional mask; `nodes` is the whole chain; the kernel core chose for it.
   AttentionProblem attention;
   ValueId q = -1, k = -1, v = -1;
   std::optional<ValueId> mask;
+  AttentionKernel attention_kernel = AttentionKernel::cudnn_flash;
+
+  // An attention call the TF32 flash attention kernel (flash_attention_tf32.h) runs, not cuDNN.
+  bool runs_tf32_attention() const {
+    return kind == LibraryCallKind::attention && attention_kernel == AttentionKernel::tf32_flash;
+  }
 
   // True when the call needs a bias buffer built at preparation (summed terms, folded batchnorm, or a zero
   // bias because cuDNN's fused ReLU path always adds one).

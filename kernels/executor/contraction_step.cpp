@@ -417,7 +417,7 @@ namespace {
 // otherwise a note and why (asked before anything runs, so the plan says it before its times do).
 bool attention_runs(CompiledProgram& im, PlanId p, const Group& group, const LibraryCall& call) {
   std::string why;
-  if (call.attention.type == DType::f32) {
+  if (call.runs_tf32_attention()) {
     why = tf32_attention_unsupported_reason(call.attention);
   } else if (!attention_available()) {
     why = "this build has no cuDNN";

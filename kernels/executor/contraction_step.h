@@ -51,10 +51,7 @@ class LibraryStep {
                        call_.kind == LibraryCallKind::matmul_graph;
     return cudnn ? "cuDNN" : "cuBLASLt";
   }
-  // An f32 attention call: the TF32 flash attention kernel (flash_attention_tf32.h) runs it, not cuDNN.
-  bool runs_tf32_attention() const {
-    return call_.kind == LibraryCallKind::attention && call_.attention.type == DType::f32;
-  }
+  bool runs_tf32_attention() const { return call_.runs_tf32_attention(); }
   // The report's library path in plan `plan`, with the algorithm it ran (cuBLASLt's timed choice, cuDNN's), once
   // it has run; for a conversion part, what the conversion does.
   std::string describe(const PlanBuffers& b, CallPart part = CallPart::whole) const;

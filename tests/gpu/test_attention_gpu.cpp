@@ -69,16 +69,20 @@ float from_f16(std::uint16_t bits) {
   return f;
 }
 
-struct Device16 {
-  void* ptr = nullptr;
-  explicit Device16(const std::vector<std::uint16_t>& host) {
-    EXPECT_EQ(cudaMalloc(&ptr, host.size() * 2), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(ptr, host.data(), host.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+// A device copy of a host vector (at least one element, so an unused operand still has a pointer).
+template <typename T>
+struct DeviceCopy {
+  T* ptr = nullptr;
+  explicit DeviceCopy(const std::vector<T>& host) {
+    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&ptr), std::max<std::size_t>(host.size(), 1) * sizeof(T)), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(ptr, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
   }
-  ~Device16() { cudaFree(ptr); }
-  Device16(const Device16&) = delete;
-  Device16& operator=(const Device16&) = delete;
+  ~DeviceCopy() { cudaFree(ptr); }
+  DeviceCopy(const DeviceCopy&) = delete;
+  DeviceCopy& operator=(const DeviceCopy&) = delete;
 };
+using Device16 = DeviceCopy<std::uint16_t>;
+using DeviceF32 = DeviceCopy<float>;
 
 // Random values rounded to the type: the host keeps what the device reads.
 std::vector<std::uint16_t> random16(std::size_t n, DType t, std::mt19937& rng, float lo, float hi,
@@ -186,17 +190,6 @@ TEST(AttentionGpu, FusedAttentionMatchesTheFloat64Reference) {
   p.mask = true, p.mask_heads = 2, p.type = DType::bf16, p.scale = 1.0f / std::sqrt(128.0f);
   check_problem(attention, p);
 }
-
-struct DeviceF32 {
-  float* ptr = nullptr;
-  explicit DeviceF32(const std::vector<float>& host) {
-    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&ptr), std::max<std::size_t>(host.size(), 1) * 4), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(ptr, host.data(), host.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  ~DeviceF32() { cudaFree(ptr); }
-  DeviceF32(const DeviceF32&) = delete;
-  DeviceF32& operator=(const DeviceF32&) = delete;
-};
 
 // Masks beyond random values: -inf above the diagonal, or each matrix's first row all -FLT_MAX (a padding mask's
 // finite "minus infinity": the softmax of that row is uniform).
