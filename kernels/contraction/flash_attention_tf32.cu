@@ -2,7 +2,7 @@
 // chip, walks K and V in tiles through shared memory and keeps a running softmax (maximum, sum) per row, so the
 // [Tq, Tkv] score matrix is never written. Both products run on TF32 tensor cores (mma.sync m16n8k8, sm_80+), as
 // the unfused chain's cuBLASLt GEMMs do when TF32 is allowed; the softmax and every sum stay in f32. Every operand
-// is rounded to TF32 to nearest (Q once, K and V as each fragment is read, the probabilities in registers).
+// is rounded to TF32 to nearest (Q once, each K and V tile once in shared memory, the probabilities in registers).
 #include "kernels/contraction/flash_attention_tf32.h"
 
 #include <atomic>
@@ -17,12 +17,6 @@ constexpr int kWarps = 4;
 constexpr int kRowsPerWarp = 16;  // one m16 tile of queries per warp
 constexpr int kBlockRows = kWarps * kRowsPerWarp;
 constexpr int kPad = 4;  // row stride D + 4 words: the fragment loads below hit 32 distinct banks
-
-// TF32 rounding to nearest (ties away from zero) of a word the tensor cores read as it is (its top 19 bits): add
-// half of the dropped part first. Infinities and NaNs pass unchanged, as CUTLASS's round_half_ulp_truncate does.
-__device__ __forceinline__ std::uint32_t round_bits_tf32(std::uint32_t bits) {
-  return (bits & 0x7f800000u) == 0x7f800000u ? bits : bits + 0x1000u;
-}
 
 // The instructions below exist from sm_80 on; a build for older GPUs compiles the kernel to a trap, and
 // flash_attention_tf32_unsupported_reason() says so before anything runs.
@@ -108,6 +102,22 @@ struct TileCopy {
       }
     }
   }
+  // Rounds the words this thread copied to TF32 in place, once per tile rather than at every warp's fragment
+  // read; its own copies must have landed. cvt.rna keeps infinities and NaNs as they are.
+  __device__ void round_to_tf32(bool aligned16) const {
+    if (aligned16) {
+      for (int i = threadIdx.x; i < ROWS * COLS / 4; i += kThreads) {
+        float* x = &smem[(i / (COLS / 4)) * ld + (i % (COLS / 4)) * 4];
+        const float4 f = *reinterpret_cast<const float4*>(x);
+        *reinterpret_cast<uint4*>(x) = make_uint4(to_tf32(f.x), to_tf32(f.y), to_tf32(f.z), to_tf32(f.w));
+      }
+    } else {
+      for (int i = threadIdx.x; i < ROWS * COLS; i += kThreads) {
+        float& x = smem[(i / COLS) * ld + i % COLS];
+        x = __uint_as_float(to_tf32(x));
+      }
+    }
+  }
 };
 
 // D is both head dims (Q.K and V); BN keys per tile; KT: K is read as K^T [D, Tkv]. Shared memory holds two
@@ -163,6 +173,17 @@ __global__ void __launch_bounds__(kWarps * 32)
     }
     copy_async_commit();
   };
+  // The unfused chain's TF32 GEMMs round K and V to nearest; a softmax of large scores turns a different
+  // rounding of K into a different winner.
+  auto round_stage = [&](int st) {
+    float* base = smem + st * stage;
+    if constexpr (KT) {
+      TileCopy<D, BN>{base, L::kLdT}.round_to_tf32(kv_aligned);
+    } else {
+      TileCopy<BN, D>{base, L::kLd}.round_to_tf32(true);
+    }
+    TileCopy<BN, D>{base + L::kKWords, L::kLd}.round_to_tf32(true);
+  };
 
   std::uint32_t qa[D / 8][4];
 #pragma unroll
@@ -184,6 +205,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   for (int it = 0; it < tiles; ++it) {
     const int st = it & 1, kv0 = it * BN;
     copy_async_wait_all();
+    round_stage(st);
     __syncthreads();  // this tile is in place for every warp, and every warp is done with the other stage
     if (it + 1 < tiles) issue(st ^ 1, kv0 + BN);
 
@@ -199,10 +221,10 @@ __global__ void __launch_bounds__(kWarps * 32)
       for (int c = 0; c < D / 8; ++c) {
         if constexpr (KT) {  // B[d][key] = K^T[d][key]
           const std::uint32_t* kr = &ks[(c * 8 + t) * L::kLdT + n * 8 + g];
-          mma_tf32(s[n], qa[c], round_bits_tf32(kr[0]), round_bits_tf32(kr[4 * L::kLdT]));
+          mma_tf32(s[n], qa[c], kr[0], kr[4 * L::kLdT]);
         } else {  // B[d][key] = K[key][d]
           const std::uint32_t* kr = &ks[(n * 8 + g) * L::kLd + c * 8 + t];
-          mma_tf32(s[n], qa[c], round_bits_tf32(kr[0]), round_bits_tf32(kr[4]));
+          mma_tf32(s[n], qa[c], kr[0], kr[4]);
         }
       }
     }
@@ -254,7 +276,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       const std::uint32_t* vr = &vs[(kk * 8 + 2 * t) * L::kLd + g];
 #pragma unroll
       for (int n = 0; n < D / 8; ++n) {
-        mma_tf32(acc[n], a, round_bits_tf32(vr[n * 8]), round_bits_tf32(vr[L::kLd + n * 8]));
+        mma_tf32(acc[n], a, vr[n * 8], vr[L::kLd + n * 8]);
       }
     }
   }

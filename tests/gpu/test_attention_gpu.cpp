@@ -195,8 +195,17 @@ TEST(AttentionGpu, FusedAttentionMatchesTheFloat64Reference) {
 // finite "minus infinity": the softmax of that row is uniform).
 enum class MaskShape { random, causal, first_row_lowest };
 
-// The TF32 kernel on one problem against the float64 reference.
-void check_tf32_problem(const AttentionProblem& p, MaskShape shape) {
+float float_from_bits(std::uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// The TF32 kernel on one problem against the float64 reference. With nan_operands, one element of K in the
+// second head and one of V in the last are NaNs whose mantissa is all ones (the GPU's own NaN and its negation),
+// which a rounding that adds to the bits would carry into the sign or wrap to zero: the NaNs must reach the
+// output where the reference has them.
+void check_tf32_problem(const AttentionProblem& p, MaskShape shape, bool nan_operands = false) {
   SCOPED_TRACE(describe_attention(p));
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.f, 1.f);
@@ -206,8 +215,12 @@ void check_tf32_problem(const AttentionProblem& p, MaskShape shape) {
     return x;
   };
   const std::int64_t bh = p.batch * p.heads;
-  const std::vector<float> q = random(bh * p.seq_q * p.head_dim), k = random(bh * p.seq_kv * p.head_dim),
-                           v = random(bh * p.seq_kv * p.value_dim);
+  const std::vector<float> q = random(bh * p.seq_q * p.head_dim);
+  std::vector<float> k = random(bh * p.seq_kv * p.head_dim), v = random(bh * p.seq_kv * p.value_dim);
+  if (nan_operands) {
+    k[static_cast<std::size_t>(((1 % bh) * p.seq_kv + 5) * p.head_dim + 3)] = float_from_bits(0x7fffffffu);
+    v[static_cast<std::size_t>(((bh - 1) * p.seq_kv + 9) * p.value_dim)] = float_from_bits(0xffffffffu);
+  }
   std::vector<float> mask;
   if (p.mask) {
     mask = random(p.mask_batch * p.mask_heads * p.seq_q * p.seq_kv);
@@ -241,12 +254,21 @@ void check_tf32_problem(const AttentionProblem& p, MaskShape shape) {
   ASSERT_EQ(cudaMemcpy(out.data(), dout.ptr, out.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
   const std::vector<double> want = reference(p, q, k, v, mask);
   double err = 0, norm = 0;
+  std::size_t nans = 0;
   for (std::size_t i = 0; i < want.size(); ++i) {
+    if (std::isnan(want[i])) {
+      ASSERT_TRUE(std::isnan(out[i])) << "output " << i << " is " << out[i] << " where the reference is NaN";
+      ++nans;
+      continue;
+    }
     ASSERT_TRUE(std::isfinite(out[i])) << "output " << i;
     err += (out[i] - want[i]) * (out[i] - want[i]);
     norm += want[i] * want[i];
   }
   const double rel = std::sqrt(err / std::max(norm, 1e-30));
+  if (nan_operands) {  // the second head's outputs all and the last head's first column
+    EXPECT_EQ(nans, static_cast<std::size_t>(p.seq_q * (p.value_dim + 1)));
+  }
   const char* shape_name[] = {"", ", causal -inf mask", ", first rows masked with -FLT_MAX"};
   std::cout << "  " << describe_attention(p) << shape_name[static_cast<int>(shape)] << ": relative L2 error " << rel
             << "\n";
@@ -267,6 +289,7 @@ TEST(AttentionGpu, Tf32FlashKernelMatchesTheFloat64Reference) {
   check_tf32_problem(p, MaskShape::causal);
   p.mask = false, p.mask_batch = 1, p.mask_heads = 1;
   check_tf32_problem(p, MaskShape::random);
+  check_tf32_problem(p, MaskShape::random, true);
   // Odd lengths (tiles cut short; mask and K^T rows not 16-byte aligned), K stored transposed, a mask per head.
   p.seq_q = 100, p.seq_kv = 77, p.mask = true, p.mask_heads = 3;
   check_tf32_problem(p, MaskShape::causal);
