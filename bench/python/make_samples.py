@@ -188,11 +188,25 @@ def matmul_samples():
     yield graph(
         "mlp_gelu_erf_bf16",
         "gelu(x@W + b), 8192x4096x4096 bf16, with PyTorch's default exact GELU (erf): cuBLASLt's GELU epilogue is "
-        "the tanh approximation, so the bias fuses into the GEMM and the GELU stays an elementwise kernel of its "
-        "own: 2 kernels, and the refusal says why.",
+        "the tanh approximation, so the GEMM, the bias and the GELU run as one cuDNN matmul graph instead (where "
+        "cuDNN has no engine for it, the bias fuses into cuBLASLt's GEMM and the GELU is a second kernel).",
         [inp("x", [8192, 4096], "bf16"), inp("W", [4096, 4096], "bf16", "weight"),
          inp("b", [4096], "bf16", "weight")],
         [node("mm", "matmul", ["x", "W"]), node("add", "add", ["mm", "b"]), node("y", "gelu", ["add"])],
+        ["y"])
+    h = "h"
+    yield graph(
+        "mlp_gelu_decomposed_bf16",
+        "x@W + b, 8192x4096x4096 bf16, then the tanh GELU written out op by op as Hugging Face's GPT-2 writes it "
+        "(0.5 h (1 + tanh(0.79788456 (h + 0.044715 h^3)))): h is read four times, so the ops after the GEMM form "
+        "a DAG, not a chain. cuBLASLt's epilogue takes a chain only; cuDNN's matmul graph takes the DAG, so the "
+        "GEMM and all ten ops are one call.",
+        [inp("x", [8192, 4096], "bf16"), inp("W", [4096, 4096], "bf16", "weight"),
+         inp("b", [4096], "bf16", "weight")],
+        [node("mm", "matmul", ["x", "W"]), node(h, "add", ["mm", "b"]), node("h2", "mul", [h, h]),
+         node("h3", "mul", ["h2", h]), node("ch3", "mul", ["h3", 0.044715]), node("inner", "add", [h, "ch3"]),
+         node("scaled", "mul", ["inner", 0.7978845608]), node("t", "tanh", ["scaled"]),
+         node("onep", "add", ["t", 1.0]), node("halfh", "mul", [h, 0.5]), node("y", "mul", ["halfh", "onep"])],
         ["y"])
     yield graph(
         "mlp_relu_small_bf16",
@@ -299,7 +313,7 @@ SAMPLES_ORDER = [
     "residual_layernorm", "sum_of_squares", "mlp_relu_f32", "mlp_gelu_bf16", "mlp_relu_small_bf16",
     "swiglu_bf16", "qkv_bf16", "sin_cos", "exp_two_consumers", "conv_bn_relu", "dropout_chain",
     "transpose_chain", "cast_chain", "gpt2_block", "concat_branches", "mean_variance", "mlp_gelu_erf_bf16",
-    "residual_conv_block"]
+    "residual_conv_block", "mlp_gelu_decomposed_bf16"]
 
 
 def all_samples():

@@ -1,8 +1,10 @@
 #include "core/fusion/library_epilogue.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <utility>
+#include <variant>
 
 namespace fx {
 namespace {
@@ -32,6 +34,16 @@ std::optional<NodeId> chain_successor(const Graph& g, std::span<const NodeId> no
   const Node& next = g.node(cons[0]);
   if (next.op_class() != OpClass::elementwise || next.type != g.value_type(v)) return std::nullopt;
   return cons[0];
+}
+
+// How an add of a tensor `t` read from memory to a value of type `out` is labelled: a per-column bias vector, a
+// residual of the output's shape and dtype, or a broadcast neither library adds.
+std::string_view memory_add_label(const TensorType& out, const TensorType& t) {
+  const std::int64_t cols = out.shape.empty() ? 1 : out.shape.back();
+  // The format gives an add's operands one dtype (op_infer), so the dtype tests only restate it.
+  if (t.dtype == out.dtype && t.numel() == cols && !t.shape.empty() && t.shape.back() == cols) return kBiasAdd;
+  if (t == out) return kResidualAdd;
+  return "add(broadcast)";
 }
 
 // The operand of a binary node that is not v, when it is a tensor read from memory (not computed in the group).
@@ -210,15 +222,8 @@ MatmulTailOp matmul_tail_op(const Graph& g, std::span<const NodeId> nodes, NodeI
   const Operand& o = node.inputs[0].value == v ? node.inputs[1] : node.inputs[0];
   if (o.value == v) return {"add(itself)", std::nullopt};
   if (const auto p = g.producer(o.value); p && contains(nodes, *p)) return {"add(computed)", std::nullopt};
-  const TensorType& out = g.value_type(v);
-  const TensorType& t = g.value_type(o.value);
-  const std::int64_t cols = out.shape.empty() ? 1 : out.shape.back();
-  // The format gives an add's operands one dtype (op_infer), so the dtype tests only restate it.
-  if (t.dtype == out.dtype && t.numel() == cols && !t.shape.empty() && t.shape.back() == cols) {
-    return {std::string(kBiasAdd), o.value};
-  }
-  if (t == out) return {std::string(kResidualAdd), o.value};
-  return {"add(broadcast)", std::nullopt};
+  const std::string_view label = memory_add_label(g.value_type(v), g.value_type(o.value));
+  return {std::string(label), label == "add(broadcast)" ? std::nullopt : std::optional<ValueId>(o.value)};
 }
 
 std::string conv_residual_refusal() {
@@ -249,27 +254,120 @@ std::optional<CudnnPointwise> cudnn_pointwise(std::string_view label) {
   }
 }
 
-TailFit fit_cudnn_matmul_graph(const Graph& g, std::span<const NodeId> nodes, NodeId mm,
-                               std::span<const std::string> labels) {
+namespace {
+
+// Why the matmul itself keeps cuDNN's graph from running it; "" when it does not.
+std::string cudnn_matmul_refusal(const Graph& g, std::span<const NodeId> nodes, NodeId mm) {
   const Node& node = g.node(mm);
   const TensorType& a = g.value_type(node.inputs[0].value);
   const TensorType& b = g.value_type(node.inputs[1].value);
   if (node.type.dtype != DType::f16 && node.type.dtype != DType::bf16) {
-    return {0, "cuDNN's matmul graph is used for f16 and bf16 only (its run-time fusion engines' documented cases)"};
+    return "cuDNN's matmul graph is used for f16 and bf16 only (its run-time fusion engines' documented cases)";
   }
   const bool folded = std::any_of(nodes.begin(), nodes.end(), [&](NodeId n) { return folds_into_operand(g, nodes, n, mm); });
   if (node.attrs.get_bool("transpose_a") || node.attrs.get_bool("transpose_b") || folded) {
-    return {0, "cuDNN's matmul graph is built here for operands as stored, not transposed"};
+    return "cuDNN's matmul graph is built here for operands as stored, not transposed";
   }
-  if (b.shape.size() != 2 || a.shape.size() < 2) return {0, "cuDNN's matmul graph is built here for one [K, N] weight"};
+  if (b.shape.size() != 2 || a.shape.size() < 2) return "cuDNN's matmul graph is built here for one [K, N] weight";
   const std::int64_t k = b.shape[0], n = b.shape[1], m = a.numel() / k;
   if (m % 8 != 0 || n % 8 != 0 || k % 8 != 0) {
-    return {0, "cuDNN's matmul graph is built here for M, N and K that are multiples of 8 (16-byte rows)"};
+    return "cuDNN's matmul graph is built here for M, N and K that are multiples of 8 (16-byte rows)";
   }
-  for (std::size_t i = 0; i < labels.size(); ++i) {
-    if (!cudnn_pointwise(labels[i])) return {i, "cuDNN's matmul graph has no step for `" + labels[i] + "`"};
+  return {};
+}
+
+// The step node `n` is, reading values by `index` (the product and earlier steps), or why the graph has none.
+std::variant<CudnnTailStep, std::string> cudnn_step(const Graph& g, NodeId n, const std::map<ValueId, int>& index) {
+  const Node& node = g.node(n);
+  const auto ref = [&](const Operand& o) -> std::optional<int> {
+    if (o.is_scalar()) return std::nullopt;
+    const auto it = index.find(o.value);
+    return it == index.end() ? std::nullopt : std::optional<int>(it->second);
+  };
+  const std::string reads_none = "`" + node.op + "` reads no value computed after the matmul";
+  CudnnTailStep step;
+  step.node = n;
+  if (const auto k = scalar_multiplier(g, n)) {
+    const auto in = ref(node.inputs[0].is_scalar() ? node.inputs[1] : node.inputs[0]);
+    if (!in) return reads_none;
+    step.op = CudnnPointwise::mul_scalar, step.input = *in, step.scalar = *k;
+    return step;
   }
-  return {labels.size(), ""};
+  const OpId op = node.op_id();
+  if ((op == OpId::add || op == OpId::mul) && node.inputs.size() == 2) {
+    const auto r0 = ref(node.inputs[0]), r1 = ref(node.inputs[1]);
+    if (!r0 && !r1) return reads_none;
+    if (r0 && r1) {
+      step.op = op == OpId::add ? CudnnPointwise::add_value : CudnnPointwise::mul_value;
+      step.input = *r0, step.other = *r1;
+      return step;
+    }
+    const Operand& o = r0 ? node.inputs[1] : node.inputs[0];
+    step.input = r0 ? *r0 : *r1;
+    if (o.is_scalar()) {  // a multiply by a scalar was scalar_multiplier's
+      step.op = CudnnPointwise::add_scalar, step.scalar = o.scalar;
+      return step;
+    }
+    if (op == OpId::mul) {
+      return std::string("`mul` of a tensor read from memory; the graph multiplies by a scalar or by another value "
+                         "computed in it");
+    }
+    const std::string_view label = memory_add_label(node.type, g.value_type(o.value));
+    if (label == "add(broadcast)") {
+      return std::string("`add` of a tensor broadcast to the output; the graph adds a per-column [N] bias vector or "
+                         "a tensor of the output's shape");
+    }
+    step.op = label == kBiasAdd ? CudnnPointwise::add_bias : CudnnPointwise::add_tensor;
+    step.operand = o.value;
+    return step;
+  }
+  const auto unary = cudnn_pointwise(node.op);
+  const bool is_unary = unary && *unary != CudnnPointwise::mul_scalar && *unary != CudnnPointwise::add_bias &&
+                        *unary != CudnnPointwise::add_tensor;
+  if (!is_unary || node.inputs.size() != 1) return "cuDNN's matmul graph has no step for `" + node.op + "`";
+  const auto in = ref(node.inputs[0]);
+  if (!in) return reads_none;
+  step.op = *unary, step.input = *in;
+  return step;
+}
+
+}  // namespace
+
+CudnnMatmulTail cudnn_matmul_tail(const Graph& g, std::span<const NodeId> nodes, NodeId mm) {
+  CudnnMatmulTail t;
+  std::vector<NodeId> after;
+  for (NodeId n : nodes) {
+    if (n != mm && !folds_into_operand(g, nodes, n, mm)) after.push_back(n);
+  }
+  std::sort(after.begin(), after.end(), [&](NodeId x, NodeId y) { return g.topo_position(x) < g.topo_position(y); });
+  const auto refuse = [&](std::size_t at, std::string why) {
+    if (at < after.size()) t.stop = after[at];
+    t.why_not = std::move(why);
+    return t;
+  };
+  if (std::string why = cudnn_matmul_refusal(g, nodes, mm); !why.empty()) return refuse(0, std::move(why));
+  const TensorType& out = g.node(mm).type;
+  std::map<ValueId, int> index = {{g.value_of(mm), 0}};
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    const Node& node = g.node(after[i]);
+    if (node.op_class() != OpClass::elementwise || node.type != out) {
+      return refuse(i, "`" + node.op + "` is not elementwise over the matmul's " + shape_to_string(out.shape) + " " +
+                           std::string(dtype_name(out.dtype)) + " output");
+    }
+    auto step = cudnn_step(g, after[i], index);
+    if (auto* why = std::get_if<std::string>(&step)) return refuse(i, std::move(*why));
+    t.steps.push_back(std::get<CudnnTailStep>(step));
+    index[g.value_of(after[i])] = static_cast<int>(i) + 1;
+  }
+  // The graph writes one output: Y, the last step's result (or the product when nothing follows it).
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    const ValueId v = i == 0 ? g.value_of(mm) : g.value_of(after[i - 1]);
+    if (stored(g, nodes, v)) {
+      return refuse(i, g.value_name(v) + " is stored for use outside the kernel; the graph writes one output, " +
+                           g.value_name(g.value_of(after.back())));
+    }
+  }
+  return t;
 }
 
 TailFit fit_cublaslt_epilogue(std::span<const std::string> tail) {
@@ -312,6 +410,7 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
     chain.push_back(*next);
   }
   TailFit fit;
+  std::string graph_why;  // why cuDNN's matmul graph cannot take the group either
   if (cn.op_id() == OpId::matmul) {
     r.library = "cuBLASLt";
     std::vector<std::string> ops;
@@ -321,15 +420,18 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
       v = g.value_of(n);
     }
     fit = fit_cublaslt_epilogue(ops);
-    if (!fit.fully_expressible(ops.size())) {
-      // What cuBLASLt cannot take, cuDNN's matmul graph may: the whole tail in one call.
-      TailFit graph = fit_cudnn_matmul_graph(g, nodes, c, ops);
-      if (graph.fully_expressible(ops.size())) {
+    const auto after = std::count_if(nodes.begin(), nodes.end(),
+                                     [&](NodeId n) { return n != c && !folds_into_operand(g, nodes, n, c); });
+    if (!fit.fully_expressible(ops.size()) || static_cast<std::size_t>(after) != chain.size()) {
+      // What cuBLASLt cannot take, cuDNN's matmul graph may: everything after the matmul in one call, a DAG too.
+      CudnnMatmulTail graph = cudnn_matmul_tail(g, nodes, c);
+      if (graph.fits()) {
         r.library = "cuDNN";
-        fit = std::move(graph);
-      } else {
-        fit.why_not += "; " + graph.why_not;
+        for (const CudnnTailStep& step : graph.steps) r.absorbed.push_back(step.node);
+        return r;
       }
+      graph_why = std::move(graph.why_not);
+      if (!fit.fully_expressible(ops.size())) fit.why_not += "; " + graph_why;
     }
   } else if (cn.op_id() == OpId::conv2d) {
     r.library = "cuDNN";
@@ -352,7 +454,9 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
     r.message = name_of(g, n) + " is not on the single chain of ops " + r.library + " applies after " +
                 name_of(g, c) + " (the chain ends at " + g.value_name(last) +
                 (stored(g, nodes, last) ? ", which is stored for use outside the kernel" : "") +
-                "; a library epilogue stores one output)" + second_kernel;
+                "; a library epilogue stores one output)" +
+                (graph_why.empty() ? std::string() : ", and no cuDNN matmul graph takes the group: " + graph_why) +
+                second_kernel;
     return r;
   }
   return r;

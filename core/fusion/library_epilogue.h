@@ -91,16 +91,38 @@ struct TailFit {
 };
 TailFit fit_cublaslt_epilogue(std::span<const std::string> tail);
 
-// cuDNN's matmul graph (kernels/contraction/matmul_graph.h) takes what cuBLASLt's epilogue cannot: a chain of
-// pointwise steps, each one of these, computed in f32 on chip after the product.
-enum class CudnnPointwise : std::uint8_t { mul_scalar, add_bias, add_tensor, relu, gelu_erf, gelu_tanh, sigmoid, tanh, silu };
-// The step of one tail label (matmul_tail_op's), nullopt where the graph has none.
+// cuDNN's matmul graph (kernels/contraction/matmul_graph.h) takes what cuBLASLt's epilogue cannot: pointwise steps
+// computed in f32 on chip after the product, each one of these. The steps need not be a chain: a step may read
+// the product or any earlier step's result (x * sigmoid(x), TVM's add(conv, add(conv, 1)), a GELU written out op
+// by op), as long as only the last one is stored.
+enum class CudnnPointwise : std::uint8_t {
+  mul_scalar, add_scalar, add_bias, add_tensor, add_value, mul_value, relu, gelu_erf, gelu_tanh, sigmoid, tanh, silu
+};
+// The unary step or the step with a tensor or scalar operand of one tail label (matmul_tail_op's), nullopt where
+// the graph has none.
 std::optional<CudnnPointwise> cudnn_pointwise(std::string_view label);
-// Whether the matmul `mm` of group `nodes` and its tail (labelled as matmul_tail_op labels it) run as one cuDNN
-// matmul graph: f16 or bf16, A and B as stored (no transpose), B one [K, N] weight, M, N and K multiples of 8
-// (16-byte rows), every tail op a step of the graph. `why_not` says what fails first.
-TailFit fit_cudnn_matmul_graph(const Graph& g, std::span<const NodeId> nodes, NodeId mm,
-                               std::span<const std::string> labels);
+
+// One step of the graph: its node and op, the value it applies to and, for add_value / mul_value, the second
+// value (0 is the product, i + 1 step i's result), the tensor add_bias / add_tensor reads, the scalar of
+// mul_scalar / add_scalar.
+struct CudnnTailStep {
+  NodeId node = -1;
+  CudnnPointwise op = CudnnPointwise::relu;
+  int input = 0, other = 0;
+  std::optional<ValueId> operand;
+  double scalar = 1.0;
+};
+struct CudnnMatmulTail {
+  std::vector<CudnnTailStep> steps;  // every node of the group after the matmul, in order; the last writes Y
+  std::optional<NodeId> stop;        // the first node the graph cannot take
+  std::string why_not;               // what fails first; empty when the whole group is one graph
+  bool fits() const { return why_not.empty(); }
+};
+// Whether the matmul `mm` of group `nodes` (any order) and every node after it run as one cuDNN matmul
+// graph: f16 or bf16, A and B as stored (no transpose), B one [K, N] weight, M, N and K multiples of 8 (16-byte
+// rows), every other node a step of the output's shape and dtype reading the product, earlier steps, scalars, a
+// bias vector or a residual, and no value but the last one stored.
+CudnnMatmulTail cudnn_matmul_tail(const Graph& g, std::span<const NodeId> nodes, NodeId mm);
 
 // Why a convolution's fused call stops at an `add` of another tensor of its output's shape and dtype (a residual):
 // the same message for the engine and the executor.

@@ -1,5 +1,5 @@
 // The matmul graph through cuDNN's backend API: matmul(A, B) into an f32 product, then each tail step a pointwise
-// operation into the next virtual f32 tensor, the last writing Y; the first configuration heuristics mode A (then
+// operation on earlier values into a virtual f32 tensor of its own, the last writing Y; the first configuration heuristics mode A (then
 // FALLBACK) offers that finalizes is kept, as for attention (kernels/contraction/attention.cpp).
 #include "kernels/contraction/matmul_graph.h"
 
@@ -25,7 +25,10 @@ cudnnPointwiseMode_t mode_of(GraphOp op) {
   switch (op) {
     case GraphOp::add_bias:
     case GraphOp::add_tensor: return CUDNN_POINTWISE_ADD;
-    case GraphOp::mul_scalar: return CUDNN_POINTWISE_MUL;
+    case GraphOp::add_scalar:
+    case GraphOp::add_value: return CUDNN_POINTWISE_ADD;
+    case GraphOp::mul_scalar:
+    case GraphOp::mul_value: return CUDNN_POINTWISE_MUL;
     case GraphOp::relu: return CUDNN_POINTWISE_RELU_FWD;
     case GraphOp::gelu_erf: return CUDNN_POINTWISE_GELU_FWD;
     case GraphOp::gelu_tanh: return CUDNN_POINTWISE_GELU_APPROX_TANH_FWD;
@@ -37,6 +40,10 @@ cudnnPointwiseMode_t mode_of(GraphOp op) {
 }
 
 bool reads_tensor(GraphOp op) { return op == GraphOp::add_bias || op == GraphOp::add_tensor; }
+bool reads_scalar(GraphOp op) { return op == GraphOp::mul_scalar || op == GraphOp::add_scalar; }
+const Desc& value_at(const std::vector<const Desc*>& values, int ref, std::size_t step) {
+  return *values[ref == GraphStep::kPrevious ? step : static_cast<std::size_t>(ref)];
+}
 
 // The operation graph of p; its descriptors go to b.
 Desc matmul_graph(GraphBuilder& b, const MatmulGraphProblem& p) {
@@ -48,18 +55,20 @@ Desc matmul_graph(GraphBuilder& b, const MatmulGraphProblem& p) {
                                                                : std::vector<std::int64_t>{K * N, N, 1});
   const Desc& y = b.io_tensor(kY, io, {1, M, N}, {M * N, N, 1});
   const std::vector<std::int64_t> out = {1, M, N};
-  const Desc* v = p.tail.empty() ? &y : &b.virtual_tensor(CUDNN_DATA_FLOAT, out);
-  b.matmul(a, w, *v);
+  // values[0] is the product, values[i + 1] step i's result (validate_matmul_graph checked the references).
+  std::vector<const Desc*> values = {p.tail.empty() ? &y : &b.virtual_tensor(CUDNN_DATA_FLOAT, out)};
+  b.matmul(a, w, *values[0]);
   for (std::size_t i = 0; i < p.tail.size(); ++i) {
     const GraphStep& step = p.tail[i];
     const auto uid = kFirstOperand + static_cast<std::int64_t>(i);
     const Desc* operand = nullptr;
     if (step.op == GraphOp::add_bias) operand = &b.io_tensor(uid, io, {1, 1, N}, {N, N, 1});
     if (step.op == GraphOp::add_tensor) operand = &b.io_tensor(uid, io, out, {M * N, N, 1});
-    if (step.op == GraphOp::mul_scalar) operand = &b.by_value_scalar(uid, 3);
+    if (reads_scalar(step.op)) operand = &b.by_value_scalar(uid, 3);
+    if (step.op == GraphOp::add_value || step.op == GraphOp::mul_value) operand = &value_at(values, step.other, i);
     const Desc& next = i + 1 == p.tail.size() ? y : b.virtual_tensor(CUDNN_DATA_FLOAT, out);
-    b.pw(mode_of(step.op), *v, operand, next);
-    v = &next;
+    b.pw(mode_of(step.op), value_at(values, step.input, i), operand, next);
+    values.push_back(&next);
   }
   return operation_graph(b.handle, b.ops);
 }
@@ -120,7 +129,7 @@ void MatmulGraph::run(const MatmulGraphProblem& p, const void* a, const void* b,
     if (reads_tensor(p.tail[i].op)) {
       if (!operands[i]) throw std::invalid_argument("matmul graph: step " + std::to_string(i + 1) + " needs its tensor");
       uids.push_back(uid), pointers.push_back(const_cast<void*>(operands[i]));
-    } else if (p.tail[i].op == GraphOp::mul_scalar) {
+    } else if (reads_scalar(p.tail[i].op)) {
       scalars[i] = p.tail[i].scalar;
       uids.push_back(uid), pointers.push_back(&scalars[i]);
     }

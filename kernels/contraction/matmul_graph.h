@@ -1,6 +1,6 @@
-// A matmul and the chain of pointwise operations after it as one cuDNN operation graph, run by cuDNN's generic
-// run-time fusion engines: for the epilogues cuBLASLt lacks (an erf GELU, sigmoid, SiLU, tanh; cuBLASLt's GELU is
-// the tanh approximation). Y = opN(... op1(A B) ...), every value between the product and Y kept on chip in f32.
+// A matmul and the pointwise operations after it as one cuDNN operation graph, run by cuDNN's generic run-time
+// fusion engines: for the epilogues cuBLASLt lacks (an erf GELU, sigmoid, SiLU, tanh, a GELU written out op by op;
+// cuBLASLt's GELU is the tanh approximation). Every value between the product and Y is kept on chip in f32.
 // Inputs and Y are f16 or bf16 with f32 accumulation (the documented and measured cases). Vendor types stay in
 // the pimpl.
 #pragma once
@@ -17,12 +17,20 @@ struct CUstream_st;
 
 namespace fx::gpu {
 
-// One pointwise step after the product. add_bias adds a vector of N values broadcast over rows, add_tensor a
-// tensor of Y's shape (a residual), mul_scalar multiplies by `scalar`; the rest are unary.
-enum class GraphOp : std::uint8_t { add_bias, add_tensor, mul_scalar, relu, gelu_erf, gelu_tanh, sigmoid, tanh, silu };
+// One pointwise step after the product. A step applies to one value (`input`); add_bias also reads a vector of N
+// values broadcast over rows, add_tensor a tensor of Y's shape (a residual), mul_scalar and add_scalar `scalar`,
+// add_value and mul_value a second value of the graph (`other`); the rest are unary. Values are numbered: 0 is
+// the product, i + 1 the result of step i. The last step writes Y and every other value is read by a later step,
+// so the steps form a DAG with one output: x * sigmoid(x) reads the product twice.
+enum class GraphOp : std::uint8_t {
+  add_bias, add_tensor, mul_scalar, add_scalar, add_value, mul_value, relu, gelu_erf, gelu_tanh, sigmoid, tanh, silu
+};
 struct GraphStep {
+  static constexpr int kPrevious = -1;  // the value just before the step: a chain
   GraphOp op = GraphOp::relu;
-  float scalar = 1.0f;  // mul_scalar only
+  float scalar = 1.0f;     // mul_scalar, add_scalar
+  int input = kPrevious;   // the value the step applies to
+  int other = kPrevious;   // add_value, mul_value: the second value
   bool operator==(const GraphStep&) const = default;
 };
 std::string_view graph_op_name(GraphOp op);  // "add_bias", "gelu_erf", ...

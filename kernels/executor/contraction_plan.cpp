@@ -152,8 +152,11 @@ MatmulOperands matmul_operands(const GroupView& gv, NodeId mm) {
 GraphOp graph_op(CudnnPointwise p) {
   switch (p) {
     case CudnnPointwise::mul_scalar: return GraphOp::mul_scalar;
+    case CudnnPointwise::add_scalar: return GraphOp::add_scalar;
     case CudnnPointwise::add_bias: return GraphOp::add_bias;
     case CudnnPointwise::add_tensor: return GraphOp::add_tensor;
+    case CudnnPointwise::add_value: return GraphOp::add_value;
+    case CudnnPointwise::mul_value: return GraphOp::mul_value;
     case CudnnPointwise::relu: return GraphOp::relu;
     case CudnnPointwise::gelu_erf: return GraphOp::gelu_erf;
     case CudnnPointwise::gelu_tanh: return GraphOp::gelu_tanh;
@@ -164,8 +167,8 @@ GraphOp graph_op(CudnnPointwise p) {
   return GraphOp::relu;
 }
 
-// The matmul and its whole tail as one cuDNN matmul graph (core's fit_cudnn_matmul_graph said it fits).
-LibraryCall matmul_graph_call(const Graph& g, NodeId mm, const MatmulTail& tail, const std::string& stem) {
+// The matmul and every node after it as one cuDNN matmul graph (core's cudnn_matmul_tail said it fits).
+LibraryCall matmul_graph_call(const Graph& g, NodeId mm, const CudnnMatmulTail& tail, const std::string& stem) {
   const Node& node = g.node(mm);
   LibraryCall call;
   call.kind = LibraryCallKind::matmul_graph;
@@ -177,12 +180,15 @@ LibraryCall matmul_graph_call(const Graph& g, NodeId mm, const MatmulTail& tail,
   p.type = node.type.dtype;
   call.nodes = {mm};
   call.inputs = {call.a, call.b[0]};
-  for (std::size_t i = 0; i < tail.ops.size(); ++i) {
-    const MatmulTailOp& op = tail.ops[i];
-    p.tail.push_back({graph_op(*cudnn_pointwise(op.label)), static_cast<float>(op.scale)});
-    call.graph_operands.push_back(op.operand);
-    if (op.operand) call.inputs.push_back(*op.operand);
-    call.nodes.push_back(tail.chain[i]);
+  for (const CudnnTailStep& step : tail.steps) {
+    // A reference to the value just before the step is written as kPrevious, so a chain reads as one.
+    const auto ref = [i = static_cast<int>(p.tail.size())](int v) { return v == i ? GraphStep::kPrevious : v; };
+    const GraphOp op = graph_op(step.op);
+    const bool binary = op == GraphOp::add_value || op == GraphOp::mul_value;
+    p.tail.push_back({op, static_cast<float>(step.scalar), ref(step.input), binary ? ref(step.other) : GraphStep::kPrevious});
+    call.graph_operands.push_back(step.operand);
+    if (step.operand) call.inputs.push_back(*step.operand);
+    call.nodes.push_back(step.node);
   }
   call.outputs = {g.value_of(call.nodes.back())};
   call.name = call_name("cudnn", stem, g.node(call.nodes.back()).name);
@@ -205,11 +211,10 @@ LibraryCall matmul_call(const GroupView& gv, NodeId mm, const std::string& stem,
   std::vector<std::string> labels;
   for (const MatmulTailOp& op : tail.ops) labels.push_back(op.label);
   const EpilogueChoice choice = choose_matmul_epilogue(labels);
-  if (!choice.fully_expressible() && cudnn_graph) {
-    const std::vector<NodeId> group(gv.in.begin(), gv.in.end());
-    if (fit_cudnn_matmul_graph(g, group, mm, labels).fully_expressible(labels.size())) {
-      return matmul_graph_call(g, mm, tail, stem);
-    }
+  const bool whole_group = tail.chain.size() + ops.folded.size() + 1 == gv.in.size();
+  if ((!choice.fully_expressible() || !whole_group) && cudnn_graph) {
+    const CudnnMatmulTail graph = cudnn_matmul_tail(g, std::vector<NodeId>(gv.in.begin(), gv.in.end()), mm);
+    if (graph.fits()) return matmul_graph_call(g, mm, graph, stem);
   }
   call.matmul.epilogue = choice.epilogue;
   call.matmul.residual = choice.residual;

@@ -88,7 +88,7 @@ bool has_contraction(const Graph& g, std::span<const NodeId> nodes);
 // Plans one group: nodes (any order) and the values it must write (the plan's GroupIo::outputs). `stem` (core's
 // kernel_stem of the group) names the calls. Throws std::invalid_argument for work it cannot run (a contraction prologue inside the group,
 // a batch broadcast cuBLASLt's strided batches cannot express, ...), with a message naming the node. A matmul whose
-// tail cuBLASLt cannot take whole is one cuDNN matmul graph where core's fit_cudnn_matmul_graph allows it, unless
+// tail cuBLASLt cannot take whole (or a DAG after it) is one cuDNN matmul graph where core's cudnn_matmul_tail allows it, unless
 // `cudnn_graph` is false (cuDNN offers no engine for it on the device: the cuBLASLt call and generated kernels).
 ContractionGroupPlan plan_contraction_group(const Graph& g, std::span<const NodeId> nodes,
                                             const std::vector<ValueId>& outputs, const std::string& stem,

@@ -277,13 +277,92 @@ TEST(LibraryEpilogue, CudnnsMatmulGraphTakesWhatCublasLtCannotInHalfPrecision) {
   EXPECT_FALSE(odd.expressible());
   EXPECT_NE(odd.message.find("multiples of 8"), std::string::npos) << odd.message;
   // A step the graph has no operation for.
-  const TailFit exp = fit_cudnn_matmul_graph(mlp("bf16", "exp"), std::vector<NodeId>{0, 1, 2}, 0,
-                                             std::vector<std::string>{"add(bias)", "exp"});
-  EXPECT_EQ(exp.absorbed, 1u);
+  const CudnnMatmulTail exp = cudnn_matmul_tail(mlp("bf16", "exp"), std::vector<NodeId>{0, 1, 2}, 0);
+  EXPECT_FALSE(exp.fits());
+  EXPECT_EQ(exp.stop, NodeId{2});
+  EXPECT_EQ(exp.steps.size(), 1u);  // the bias add before it
   EXPECT_NE(exp.why_not.find("no step for `exp`"), std::string::npos) << exp.why_not;
   EXPECT_EQ(cudnn_pointwise("gelu"), CudnnPointwise::gelu_erf);
   EXPECT_EQ(cudnn_pointwise("add(residual)"), CudnnPointwise::add_tensor);
   EXPECT_EQ(cudnn_pointwise("add(broadcast)"), std::nullopt);
+}
+
+// Inputs of a [64, 32] x [32, 16] matmul in `dtype`, with a bias vector and a residual.
+std::string dag_inputs(const std::string& dtype) {
+  const std::string t = R"(, "dtype": ")" + dtype + R"("})";
+  return R"([{"name": "x", "shape": [64, 32])" + t + R"(, {"name": "W", "shape": [32, 16])" + t +
+         R"(, {"name": "b", "shape": [16])" + t + R"(, {"name": "r", "shape": [64, 16])" + t + "]";
+}
+
+std::vector<NodeId> all_nodes(const Graph& g) {
+  std::vector<NodeId> nodes;
+  for (NodeId n = 0; n < g.num_nodes(); ++n) nodes.push_back(n);
+  return nodes;
+}
+
+TEST(LibraryEpilogue, CudnnsMatmulGraphTakesADagAfterTheMatmul) {
+  // SiLU written out (x * sigmoid(x)) and TVM's add(c, add(c, 1)): the product is read twice.
+  const Graph silu = graph_from(graph_json(dag_inputs("bf16"), R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+      {"name": "s", "op": "sigmoid", "inputs": ["mm"]}, {"name": "y", "op": "mul", "inputs": ["mm", "s"]}])",
+                                           R"(["y"])"));
+  const LibraryEpilogue e = library_epilogue(silu, all_nodes(silu), node(silu, "mm"));
+  EXPECT_TRUE(e.expressible()) << e.message;
+  EXPECT_EQ(e.library, "cuDNN");
+  EXPECT_EQ(e.absorbed, (std::vector<NodeId>{node(silu, "s"), node(silu, "y")}));
+  const CudnnMatmulTail t = cudnn_matmul_tail(silu, all_nodes(silu), node(silu, "mm"));
+  ASSERT_TRUE(t.fits()) << t.why_not;
+  ASSERT_EQ(t.steps.size(), 2u);
+  EXPECT_EQ(t.steps[0].op, CudnnPointwise::sigmoid);
+  EXPECT_EQ(t.steps[0].input, 0);
+  EXPECT_EQ(t.steps[1].op, CudnnPointwise::mul_value);
+  EXPECT_EQ(t.steps[1].input, 0);  // mm, then the sigmoid's result (value 1)
+  EXPECT_EQ(t.steps[1].other, 1);
+
+  const Graph tvm = graph_from(graph_json(dag_inputs("f16"), R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+      {"name": "bias", "op": "add", "inputs": ["mm", "b"]}, {"name": "one", "op": "add", "inputs": ["bias", 1.0]},
+      {"name": "y", "op": "add", "inputs": ["bias", "one"]}, {"name": "z", "op": "add", "inputs": ["r", "y"]}])",
+                                          R"(["z"])"));
+  const CudnnMatmulTail tt = cudnn_matmul_tail(tvm, all_nodes(tvm), node(tvm, "mm"));
+  ASSERT_TRUE(tt.fits()) << tt.why_not;
+  ASSERT_EQ(tt.steps.size(), 4u);
+  EXPECT_EQ(tt.steps[0].op, CudnnPointwise::add_bias);
+  EXPECT_EQ(tt.steps[0].operand, tvm.find_value("b"));
+  EXPECT_EQ(tt.steps[1].op, CudnnPointwise::add_scalar);
+  EXPECT_EQ(tt.steps[1].scalar, 1.0);
+  EXPECT_EQ(tt.steps[2].op, CudnnPointwise::add_value);
+  EXPECT_EQ(tt.steps[2].input, 1);
+  EXPECT_EQ(tt.steps[2].other, 2);
+  EXPECT_EQ(tt.steps[3].op, CudnnPointwise::add_tensor);  // the residual, on either side of the add
+  EXPECT_EQ(tt.steps[3].input, 3);
+  EXPECT_EQ(library_epilogue(tvm, all_nodes(tvm), node(tvm, "mm")).library, "cuDNN");
+}
+
+TEST(LibraryEpilogue, ADagAfterTheMatmulSaysWhyNoGraphTakesIt) {
+  const std::string dag = R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+      {"name": "s", "op": "sigmoid", "inputs": ["mm"]}, {"name": "y", "op": "mul", "inputs": ["mm", "s"]}])";
+  // f32: cuBLASLt takes none of it and the graph is for half precision.
+  const Graph f32 = graph_from(graph_json(dag_inputs("f32"), dag, R"(["y"])"));
+  const LibraryEpilogue e = library_epilogue(f32, all_nodes(f32), node(f32, "mm"));
+  EXPECT_FALSE(e.expressible());
+  EXPECT_NE(e.message.find("not on the single chain"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("no cuDNN matmul graph takes the group: cuDNN's matmul graph is used for f16 and bf16 only"),
+            std::string::npos)
+      << e.message;
+  // An intermediate value stored for another reader: the graph writes one output.
+  const Graph stored = graph_from(graph_json(dag_inputs("bf16"), dag, R"(["y", "s"])"));
+  const CudnnMatmulTail st = cudnn_matmul_tail(stored, all_nodes(stored), node(stored, "mm"));
+  EXPECT_FALSE(st.fits());
+  EXPECT_EQ(st.stop, node(stored, "y"));
+  EXPECT_NE(st.why_not.find("s is stored for use outside the kernel; the graph writes one output, y"),
+            std::string::npos)
+      << st.why_not;
+  // A multiply by a tensor from memory, and an add broadcast along rows.
+  const Graph mul = graph_from(graph_json(dag_inputs("bf16"), R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+      {"name": "y", "op": "mul", "inputs": ["mm", "r"]}])",
+                                          R"(["y"])"));
+  EXPECT_NE(cudnn_matmul_tail(mul, all_nodes(mul), node(mul, "mm")).why_not.find("`mul` of a tensor read from memory"),
+            std::string::npos);
+  EXPECT_FALSE(library_epilogue(mul, all_nodes(mul), node(mul, "mm")).expressible());
 }
 
 }  // namespace

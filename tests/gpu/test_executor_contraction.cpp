@@ -179,6 +179,35 @@ TEST(ExecutorContractionGpu, ErfGeluAfterABf16MatmulIsOneCudnnCall) {
   }
 }
 
+// The tanh GELU written out after the bias, as Hugging Face's GPT-2 writes it (mlp_gelu_decomposed_bf16 at a
+// small shape): h is read four times, and the GEMM with all ten ops after it is one verified cuDNN call.
+TEST(ExecutorContractionGpu, AGeluWrittenOutAfterABf16MatmulIsOneCudnnCall) {
+  FX_REQUIRE_DEVICE();
+  const std::string t = R"(, "dtype": "bf16"})";
+  const Graph g = inline_graph(R"({"name": "x", "shape": [96, 80])" + t + R"(, {"name": "W", "shape": [80, 48])" + t +
+                                   R"(, {"name": "b", "shape": [48])" + t,
+                               R"({"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+                                  {"name": "h", "op": "add", "inputs": ["mm", "b"]},
+                                  {"name": "h2", "op": "mul", "inputs": ["h", "h"]},
+                                  {"name": "h3", "op": "mul", "inputs": ["h2", "h"]},
+                                  {"name": "ch3", "op": "mul", "inputs": ["h3", 0.044715]},
+                                  {"name": "inner", "op": "add", "inputs": ["h", "ch3"]},
+                                  {"name": "scaled", "op": "mul", "inputs": ["inner", 0.7978845608]},
+                                  {"name": "t", "op": "tanh", "inputs": ["scaled"]},
+                                  {"name": "onep", "op": "add", "inputs": ["t", 1.0]},
+                                  {"name": "halfh", "op": "mul", "inputs": ["h", 0.5]},
+                                  {"name": "y", "op": "mul", "inputs": ["halfh", "onep"]})",
+                               R"("y")");
+  const Plan fused = plan_with_group(g, {"mm", "h", "h2", "h3", "ch3", "inner", "scaled", "t", "onep", "halfh", "y"});
+  const RunReport r = run_plans(g, &fused, 2);
+  expect_verified(r, "gelu written out");
+  EXPECT_FALSE(r.reference_checks.empty()) << r.reference_note;
+  ASSERT_EQ(r.fused.kernels.size(), 1u) << fused_paths(r) << ::testing::PrintToString(r.fused.notes);
+  EXPECT_EQ(r.fused.kernels[0].library, "cuDNN");
+  EXPECT_NE(r.fused.kernels[0].path.find("cuDNN matmul graph + add_bias + mul_value(v1, v1)"), std::string::npos)
+      << fused_paths(r);
+}
+
 // f32: cuBLASLt with its bias epilogue, then the erf GELU as a generated kernel, and the note says why.
 TEST(ExecutorContractionGpu, ErfGeluSaysWhyItIsTwoKernels) {
   FX_REQUIRE_DEVICE();

@@ -20,11 +20,15 @@ using fx::gpu::GraphStep;
 using fx::gpu::MatmulGraph;
 using fx::gpu::MatmulGraphProblem;
 
+// One step on one element: v the value it applies to, operand its bias or residual element or its second value.
 double apply(GraphOp op, double v, double operand, double scalar) {
   switch (op) {
     case GraphOp::add_bias:
-    case GraphOp::add_tensor: return v + operand;
+    case GraphOp::add_tensor:
+    case GraphOp::add_value: return v + operand;
+    case GraphOp::mul_value: return v * operand;
     case GraphOp::mul_scalar: return v * scalar;
+    case GraphOp::add_scalar: return v + scalar;
     case GraphOp::relu: return fx::test::relu_ref(v);
     case GraphOp::gelu_erf: return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
     case GraphOp::gelu_tanh: return fx::test::gelu_tanh_ref(v);
@@ -62,13 +66,21 @@ double graph_error(MatmulGraph& graph, const MatmulGraphProblem& p, std::string&
   };
   std::vector<double> want = fx::test::matmul_ref(row_major(a.host, m, k, p.transpose_a),
                                                   row_major(b.host, k, n, p.transpose_b), p.m, p.n, p.k);
+  // Values as the graph numbers them: the product, then each step's result.
+  const auto at = [](const std::vector<double>& values, int ref, std::size_t step) {
+    return values[ref == GraphStep::kPrevious ? step : static_cast<std::size_t>(ref)];
+  };
   for (std::size_t e = 0; e < want.size(); ++e) {
+    std::vector<double> values = {want[e]};
     for (std::size_t i = 0; i < p.tail.size(); ++i) {
       const GraphStep& s = p.tail[i];
-      const double operand = s.op == GraphOp::add_bias ? operands[i].host[e % n]
-                             : s.op == GraphOp::add_tensor ? operands[i].host[e] : 0.0;
-      want[e] = apply(s.op, want[e], operand, s.scalar);
+      const double operand = s.op == GraphOp::add_bias     ? operands[i].host[e % n]
+                             : s.op == GraphOp::add_tensor ? operands[i].host[e]
+                             : s.op == GraphOp::add_value || s.op == GraphOp::mul_value ? at(values, s.other, i)
+                                                                                       : 0.0;
+      values.push_back(apply(s.op, at(values, s.input, i), operand, s.scalar));
     }
+    want[e] = values.back();
   }
   return fx::test::relative_error(fx::test::download(y.get(), m * n, p.type), want);
 }
@@ -92,6 +104,37 @@ TEST(MatmulGraph, BiasThenErfGeluMatchesTheFloat64Reference) {
     ASSERT_TRUE(why.empty()) << fx::gpu::describe_matmul_graph(p) << ": " << why;
     EXPECT_LT(error, type == DType::bf16 ? 1e-2 : 2e-3) << fx::gpu::describe_matmul_graph(p);
     EXPECT_NE(graph.engine(p).find("cuDNN engine"), std::string::npos) << graph.engine(p);
+    std::printf("%s: %s, rel. error %.2e\n", fx::gpu::describe_matmul_graph(p).c_str(), graph.engine(p).c_str(), error);
+  }
+}
+
+// Steps that read the product or an earlier step, not only the step before: SiLU written out, TVM's
+// add(c, add(c, 1)), and the tanh GELU written out as Hugging Face's GPT-2 writes it (mlp_gelu_decomposed_bf16).
+TEST(MatmulGraph, ADagOfStepsMatchesTheFloat64Reference) {
+  FX_SKIP_WITHOUT_CUDA_DEVICE();
+  MatmulGraph graph;
+  constexpr int kPrev = GraphStep::kPrevious;
+  const std::vector<std::vector<GraphStep>> tails = {
+      {{GraphOp::sigmoid}, {GraphOp::mul_value, 1.0f, 0, kPrev}},
+      {{GraphOp::add_scalar, 1.0f}, {GraphOp::add_value, 1.0f, 0, kPrev}},
+      {{GraphOp::add_bias},                        // v1 = h
+       {GraphOp::mul_value, 1.0f, kPrev, kPrev},   // v2 = h h
+       {GraphOp::mul_value, 1.0f, kPrev, 1},       // v3 = h^3
+       {GraphOp::mul_scalar, 0.044715f},           // v4
+       {GraphOp::add_value, 1.0f, 1, kPrev},       // v5 = h + 0.044715 h^3
+       {GraphOp::mul_scalar, 0.7978845608f},       // v6
+       {GraphOp::tanh},                            // v7
+       {GraphOp::add_scalar, 1.0f},                // v8
+       {GraphOp::mul_scalar, 0.5f, 1},             // v9 = 0.5 h
+       {GraphOp::mul_value, 1.0f, kPrev, 8}},      // y = v9 v8
+  };
+  for (const auto& tail : tails) {
+    const MatmulGraphProblem p = problem(DType::bf16, tail);
+    ASSERT_EQ(fx::gpu::validate_matmul_graph(p), "");
+    std::string why;
+    const double error = graph_error(graph, p, why);
+    ASSERT_TRUE(why.empty()) << fx::gpu::describe_matmul_graph(p) << ": " << why;
+    EXPECT_LT(error, 1e-2) << fx::gpu::describe_matmul_graph(p);
     std::printf("%s: %s, rel. error %.2e\n", fx::gpu::describe_matmul_graph(p).c_str(), graph.engine(p).c_str(), error);
   }
 }

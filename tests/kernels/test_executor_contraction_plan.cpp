@@ -149,6 +149,50 @@ TEST(ContractionPlan, ErfGeluAfterAHalfPrecisionMatmulIsOneCudnnMatmulGraph) {
   EXPECT_EQ(names(g, apart.rest), std::vector<std::string>{"y"});
 }
 
+// SiLU written out after the bias (h * sigmoid(h)): h is read twice, a DAG cuBLASLt's epilogue cannot take and
+// cuDNN's matmul graph can.
+TEST(ContractionPlan, ADagAfterAHalfPrecisionMatmulIsOneCudnnMatmulGraph) {
+  const Graph g = inline_graph(R"({"name": "x", "shape": [64, 32], "dtype": "bf16"},
+                                  {"name": "W", "shape": [32, 16], "dtype": "bf16"},
+                                  {"name": "b", "shape": [16], "dtype": "bf16"})",
+                               R"({"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+                                  {"name": "h", "op": "add", "inputs": ["mm", "b"]},
+                                  {"name": "s", "op": "sigmoid", "inputs": ["h"]},
+                                  {"name": "y", "op": "mul", "inputs": ["h", "s"]})",
+                               R"("y")");
+  const ContractionGroupPlan p = group_of(g, {"mm", "h", "s", "y"});
+  ASSERT_EQ(p.calls.size(), 1u);
+  const LibraryCall& c = p.calls[0];
+  EXPECT_EQ(c.kind, LibraryCallKind::matmul_graph);
+  EXPECT_EQ(c.graph.tail, (std::vector<GraphStep>{{GraphOp::add_bias},
+                                                  {GraphOp::sigmoid},
+                                                  {GraphOp::mul_value, 1.0f, 1, GraphStep::kPrevious}}));
+  EXPECT_EQ(c.description, "cuDNN matmul graph + add_bias + sigmoid + mul_value(v1, v2), BF16, f32 accumulation, 64x16x32");
+  EXPECT_EQ(validate_matmul_graph(c.graph), "");
+  EXPECT_EQ(c.graph_operands, (std::vector<std::optional<ValueId>>{value(g, "b"), std::nullopt, std::nullopt}));
+  EXPECT_EQ(c.outputs, std::vector<ValueId>{value(g, "y")});
+  EXPECT_TRUE(p.rest.empty());
+  // Without the graph: the bias in cuBLASLt's epilogue, the rest one generated kernel.
+  const ContractionGroupPlan apart = group_of(g, {"mm", "h", "s", "y"}, /*cudnn_graph=*/false);
+  ASSERT_EQ(apart.calls.size(), 1u);
+  EXPECT_EQ(apart.calls[0].matmul.epilogue, MatmulEpilogue::bias);
+  EXPECT_EQ(names(g, apart.rest), (std::vector<std::string>{"s", "y"}));
+}
+
+TEST(ContractionPlan, AMatmulGraphReadsOnlyValuesComputedBeforeEachStepAndEachOfThem) {
+  MatmulGraphProblem p;
+  p.m = 64, p.n = 16, p.k = 32;
+  p.tail = {{GraphOp::sigmoid}, {GraphOp::mul_value, 1.0f, 0, 1}};
+  EXPECT_EQ(validate_matmul_graph(p), "");
+  EXPECT_EQ(describe_matmul_graph(p), "cuDNN matmul graph + sigmoid + mul_value(v0, v1), BF16, f32 accumulation, 64x16x32");
+  p.tail[1].other = 2;  // its own result
+  EXPECT_NE(validate_matmul_graph(p).find("step 2 reads value 2, not one computed before it"), std::string::npos)
+      << validate_matmul_graph(p);
+  p.tail = {{GraphOp::sigmoid, 1.0f, 0}, {GraphOp::tanh, 1.0f, 0}};  // the sigmoid's result is never read
+  EXPECT_NE(validate_matmul_graph(p).find("step 1's result is read by no step"), std::string::npos)
+      << validate_matmul_graph(p);
+}
+
 TEST(ContractionPlan, ErfGeluKeepsTheBiasEpilogueAndLeavesGeluToOneGeneratedKernel) {
   const Graph g = erf_gelu_mlp("f32");
   const ContractionGroupPlan p = group_of(g, {"mm", "add", "y"});
