@@ -436,6 +436,10 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
   } else if (cn.op_id() == OpId::conv2d) {
     r.library = "cuDNN";
     fit = fit_cudnn_conv(g, nodes, c, chain);
+    graph_why = "a DAG after a convolution is not built here: beyond a bias and a ReLU, cuDNN offered pointwise "
+                "work in a convolution's call only through an engine it compiles at run time (for an f32 residual "
+                "add: seconds per problem, and slower than the add apart; docs/benchmarks.md, \"New fusion "
+                "families\")";
   } else {
     fit = {0, "no library call fuses work after `" + cn.op + "`"};
   }
@@ -455,7 +459,9 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
                 name_of(g, c) + " (the chain ends at " + g.value_name(last) +
                 (stored(g, nodes, last) ? ", which is stored for use outside the kernel" : "") +
                 "; a library epilogue stores one output)" +
-                (graph_why.empty() ? std::string() : ", and no cuDNN matmul graph takes the group: " + graph_why) +
+                (graph_why.empty() ? std::string()
+                 : cn.op_id() == OpId::matmul ? ", and no cuDNN matmul graph takes the group: " + graph_why
+                                              : "; " + graph_why) +
                 second_kernel;
     return r;
   }

@@ -143,6 +143,20 @@ TEST(Lessons, AttentionIsOneKernel) {
   EXPECT_EQ(same_kernel, 2);
 }
 
+// The GEMM and the whole DAG after it are one cuDNN call: x, W and b read once, y written once
+// (32 + 32 + 0.0078 + 64 MiB).
+TEST(Lessons, AGeluWrittenOutJoinsTheGemm) {
+  const Lesson l = load(kLessons / "10-epilogue-dag.json");
+  const Graph g = testing::sample(l.graph + ".json");
+  for (const LessonStep& s : l.steps) {
+    if (s.kind != StepKind::predict) continue;
+    const Reveal r = reveal(s, g, device_of(l), nullptr).value();
+    if (s.quantity == Quantity::same_kernel) EXPECT_EQ(r.model_choice, "yes") << s.title;
+    if (s.quantity == Quantity::kernel_count) EXPECT_DOUBLE_EQ(*r.model_value, 1.0);
+    if (s.quantity == Quantity::bytes_fused) EXPECT_NEAR(*r.model_value, 160.0, 0.01) << s.title;
+  }
+}
+
 TEST(Lessons, GradingSaysHowClose) {
   Reveal r;
   r.model_value = 2048;

@@ -337,6 +337,22 @@ TEST(LibraryEpilogue, CudnnsMatmulGraphTakesADagAfterTheMatmul) {
   EXPECT_EQ(library_epilogue(tvm, all_nodes(tvm), node(tvm, "mm")).library, "cuDNN");
 }
 
+// TVM's conv -> add(1) -> add(conv, that): the convolution's output is read twice, and the refusal says why no
+// cuDNN call takes it here.
+TEST(LibraryEpilogue, ADagAfterAConvolutionSaysWhyItIsASecondKernel) {
+  const Graph g = graph_from(graph_json(R"([{"name": "x", "shape": [2, 8, 16, 16], "dtype": "f32"},
+                                            {"name": "w", "shape": [8, 8, 3, 3], "dtype": "f32"}])",
+                                        R"([{"name": "c", "op": "conv2d", "inputs": ["x", "w"], "attrs": {"padding": [1, 1]}},
+                                            {"name": "one", "op": "add", "inputs": ["c", 1.0]},
+                                            {"name": "y", "op": "add", "inputs": ["c", "one"]}])",
+                                        R"(["y"])"));
+  const LibraryEpilogue e = library_epilogue(g, all_nodes(g), node(g, "c"));
+  EXPECT_FALSE(e.expressible());
+  EXPECT_EQ(e.library, "cuDNN");
+  EXPECT_NE(e.message.find("a DAG after a convolution is not built here"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("second kernel"), std::string::npos) << e.message;
+}
+
 TEST(LibraryEpilogue, ADagAfterTheMatmulSaysWhyNoGraphTakesIt) {
   const std::string dag = R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
       {"name": "s", "op": "sigmoid", "inputs": ["mm"]}, {"name": "y", "op": "mul", "inputs": ["mm", "s"]}])";
