@@ -6,6 +6,7 @@
 #include <queue>
 
 #include "core/fusion/engine.h"
+#include "core/fusion/library_epilogue.h"
 #include "core/fusion/partition.h"
 
 namespace fx {
@@ -71,7 +72,9 @@ PairExplanation FusionEngine::explain_pair(NodeId a, NodeId b) const {
     out.decision = FusionDecision::yes(graph_->node(a).name + " and " + graph_->node(b).name +
                                        " are already in one kernel, " + p.group_id(ga));
     const std::string attention = attention_group_explanation(*graph_, model_, p.nodes(ga), p.cost(ga));
+    const std::string call = library_call_summary(*graph_, p.nodes(ga));
     if (!attention.empty()) out.decision.message += ": " + attention;
+    if (attention.empty() && !call.empty()) out.decision.message += ": " + call;
     return out;
   }
   out.path = data_path(*graph_, a, b);

@@ -308,16 +308,15 @@ std::variant<CudnnTailStep, std::string> cudnn_step(const Graph& g, NodeId n, co
       step.op = CudnnPointwise::add_scalar, step.scalar = o.scalar;
       return step;
     }
-    if (op == OpId::mul) {
-      return std::string("`mul` of a tensor read from memory; the graph multiplies by a scalar or by another value "
-                         "computed in it");
-    }
+    // The same shapes as an add's: a per-column [N] vector (a bias, LayerScale's gamma) or the output's shape.
     const std::string_view label = memory_add_label(node.type, g.value_type(o.value));
     if (label == "add(broadcast)") {
-      return std::string("`add` of a tensor broadcast to the output; the graph adds a per-column [N] bias vector or "
-                         "a tensor of the output's shape");
+      return "`" + node.op + "` of a tensor broadcast to the output; the graph reads a per-column [N] vector or a " +
+             "tensor of the output's shape";
     }
-    step.op = label == kBiasAdd ? CudnnPointwise::add_bias : CudnnPointwise::add_tensor;
+    const bool add = op == OpId::add;
+    step.op = label == kBiasAdd ? (add ? CudnnPointwise::add_bias : CudnnPointwise::mul_bias)
+                                : (add ? CudnnPointwise::add_tensor : CudnnPointwise::mul_tensor);
     step.operand = o.value;
     return step;
   }
@@ -351,20 +350,25 @@ CudnnMatmulTail cudnn_matmul_tail(const Graph& g, std::span<const NodeId> nodes,
   for (std::size_t i = 0; i < after.size(); ++i) {
     const Node& node = g.node(after[i]);
     if (node.op_class() != OpClass::elementwise || node.type != out) {
-      return refuse(i, "`" + node.op + "` is not elementwise over the matmul's " + shape_to_string(out.shape) + " " +
-                           std::string(dtype_name(out.dtype)) + " output");
+      return refuse(i, "`" + node.op + "` does not compute elementwise values of the matmul's " +
+                           shape_to_string(out.shape) + " " + std::string(dtype_name(out.dtype)) + " output");
     }
     auto step = cudnn_step(g, after[i], index);
     if (auto* why = std::get_if<std::string>(&step)) return refuse(i, std::move(*why));
     t.steps.push_back(std::get<CudnnTailStep>(step));
     index[g.value_of(after[i])] = static_cast<int>(i) + 1;
   }
-  // The graph writes one output: Y, the last step's result (or the product when nothing follows it).
+  // The graph writes one output: Y, the last step's result (or the product when nothing follows it). Every other
+  // value stays on chip, so it must be read by a later step and by nothing outside.
+  const std::string y = after.empty() ? std::string() : g.value_name(g.value_of(after.back()));
   for (std::size_t i = 0; i < after.size(); ++i) {
     const ValueId v = i == 0 ? g.value_of(mm) : g.value_of(after[i - 1]);
     if (stored(g, nodes, v)) {
-      return refuse(i, g.value_name(v) + " is stored for use outside the kernel; the graph writes one output, " +
-                           g.value_name(g.value_of(after.back())));
+      return refuse(i, g.value_name(v) + " is stored for use outside the kernel; the graph writes one output, " + y);
+    }
+    if (g.consumers(v).empty()) {
+      return refuse(i - 1, g.value_name(v) + " is read by nothing: the graph writes one output, " + y +
+                           ", and keeps every other value on chip for the steps that read it");
     }
   }
   return t;
@@ -402,6 +406,23 @@ std::optional<double> scalar_multiplier(const Graph& g, NodeId n) {
   return (node.inputs[0].is_scalar() ? node.inputs[0] : node.inputs[1]).scalar;
 }
 
+std::string library_call_summary(const Graph& g, std::span<const NodeId> nodes) {
+  std::optional<NodeId> c;
+  for (NodeId n : nodes) {
+    if (g.node(n).op_class() != OpClass::contraction) continue;
+    if (c) return {};  // several contractions: a horizontal GEMM or an attention chain
+    c = n;
+  }
+  if (!c) return {};
+  const LibraryEpilogue lib = library_epilogue(g, nodes, *c);
+  if (lib.library.empty() || !lib.expressible()) return {};
+  const std::size_t k = lib.absorbed.size();
+  return name_of(g, *c) +
+         (k == 0 ? std::string(" runs as one ")
+                 : " and the " + std::to_string(k) + (k == 1 ? " op" : " ops") + " after it run as one ") +
+         lib.library + " call";
+}
+
 LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, NodeId c) {
   LibraryEpilogue r;
   const Node& cn = g.node(c);
@@ -430,16 +451,22 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
         for (const CudnnTailStep& step : graph.steps) r.absorbed.push_back(step.node);
         return r;
       }
-      graph_why = std::move(graph.why_not);
-      if (!fit.fully_expressible(ops.size())) fit.why_not += "; " + graph_why;
+      graph_why = (graph.stop ? name_of(g, *graph.stop) + ": " : std::string()) + graph.why_not;
+      if (!fit.fully_expressible(ops.size())) fit.why_not += "; as one cuDNN matmul graph, " + graph_why;
     }
   } else if (cn.op_id() == OpId::conv2d) {
     r.library = "cuDNN";
     fit = fit_cudnn_conv(g, nodes, c, chain);
-    graph_why = "a DAG after a convolution is not built here: beyond a bias and a ReLU, cuDNN offered pointwise "
-                "work in a convolution's call only through an engine it compiles at run time (for an f32 residual "
-                "add: seconds per problem, and slower than the add apart; docs/benchmarks.md, \"New fusion "
-                "families\")";
+    const bool dag = std::any_of(nodes.begin(), nodes.end(), [&](NodeId n) {
+      const auto& readers = g.consumers(g.value_of(n));
+      return std::count_if(readers.begin(), readers.end(), [&](NodeId k) { return contains(nodes, k); }) > 1;
+    });
+    if (dag) {
+      graph_why = "a DAG after a convolution is not built here: beyond a bias and a ReLU, cuDNN offered pointwise "
+                  "work in a convolution's call only through an engine it compiles at run time (for an f32 residual "
+                  "add: seconds per problem, and slower than the add apart; docs/benchmarks.md, \"New fusion "
+                  "families\")";
+    }
   } else {
     fit = {0, "no library call fuses work after `" + cn.op + "`"};
   }

@@ -96,14 +96,15 @@ TailFit fit_cublaslt_epilogue(std::span<const std::string> tail);
 // the product or any earlier step's result (x * sigmoid(x), TVM's add(conv, add(conv, 1)), a GELU written out op
 // by op), as long as only the last one is stored.
 enum class CudnnPointwise : std::uint8_t {
-  mul_scalar, add_scalar, add_bias, add_tensor, add_value, mul_value, relu, gelu_erf, gelu_tanh, sigmoid, tanh, silu
+  mul_scalar, add_scalar, add_bias, add_tensor, mul_bias, mul_tensor, add_value, mul_value,
+  relu, gelu_erf, gelu_tanh, sigmoid, tanh, silu
 };
 // The unary step or the step with a tensor or scalar operand of one tail label (matmul_tail_op's), nullopt where
 // the graph has none.
 std::optional<CudnnPointwise> cudnn_pointwise(std::string_view label);
 
 // One step of the graph: its node and op, the value it applies to and, for add_value / mul_value, the second
-// value (0 is the product, i + 1 step i's result), the tensor add_bias / add_tensor reads, the scalar of
+// value (0 is the product, i + 1 step i's result), the tensor a bias or tensor step reads, the scalar of
 // mul_scalar / add_scalar.
 struct CudnnTailStep {
   NodeId node = -1;
@@ -136,6 +137,10 @@ struct LibraryEpilogue {
   std::string message;            // why not, for people; empty when the whole group fits
   bool expressible() const { return !stop.has_value(); }
 };
+
+// "mm (matmul) and the 10 ops after it run as one cuDNN call": a group of one contraction whose library takes
+// everything after it; "" for any other group. Codegen and the engine's explanations say it.
+std::string library_call_summary(const Graph& g, std::span<const NodeId> nodes);
 
 // `nodes` in topological order, holding exactly one contraction `c`, nodes downstream of it and transposes
 // folded into its operands (folds_into_operand; the legality checks reject other work before a contraction

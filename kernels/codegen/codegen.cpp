@@ -90,21 +90,11 @@ std::string unsupported_reason(const Graph& g, std::span<const NodeId> group) {
                                              : "") +
            ", not generated code";
   }
-  const auto contractions = std::count_if(group.begin(), group.end(),
-                                          [&](NodeId n) { return g.node(n).op_class() == OpClass::contraction; });
   for (NodeId n : group) {
     const Node& node = g.node(n);
     if (node.op_id() == OpId::custom) return "node " + node.name + " is a custom op (" + node.label + "): it has no implementation to run";
     if (node.op_class() == OpClass::contraction) {
-      // One contraction whose library takes everything after it: name the library and what it absorbs.
-      const LibraryEpilogue lib = contractions == 1 ? library_epilogue(g, group, n) : LibraryEpilogue{};
-      if (!lib.library.empty() && lib.expressible()) {
-        const std::size_t k = lib.absorbed.size();
-        return "node " + node.name + " (" + node.op + ")" +
-               (k == 0 ? std::string(" runs as one ")
-                       : " and the " + std::to_string(k) + (k == 1 ? " op" : " ops") + " after it run as one ") +
-               lib.library + " call, not generated code";
-      }
+      if (std::string call = library_call_summary(g, group); !call.empty()) return "node " + call + ", not generated code";
       return "node " + node.name + " (" + node.op + ") runs on cuBLASLt/cuDNN, not generated code";
     }
     if (node.op_id() == OpId::sort || node.op_id() == OpId::topk) return "node " + node.name + " (" + node.op + ") runs through CUB, not generated code";

@@ -103,7 +103,8 @@ struct TileCopy {
     }
   }
   // Rounds the words this thread copied to TF32 in place, once per tile rather than at every warp's fragment
-  // read; its own copies must have landed. cvt.rna keeps infinities and NaNs as they are.
+  // read; its own copies must have landed. cvt.rna keeps infinities, and NaNs whose payload reaches the top ten
+  // mantissa bits (a payload below them reads as an infinity, as the tensor cores would read it anyway).
   __device__ void round_to_tf32(bool aligned16) const {
     if (aligned16) {
       for (int i = threadIdx.x; i < ROWS * COLS / 4; i += kThreads) {

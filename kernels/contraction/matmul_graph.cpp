@@ -27,6 +27,8 @@ cudnnPointwiseMode_t mode_of(GraphOp op) {
     case GraphOp::add_tensor: return CUDNN_POINTWISE_ADD;
     case GraphOp::add_scalar:
     case GraphOp::add_value: return CUDNN_POINTWISE_ADD;
+    case GraphOp::mul_bias:
+    case GraphOp::mul_tensor:
     case GraphOp::mul_scalar:
     case GraphOp::mul_value: return CUDNN_POINTWISE_MUL;
     case GraphOp::relu: return CUDNN_POINTWISE_RELU_FWD;
@@ -39,7 +41,8 @@ cudnnPointwiseMode_t mode_of(GraphOp op) {
   return CUDNN_POINTWISE_ADD;
 }
 
-bool reads_tensor(GraphOp op) { return op == GraphOp::add_bias || op == GraphOp::add_tensor; }
+bool reads_bias(GraphOp op) { return op == GraphOp::add_bias || op == GraphOp::mul_bias; }
+bool reads_tensor(GraphOp op) { return reads_bias(op) || op == GraphOp::add_tensor || op == GraphOp::mul_tensor; }
 bool reads_scalar(GraphOp op) { return op == GraphOp::mul_scalar || op == GraphOp::add_scalar; }
 const Desc& value_at(const std::vector<const Desc*>& values, int ref, std::size_t step) {
   return *values[ref == GraphStep::kPrevious ? step : static_cast<std::size_t>(ref)];
@@ -62,8 +65,9 @@ Desc matmul_graph(GraphBuilder& b, const MatmulGraphProblem& p) {
     const GraphStep& step = p.tail[i];
     const auto uid = kFirstOperand + static_cast<std::int64_t>(i);
     const Desc* operand = nullptr;
-    if (step.op == GraphOp::add_bias) operand = &b.io_tensor(uid, io, {1, 1, N}, {N, N, 1});
-    if (step.op == GraphOp::add_tensor) operand = &b.io_tensor(uid, io, out, {M * N, N, 1});
+    if (reads_tensor(step.op)) {
+      operand = reads_bias(step.op) ? &b.io_tensor(uid, io, {1, 1, N}, {N, N, 1}) : &b.io_tensor(uid, io, out, {M * N, N, 1});
+    }
     if (reads_scalar(step.op)) operand = &b.by_value_scalar(uid, 3);
     if (step.op == GraphOp::add_value || step.op == GraphOp::mul_value) operand = &value_at(values, step.other, i);
     const Desc& next = i + 1 == p.tail.size() ? y : b.virtual_tensor(CUDNN_DATA_FLOAT, out);

@@ -17,13 +17,14 @@ struct CUstream_st;
 
 namespace fx::gpu {
 
-// One pointwise step after the product. A step applies to one value (`input`); add_bias also reads a vector of N
-// values broadcast over rows, add_tensor a tensor of Y's shape (a residual), mul_scalar and add_scalar `scalar`,
-// add_value and mul_value a second value of the graph (`other`); the rest are unary. Values are numbered: 0 is
-// the product, i + 1 the result of step i. The last step writes Y and every other value is read by a later step,
+// One pointwise step after the product. A step applies to one value (`input`); add_bias and mul_bias also read a
+// vector of N values broadcast over rows, add_tensor and mul_tensor a tensor of Y's shape (a residual, a gate),
+// mul_scalar and add_scalar `scalar`, add_value and mul_value a second value of the graph (`other`); the rest
+// are unary. Values are numbered: 0 is the product, i + 1 the result of step i. The last step writes Y and every other value is read by a later step,
 // so the steps form a DAG with one output: x * sigmoid(x) reads the product twice.
 enum class GraphOp : std::uint8_t {
-  add_bias, add_tensor, mul_scalar, add_scalar, add_value, mul_value, relu, gelu_erf, gelu_tanh, sigmoid, tanh, silu
+  add_bias, add_tensor, mul_bias, mul_tensor, mul_scalar, add_scalar, add_value, mul_value,
+  relu, gelu_erf, gelu_tanh, sigmoid, tanh, silu
 };
 struct GraphStep {
   static constexpr int kPrevious = -1;  // the value just before the step: a chain

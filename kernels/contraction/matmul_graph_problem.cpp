@@ -16,6 +16,8 @@ std::string_view graph_op_name(GraphOp op) {
   switch (op) {
     case GraphOp::add_bias: return "add_bias";
     case GraphOp::add_tensor: return "add_tensor";
+    case GraphOp::mul_bias: return "mul_bias";
+    case GraphOp::mul_tensor: return "mul_tensor";
     case GraphOp::mul_scalar: return "mul_scalar";
     case GraphOp::add_scalar: return "add_scalar";
     case GraphOp::add_value: return "add_value";

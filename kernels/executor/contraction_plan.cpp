@@ -155,6 +155,8 @@ GraphOp graph_op(CudnnPointwise p) {
     case CudnnPointwise::add_scalar: return GraphOp::add_scalar;
     case CudnnPointwise::add_bias: return GraphOp::add_bias;
     case CudnnPointwise::add_tensor: return GraphOp::add_tensor;
+    case CudnnPointwise::mul_bias: return GraphOp::mul_bias;
+    case CudnnPointwise::mul_tensor: return GraphOp::mul_tensor;
     case CudnnPointwise::add_value: return GraphOp::add_value;
     case CudnnPointwise::mul_value: return GraphOp::mul_value;
     case CudnnPointwise::relu: return GraphOp::relu;

@@ -361,7 +361,8 @@ TEST(LibraryEpilogue, ADagAfterTheMatmulSaysWhyNoGraphTakesIt) {
   const LibraryEpilogue e = library_epilogue(f32, all_nodes(f32), node(f32, "mm"));
   EXPECT_FALSE(e.expressible());
   EXPECT_NE(e.message.find("not on the single chain"), std::string::npos) << e.message;
-  EXPECT_NE(e.message.find("no cuDNN matmul graph takes the group: cuDNN's matmul graph is used for f16 and bf16 only"),
+  EXPECT_NE(e.message.find("no cuDNN matmul graph takes the group: s (sigmoid): cuDNN's matmul graph is used for f16 "
+                           "and bf16 only"),
             std::string::npos)
       << e.message;
   // An intermediate value stored for another reader: the graph writes one output.
@@ -372,13 +373,48 @@ TEST(LibraryEpilogue, ADagAfterTheMatmulSaysWhyNoGraphTakesIt) {
   EXPECT_NE(st.why_not.find("s is stored for use outside the kernel; the graph writes one output, y"),
             std::string::npos)
       << st.why_not;
-  // A multiply by a tensor from memory, and an add broadcast along rows.
-  const Graph mul = graph_from(graph_json(dag_inputs("bf16"), R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
-      {"name": "y", "op": "mul", "inputs": ["mm", "r"]}])",
+  // A value nothing reads: the graph keeps it on chip for no step, so it is refused rather than dropped.
+  const Graph dead = graph_from(graph_json(dag_inputs("bf16"), R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+      {"name": "s", "op": "sigmoid", "inputs": ["mm"]}, {"name": "y", "op": "relu", "inputs": ["mm"]}])",
+                                           R"(["y"])"));
+  const CudnnMatmulTail d = cudnn_matmul_tail(dead, all_nodes(dead), node(dead, "mm"));
+  EXPECT_FALSE(d.fits());
+  EXPECT_EQ(d.stop, node(dead, "s"));
+  EXPECT_NE(d.why_not.find("s is read by nothing"), std::string::npos) << d.why_not;
+  // A multiply by a per-column vector (LayerScale's gamma) is a step; one broadcast along rows is not.
+  // [1, N] is a per-column vector too; [M, 1], [] and [1] are not.
+  const std::string inputs = R"([{"name": "x", "shape": [64, 32], "dtype": "bf16"}, {"name": "W", "shape": [32, 16], "dtype": "bf16"},
+                                 {"name": "gamma", "shape": [16], "dtype": "bf16"}, {"name": "rows", "shape": [64, 1], "dtype": "bf16"}])";
+  const Graph scaled = graph_from(graph_json(inputs, R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+      {"name": "y", "op": "mul", "inputs": ["gamma", "mm"]}])",
+                                             R"(["y"])"));
+  const CudnnMatmulTail gamma = cudnn_matmul_tail(scaled, all_nodes(scaled), node(scaled, "mm"));
+  ASSERT_TRUE(gamma.fits()) << gamma.why_not;
+  EXPECT_EQ(gamma.steps[0].op, CudnnPointwise::mul_bias);
+  EXPECT_EQ(gamma.steps[0].operand, scaled.find_value("gamma"));
+  const Graph per_row = graph_from(graph_json(inputs, R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+      {"name": "y", "op": "mul", "inputs": ["mm", "rows"]}])",
+                                              R"(["y"])"));
+  const CudnnMatmulTail rows = cudnn_matmul_tail(per_row, all_nodes(per_row), node(per_row, "mm"));
+  EXPECT_NE(rows.why_not.find("`mul` of a tensor broadcast to the output"), std::string::npos) << rows.why_not;
+  EXPECT_FALSE(library_epilogue(per_row, all_nodes(per_row), node(per_row, "mm")).expressible());
+  for (const auto& [shape, op] : {std::pair<std::string, CudnnPointwise>{"[1, 16]", CudnnPointwise::add_bias},
+                                  {"[64, 1]", CudnnPointwise::add_value}, {"[]", CudnnPointwise::add_value},
+                                  {"[1]", CudnnPointwise::add_value}}) {
+    const Graph b = graph_from(graph_json(R"([{"name": "x", "shape": [64, 32], "dtype": "bf16"},
+                                              {"name": "W", "shape": [32, 16], "dtype": "bf16"},
+                                              {"name": "c", "shape": )" + shape + R"(, "dtype": "bf16"}])",
+                                          R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+                                              {"name": "y", "op": "add", "inputs": ["mm", "c"]}])",
                                           R"(["y"])"));
-  EXPECT_NE(cudnn_matmul_tail(mul, all_nodes(mul), node(mul, "mm")).why_not.find("`mul` of a tensor read from memory"),
-            std::string::npos);
-  EXPECT_FALSE(library_epilogue(mul, all_nodes(mul), node(mul, "mm")).expressible());
+    const CudnnMatmulTail t = cudnn_matmul_tail(b, all_nodes(b), node(b, "mm"));
+    if (op == CudnnPointwise::add_bias) {  // add_value stands for "refused" here
+      ASSERT_TRUE(t.fits()) << shape << ": " << t.why_not;
+      EXPECT_EQ(t.steps[0].op, op) << shape;
+    } else {
+      EXPECT_NE(t.why_not.find("broadcast to the output"), std::string::npos) << shape << ": " << t.why_not;
+    }
+  }
 }
 
 }  // namespace

@@ -218,6 +218,8 @@ void check_tf32_problem(const AttentionProblem& p, MaskShape shape, bool nan_ope
   const std::vector<float> q = random(bh * p.seq_q * p.head_dim);
   std::vector<float> k = random(bh * p.seq_kv * p.head_dim), v = random(bh * p.seq_kv * p.value_dim);
   if (nan_operands) {
+    ASSERT_GE(bh, 2) << "the NaNs go to two different heads";
+    ASSERT_GT(p.seq_kv, 9);
     k[static_cast<std::size_t>(((1 % bh) * p.seq_kv + 5) * p.head_dim + 3)] = float_from_bits(0x7fffffffu);
     v[static_cast<std::size_t>(((bh - 1) * p.seq_kv + 9) * p.value_dim)] = float_from_bits(0xffffffffu);
   }
@@ -295,6 +297,7 @@ TEST(AttentionGpu, Tf32FlashKernelMatchesTheFloat64Reference) {
   check_tf32_problem(p, MaskShape::causal);
   p.k_transposed = true;
   check_tf32_problem(p, MaskShape::random);
+  check_tf32_problem(p, MaskShape::random, true);  // K^T rows of 77 keys: the copies and the rounding word by word
   p.k_transposed = false, p.mask_heads = 1;
   for (const std::int64_t d : {32, 128}) {
     p.batch = 1, p.heads = 2, p.seq_q = 130, p.seq_kv = 200, p.head_dim = p.value_dim = d;

@@ -26,6 +26,8 @@ double apply(GraphOp op, double v, double operand, double scalar) {
     case GraphOp::add_bias:
     case GraphOp::add_tensor:
     case GraphOp::add_value: return v + operand;
+    case GraphOp::mul_bias:
+    case GraphOp::mul_tensor:
     case GraphOp::mul_value: return v * operand;
     case GraphOp::mul_scalar: return v * scalar;
     case GraphOp::add_scalar: return v + scalar;
@@ -50,9 +52,10 @@ double graph_error(MatmulGraph& graph, const MatmulGraphProblem& p, std::string&
   std::vector<const void*> pointers;
   for (std::size_t i = 0; i < p.tail.size(); ++i) {
     const GraphOp op = p.tail[i].op;
-    const std::size_t count = op == GraphOp::add_bias ? n : op == GraphOp::add_tensor ? m * n : 1;
-    operands.push_back(fx::test::random_operand(count, p.type, 1.0f, 93 + static_cast<unsigned>(i)));
-    pointers.push_back(op == GraphOp::add_bias || op == GraphOp::add_tensor ? operands.back().device.get() : nullptr);
+    const bool bias = op == GraphOp::add_bias || op == GraphOp::mul_bias;
+    const bool tensor = op == GraphOp::add_tensor || op == GraphOp::mul_tensor;
+    operands.push_back(fx::test::random_operand(bias ? n : tensor ? m * n : 1, p.type, 1.0f, 93 + static_cast<unsigned>(i)));
+    pointers.push_back(bias || tensor ? operands.back().device.get() : nullptr);
   }
   fx::test::DeviceArray y(m * n * static_cast<std::size_t>(fx::dtype_size(p.type)));
   graph.run(p, a.device.get(), b.device.get(), pointers, y.get(), nullptr);
@@ -74,8 +77,10 @@ double graph_error(MatmulGraph& graph, const MatmulGraphProblem& p, std::string&
     std::vector<double> values = {want[e]};
     for (std::size_t i = 0; i < p.tail.size(); ++i) {
       const GraphStep& s = p.tail[i];
-      const double operand = s.op == GraphOp::add_bias     ? operands[i].host[e % n]
-                             : s.op == GraphOp::add_tensor ? operands[i].host[e]
+      const bool bias = s.op == GraphOp::add_bias || s.op == GraphOp::mul_bias;
+      const bool tensor = s.op == GraphOp::add_tensor || s.op == GraphOp::mul_tensor;
+      const double operand = bias     ? operands[i].host[e % n]
+                             : tensor ? operands[i].host[e]
                              : s.op == GraphOp::add_value || s.op == GraphOp::mul_value ? at(values, s.other, i)
                                                                                        : 0.0;
       values.push_back(apply(s.op, at(values, s.input, i), operand, s.scalar));
@@ -127,6 +132,9 @@ TEST(MatmulGraph, ADagOfStepsMatchesTheFloat64Reference) {
        {GraphOp::add_scalar, 1.0f},                // v8
        {GraphOp::mul_scalar, 0.5f, 1},             // v9 = 0.5 h
        {GraphOp::mul_value, 1.0f, kPrev, 8}},      // y = v9 v8
+      // LayerScale after a bias, then the residual (ViTs' x + gamma * (h W + b)), and a gate read from memory.
+      {{GraphOp::add_bias}, {GraphOp::mul_bias}, {GraphOp::add_tensor}},
+      {{GraphOp::gelu_erf}, {GraphOp::mul_tensor}},
   };
   for (const auto& tail : tails) {
     const MatmulGraphProblem p = problem(DType::bf16, tail);
