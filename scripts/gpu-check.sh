@@ -83,7 +83,7 @@ step "calibrate"
 "$CLI" calibrate --json "$OUT/device.json" 2>&1 | tee "$OUT/calibrate.log" || STATUS=1
 
 step "benchmark: fusion-cli run on each sample (elementwise/reduction, then contractions: cuBLASLt/cuDNN)"
-CONTRACTION_SAMPLES="mlp_relu_f32 mlp_gelu_bf16 mlp_gelu_erf_bf16 mlp_gelu_decomposed_bf16 mlp_relu_small_bf16 swiglu_bf16 qkv_bf16 conv_bn_relu residual_conv_block gpt2_block resnet18 attention_bf16 attention_f16 attention_long_bf16"
+CONTRACTION_SAMPLES="mlp_relu_f32 mlp_gelu_bf16 mlp_gelu_erf_bf16 mlp_gelu_decomposed_bf16 mlp_layerscale_bf16 mlp_relu_small_bf16 swiglu_bf16 qkv_bf16 conv_bn_relu residual_conv_block gpt2_block resnet18 attention_bf16 attention_f16 attention_long_bf16"
 DEFAULT_SAMPLES="relu_mul_add sigmoid_chain gelu_tanh_decomposed softmax softmax_decomposed layernorm residual_layernorm sum_of_squares sin_cos exp_two_consumers dropout_chain transpose_chain cast_chain concat_branches mean_variance $CONTRACTION_SAMPLES"
 for s in ${SAMPLES:-$DEFAULT_SAMPLES}; do
   f=$ROOT/sample_graphs/$s.json

@@ -209,6 +209,17 @@ def matmul_samples():
          node("onep", "add", ["t", 1.0]), node("halfh", "mul", [h, 0.5]), node("y", "mul", ["halfh", "onep"])],
         ["y"])
     yield graph(
+        "mlp_layerscale_bf16",
+        "x + gamma * (h@W + b), 8192x4096x4096 bf16: the output projection of a vision transformer's block with "
+        "LayerScale (a learned per-channel gamma) and the residual. cuBLASLt's epilogue adds the bias but has no "
+        "multiply by a vector, so it stops there; cuDNN's matmul graph takes the bias, the gamma and the residual in "
+        "the GEMM's call.",
+        [inp("h", [8192, 4096], "bf16"), inp("W", [4096, 4096], "bf16", "weight"),
+         inp("b", [4096], "bf16", "weight"), inp("gamma", [4096], "bf16", "weight"), inp("x", [8192, 4096], "bf16")],
+        [node("mm", "matmul", ["h", "W"]), node("biased", "add", ["mm", "b"]),
+         node("scaled", "mul", ["biased", "gamma"]), node("y", "add", ["x", "scaled"])],
+        ["y"])
+    yield graph(
         "mlp_relu_small_bf16",
         "relu(x@W + b), 512x1024x1024 bf16: a small GEMM where launch overhead dominates, so folding bias "
         "and relu into the epilogue saves two launches more than it saves bytes.",
@@ -313,7 +324,7 @@ SAMPLES_ORDER = [
     "residual_layernorm", "sum_of_squares", "mlp_relu_f32", "mlp_gelu_bf16", "mlp_relu_small_bf16",
     "swiglu_bf16", "qkv_bf16", "sin_cos", "exp_two_consumers", "conv_bn_relu", "dropout_chain",
     "transpose_chain", "cast_chain", "gpt2_block", "concat_branches", "mean_variance", "mlp_gelu_erf_bf16",
-    "residual_conv_block", "mlp_gelu_decomposed_bf16"]
+    "residual_conv_block", "mlp_gelu_decomposed_bf16", "mlp_layerscale_bf16"]
 
 
 def all_samples():

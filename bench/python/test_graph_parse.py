@@ -67,7 +67,7 @@ class SampleFiles(unittest.TestCase):
         # python -m fusion_explorer.export from real PyTorch models and must parse and be formatted the same way.
         files = sorted(glob.glob(os.path.join(SAMPLES, "*.json")))
         generated_names = {g["name"] for g in make_samples.all_samples()}
-        self.assertEqual(len(generated_names), 25)
+        self.assertEqual(len(generated_names), 26)
         self.assertTrue(generated_names <= {os.path.basename(p)[:-5] for p in files})
         for path in files:
             g = fx_graph.Graph.load(path)

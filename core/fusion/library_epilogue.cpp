@@ -315,8 +315,13 @@ std::variant<CudnnTailStep, std::string> cudnn_step(const Graph& g, NodeId n, co
              "tensor of the output's shape";
     }
     const bool add = op == OpId::add;
+    if (!add && label != kBiasAdd) {
+      return std::string("`mul` of a tensor of the output's shape (SwiGLU's gate) is not taken into the graph: with "
+                         "it, the two GEMMs as cuDNN graphs ran no faster than one strided-batched cuBLASLt GEMM "
+                         "and one kernel for silu * u (docs/benchmarks.md, \"New fusion families\")");
+    }
     step.op = label == kBiasAdd ? (add ? CudnnPointwise::add_bias : CudnnPointwise::mul_bias)
-                                : (add ? CudnnPointwise::add_tensor : CudnnPointwise::mul_tensor);
+                                : CudnnPointwise::add_tensor;
     step.operand = o.value;
     return step;
   }

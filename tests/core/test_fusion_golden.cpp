@@ -77,6 +77,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Golden{"conv_bn_relu.json", 1, FusionKind::epilogue},
                       Golden{"mlp_gelu_erf_bf16.json", 1, FusionKind::epilogue},
                       Golden{"mlp_gelu_decomposed_bf16.json", 1, FusionKind::epilogue},
+                      Golden{"mlp_layerscale_bf16.json", 1, FusionKind::epilogue},
                       Golden{"residual_conv_block.json", 3, FusionKind::vertical},
                       Golden{"dropout_chain.json", 2, FusionKind::vertical},
                       Golden{"concat_branches.json", 1, FusionKind::vertical},

@@ -381,6 +381,11 @@ TEST(LibraryEpilogue, ADagAfterTheMatmulSaysWhyNoGraphTakesIt) {
   EXPECT_FALSE(d.fits());
   EXPECT_EQ(d.stop, node(dead, "s"));
   EXPECT_NE(d.why_not.find("s is read by nothing"), std::string::npos) << d.why_not;
+  // A multiply by a tensor of the output's shape (SwiGLU's gate) is refused: measured no faster.
+  const Graph gate = graph_from(graph_json(dag_inputs("bf16"), R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+      {"name": "y", "op": "mul", "inputs": ["mm", "r"]}])",
+                                           R"(["y"])"));
+  EXPECT_NE(cudnn_matmul_tail(gate, all_nodes(gate), node(gate, "mm")).why_not.find("SwiGLU's gate"), std::string::npos);
   // A multiply by a per-column vector (LayerScale's gamma) is a step; one broadcast along rows is not.
   // [1, N] is a per-column vector too; [M, 1], [] and [1] are not.
   const std::string inputs = R"([{"name": "x", "shape": [64, 32], "dtype": "bf16"}, {"name": "W", "shape": [32, 16], "dtype": "bf16"},
