@@ -56,13 +56,18 @@ constexpr double kPruneMargin = 1.1;
 constexpr std::size_t kMaxVariants = 256;
 
 // What decides a search's result, as the tuning cache's problem: every field of the plan key, and the heuristic's
-// first configuration (a cuBLASLt that offers another has another search to run).
+// first configuration (a cuBLASLt that offers another has another search to run), read through its attributes:
+// the opaque words may hold more than the configuration, and a word that differs between runs would miss the
+// cache.
 std::string search_key_text(const PlanKey& key, const cublasLtMatmulAlgo_t& heuristics_first) {
-  std::string t = matmul_problem_text(key.problem) + " align " + std::to_string(key.align_a) + "," +
-                  std::to_string(key.align_b) + "," + std::to_string(key.align_c) + "," + std::to_string(key.align_bias) +
-                  (key.problem.residual ? "," + std::to_string(key.align_residual) : std::string()) + " heuristic";
-  for (std::uint64_t word : heuristics_first.data) t += " " + std::to_string(word);
-  return t;
+  const AlgoKey h(heuristics_first);
+  return matmul_problem_text(key.problem) + " align " + std::to_string(key.align_a) + "," +
+         std::to_string(key.align_b) + "," + std::to_string(key.align_c) + "," + std::to_string(key.align_bias) +
+         (key.problem.residual ? "," + std::to_string(key.align_residual) : std::string()) + " heuristic algo " +
+         std::to_string(h.id) + " tile " + std::to_string(h.tile) + " stages " + std::to_string(h.stages) +
+         " split-k " + std::to_string(h.splitk) + " reduction " + std::to_string(h.reduction) + " swizzle " +
+         std::to_string(h.swizzle) + " option " + std::to_string(h.custom) + " inner " + std::to_string(h.inner) +
+         " cluster " + std::to_string(h.cluster);
 }
 
 // What the heuristic may offer: algorithms within our workspace that accept the operands' alignments.
