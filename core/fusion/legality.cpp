@@ -113,6 +113,7 @@ std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const
   const std::int64_t out = g.node(c).type.numel();
   const GroupView view(g, nodes);
   const std::vector<bool> down = view.downstream_of(c);
+  std::optional<NodeId> view_after;  // a reshape after the contraction
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const NodeId n = nodes[i];
     if (n == c) continue;
@@ -141,11 +142,16 @@ std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const
       return FusionDecision::no(Reason::random_op, name_of(g, n) + " draws random numbers; a GEMM epilogue has "
                                                                    "no Philox generator keyed by element index");
     }
+    // A reshape moves no element, so a layout op that does (a transpose after it) is the one to name.
+    if (node.op_class() == OpClass::layout && node.def->view) {
+      if (!view_after) view_after = n;
+      continue;
+    }
     if (node.op_class() == OpClass::layout) {
       return FusionDecision::no(Reason::layout_epilogue,
                                 name_of(g, n) + " moves elements after " + name_of(g, c) +
-                                    ": library epilogues store the output tile in place, they cannot remap "
-                                    "indices (the head split stays a separate kernel)");
+                                    ": a library call stores each output tile where the contraction computed it, "
+                                    "it cannot remap indices");
     }
     if (node.type.numel() != out) {
       return FusionDecision::no(Reason::shape_mismatch,
@@ -153,6 +159,13 @@ std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const
                                     ", not over the output " + shape_to_string(g.node(c).type.shape) + " of " +
                                     name_of(g, c));
     }
+  }
+  if (view_after) {
+    return FusionDecision::no(Reason::layout_epilogue,
+                              name_of(g, *view_after) + " gives the output of " + name_of(g, c) +
+                                  " another shape: a library call applies its epilogue to the output in its own "
+                                  "shape, so what follows the reshape runs as a kernel of its own (the reshape "
+                                  "itself moves no byte)");
   }
   // Legal for a hand-written kernel, but the executor runs a contraction as a library call: only what the
   // library's epilogue applies stays in the same kernel.

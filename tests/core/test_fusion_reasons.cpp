@@ -89,6 +89,16 @@ TEST(FusionReasons, LayoutEpilogue) {
                               R"(["t"])"),
                    "m", "t");
   EXPECT_EQ(d.reason, Reason::layout_epilogue) << d.message;
+  EXPECT_NE(d.message.find("t (transpose) moves elements"), std::string::npos) << d.message;
+  // A reshape moves no element: the answer says what it does keep apart, not that it moves anything.
+  auto r = explain(graph_json(kX, R"([{"name": "m", "op": "matmul", "inputs": ["x", "W"]},
+                                      {"name": "v", "op": "reshape", "inputs": ["m"], "attrs": {"shape": [-1]}},
+                                      {"name": "y", "op": "relu", "inputs": ["v"]}])",
+                              R"(["y"])"),
+                   "m", "y");
+  EXPECT_EQ(r.reason, Reason::layout_epilogue) << r.message;
+  EXPECT_EQ(r.message.find("moves elements"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("the reshape itself moves no byte"), std::string::npos) << r.message;
 }
 
 TEST(FusionReasons, EpilogueNotExpressible) {

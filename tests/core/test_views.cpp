@@ -123,9 +123,10 @@ TEST(Views, Gpt2BlockCountsItsViewsAsNoKernels) {
   for (const Group& grp : fused.groups()) {
     if (grp.nodes.size() == 1 && g.node(grp.nodes[0]).op_id() == OpId::reshape) EXPECT_TRUE(grp.is_view()) << grp.id;
   }
-  // view_6 joins neither the GEMM before it (a library epilogue cannot remap indices) nor needs to: the residual
-  // add reads the GEMM's buffer and joins the layernorm after it as a prologue. 11 kernels (the attention chain is
-  // one of them), where counting view_6 as a copy kernel kept add_1 apart and made one more.
+  // view_6 joins neither the GEMM before it (a library call applies its epilogue to the output in its own shape)
+  // nor needs to: the residual add reads the GEMM's buffer and joins the layernorm after it as a prologue.
+  // 11 kernels (the attention chain is one of them), where counting view_6 as a copy kernel kept add_1 apart and
+  // made one more.
   EXPECT_TRUE(group_of(fused, g, "view_6").is_view());
   EXPECT_EQ(fused.group_of(node(g, "add_1")), fused.group_of(node(g, "layer_norm_1")));
   EXPECT_EQ(fused.kernel_count(), 11) << engine.decision_log_json();

@@ -89,7 +89,7 @@ TEST(ViewsGpu, Gpt2BlockRunsItsReshapesAsViews) {
   EXPECT_LT(r.fused.kernels.size(), r.unfused.kernels.size());
 }
 
-// A reshape between two GEMMs joins neither (a library epilogue cannot remap indices, a GEMM reads operands from
+// A reshape between two GEMMs joins neither (a library epilogue applies to the output in its own shape, a GEMM reads operands from
 // memory): it stays a view in the fused plan too, and the second GEMM reads the first one's buffer.
 TEST(ViewsGpu, AViewBetweenTwoGemmsStaysAViewInTheFusedPlan) {
   FX_REQUIRE_DEVICE();
