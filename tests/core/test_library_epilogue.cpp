@@ -381,6 +381,17 @@ TEST(LibraryEpilogue, ADagAfterTheMatmulSaysWhyNoGraphTakesIt) {
   EXPECT_FALSE(d.fits());
   EXPECT_EQ(d.stop, node(dead, "s"));
   EXPECT_NE(d.why_not.find("s is read by nothing"), std::string::npos) << d.why_not;
+  // A transpose folded into the matmul's operand with a DAG after it: the graph reads operands as stored.
+  const Graph folded = graph_from(graph_json(R"([{"name": "xt", "shape": [32, 64], "dtype": "bf16"},
+                                                 {"name": "W", "shape": [32, 16], "dtype": "bf16"}])",
+                                             R"([{"name": "x", "op": "transpose", "inputs": ["xt"], "attrs": {"perm": [1, 0]}},
+                                                 {"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
+                                                 {"name": "s", "op": "sigmoid", "inputs": ["mm"]},
+                                                 {"name": "y", "op": "mul", "inputs": ["mm", "s"]}])",
+                                             R"(["y"])"));
+  const CudnnMatmulTail ft = cudnn_matmul_tail(folded, all_nodes(folded), node(folded, "mm"));
+  EXPECT_NE(ft.why_not.find("operands as stored, not transposed"), std::string::npos) << ft.why_not;
+  EXPECT_FALSE(library_epilogue(folded, all_nodes(folded), node(folded, "mm")).expressible());
   // A multiply by a tensor of the output's shape (SwiGLU's gate) is refused: measured no faster.
   const Graph gate = graph_from(graph_json(dag_inputs("bf16"), R"([{"name": "mm", "op": "matmul", "inputs": ["x", "W"]},
       {"name": "y", "op": "mul", "inputs": ["mm", "r"]}])",
