@@ -133,10 +133,21 @@ std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const
     }
     if (!down[i] && folds_into_operand(g, nodes, n, c)) continue;  // read by the library with a transpose flag
     if (!down[i]) {
+      // Name the work, not a reshape (a view) that stands first among it.
+      NodeId work = n;
+      for (std::size_t j = i; j < nodes.size(); ++j) {
+        const Node& k = g.node(nodes[j]);
+        if (nodes[j] != c && !down[j] && !k.def->view && !folds_into_operand(g, nodes, nodes[j], c)) {
+          work = nodes[j];
+          break;
+        }
+      }
+      const bool layout = g.node(work).op_class() == OpClass::layout;
       return FusionDecision::no(Reason::contraction_prologue,
-                                name_of(g, n) + " is work before an operand of " + name_of(g, c) +
+                                name_of(g, work) + " is work before an operand of " + name_of(g, c) +
                                     ": GEMM and convolution libraries read operands from memory, so it runs "
-                                    "as its own kernel (a layout op there is better expressed as operand strides)");
+                                    "as its own kernel" +
+                                    (layout ? " (a layout op there is better expressed as operand strides)" : ""));
     }
     if (node.def->random) {
       return FusionDecision::no(Reason::random_op, name_of(g, n) + " draws random numbers; a GEMM epilogue has "
@@ -235,6 +246,17 @@ std::optional<FusionDecision> check_reductions(const Graph& g, std::span<const N
     }
     if (node.op_id() == OpId::reshape && stored_row_reshape(g, nodes, n, rows * cols)) continue;
     if (node.op_class() == OpClass::layout) {
+      // A reshape that keeps the rows' last dim regroups no row: say what keeps it out instead.
+      const Shape& in = g.value_type(node.inputs[0].value).shape;
+      const bool same_rows = node.op_id() == OpId::reshape && !in.empty() && !node.type.shape.empty() &&
+                             in.back() == cols && node.type.shape.back() == cols;
+      if (same_rows) {
+        return FusionDecision::no(Reason::reduction_axis,
+                                  name_of(g, n) + " gives an input of the row-wise kernel of " + name_of(g, r0) +
+                                      " another shape: that kernel reads its inputs in its rows' shape, and a "
+                                      "reshape joins it only as a stored output of work computed in it (alone, the "
+                                      "reshape is a view and moves no byte)");
+      }
       return FusionDecision::no(Reason::reduction_axis,
                                 name_of(g, n) + " changes which elements form a row of " + name_of(g, r0) +
                                     (node.op_id() == OpId::reshape ? " (a reshape joins a row-wise kernel only as a stored "

@@ -81,6 +81,25 @@ TEST(FusionReasons, ContractionPrologue) {
   auto d = explain(graph_json(kX, R"([{"name": "a", "op": "relu", "inputs": ["x"]},
                                       {"name": "m", "op": "matmul", "inputs": ["a", "W"]}])", R"(["m"])"), "a", "m");
   EXPECT_EQ(d.reason, Reason::contraction_prologue) << d.message;
+  EXPECT_EQ(d.message.find("layout op"), std::string::npos) << d.message;  // relu is no layout op
+  // A reshape standing first in the group is a view: the answer names the work after it.
+  auto v = explain(graph_json(kX, R"([{"name": "r", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [1024, 1024]}},
+                                      {"name": "a", "op": "relu", "inputs": ["r"]},
+                                      {"name": "m", "op": "matmul", "inputs": ["a", "W"]}])", R"(["m"])"), "r", "m");
+  EXPECT_EQ(v.reason, Reason::contraction_prologue) << v.message;
+  EXPECT_NE(v.message.find("a (relu) is work before an operand"), std::string::npos) << v.message;
+}
+
+// A reshape of a row-wise kernel's input that keeps the rows regroups none of them: the answer does not say so.
+TEST(FusionReasons, AReshapeThatKeepsTheRowsIsNotSaidToRegroupThem) {
+  auto d = explain(graph_json(R"([{"name": "x", "shape": [64, 32], "dtype": "f32"}])",
+                              R"([{"name": "v", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [4, 16, 32]}},
+                                  {"name": "n", "op": "softmax", "inputs": ["v"], "attrs": {"axis": -1}}])",
+                              R"(["n"])"),
+                   "v", "n");
+  EXPECT_FALSE(d.fuse);
+  EXPECT_EQ(d.message.find("changes which elements form a row"), std::string::npos) << d.message;
+  EXPECT_NE(d.message.find("alone, the reshape is a view and moves no byte"), std::string::npos) << d.message;
 }
 
 TEST(FusionReasons, LayoutEpilogue) {
