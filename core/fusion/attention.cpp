@@ -269,11 +269,15 @@ std::optional<FusionDecision> attention_group_refusal(const Graph& g, std::span<
     if (const auto* refused = std::get_if<FusionDecision>(&m)) return *refused;
     const AttentionPattern& p = std::get<AttentionPattern>(m);
     if (FusionDecision d = fused_attention_supports(p); !d.fuse) return d;
+    // The work outside the chain, named by an op that is not a view where there is one (a reshape moves nothing).
+    std::optional<NodeId> extra;
     for (NodeId n : nodes) {
-      if (std::find(p.nodes.begin(), p.nodes.end(), n) == p.nodes.end()) {
-        return no(name_of(g, n) + " would share the kernel of the attention ending at " + name_of(g, c) + ": " +
-                  attention_kernel_name(attention_kernel(p)) + " computes the chain alone (no work before or after it)");
-      }
+      if (std::find(p.nodes.begin(), p.nodes.end(), n) != p.nodes.end()) continue;
+      if (!extra || (g.node(*extra).def->view && !g.node(n).def->view)) extra = n;
+    }
+    if (extra) {
+      return no(name_of(g, *extra) + " would share the kernel of the attention ending at " + name_of(g, c) + ": " +
+                attention_kernel_name(attention_kernel(p)) + " computes the chain alone (no work before or after it)");
     }
     for (NodeId n : p.nodes) {
       if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) {

@@ -45,6 +45,21 @@ class GroupView {
     return it->second;
   }
   bool contains(NodeId n) const { return index_of(n).has_value(); }
+  // Nodes of the group whose values reach `root` through edges inside the group (root included).
+  std::vector<bool> upstream_of(NodeId root) const {
+    std::vector<bool> up(nodes_.size(), false);
+    for (std::size_t i = nodes_.size(); i-- > 0;) {
+      if (nodes_[i] == root) {
+        up[i] = true;
+        continue;
+      }
+      for (NodeId k : g_.consumers(g_.value_of(nodes_[i]))) {
+        const auto at = index_of(k);
+        if (at && up[*at]) up[i] = true;
+      }
+    }
+    return up;
+  }
   // Nodes of the group that depend on `root` through edges inside the group (root included).
   std::vector<bool> downstream_of(NodeId root) const {
     std::vector<bool> down(nodes_.size(), false);
@@ -113,11 +128,20 @@ std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const
   const std::int64_t out = g.node(c).type.numel();
   const GroupView view(g, nodes);
   const std::vector<bool> down = view.downstream_of(c);
+  const std::vector<bool> up = view.upstream_of(c);
   std::optional<NodeId> view_after;  // a reshape after the contraction
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const NodeId n = nodes[i];
     if (n == c) continue;
     const Node& node = g.node(n);
+    // A sibling (a node that shares an input with the contraction, neither before nor after it in the group).
+    if (!down[i] && !up[i]) {
+      return FusionDecision::no(Reason::contraction_prologue,
+                                name_of(g, n) + " is neither before nor after " + name_of(g, c) +
+                                    " in the group: a GEMM or convolution library call computes the contraction "
+                                    "and what its epilogue applies to the output, nothing beside it, so " +
+                                    g.node(n).name + " runs as a kernel of its own");
+    }
     // The roles decide the sentence: a reduction before the contraction is one of its operands' producers.
     if (node.op_class() == OpClass::reduction && !down[i]) {
       return FusionDecision::no(Reason::contraction_prologue,

@@ -90,6 +90,16 @@ TEST(FusionReasons, ContractionPrologue) {
   EXPECT_NE(v.message.find("a (relu) is work before an operand"), std::string::npos) << v.message;
 }
 
+// A node beside the contraction (sharing its input) is not said to be its operand's producer.
+TEST(FusionReasons, AnOpBesideAContractionIsNotCalledItsOperand) {
+  auto d = explain(graph_json(kX, R"([{"name": "s", "op": "sum", "inputs": ["x"], "attrs": {"axis": [-1]}},
+                                      {"name": "m", "op": "matmul", "inputs": ["x", "W"]}])", R"(["s", "m"])"),
+                   "s", "m");
+  EXPECT_FALSE(d.fuse);
+  EXPECT_EQ(d.message.find("reads the output of"), std::string::npos) << d.message;
+  EXPECT_NE(d.message.find("s (sum) is neither before nor after m (matmul)"), std::string::npos) << d.message;
+}
+
 // A reshape of a row-wise kernel's input that keeps the rows regroups none of them: the answer does not say so.
 TEST(FusionReasons, AReshapeThatKeepsTheRowsIsNotSaidToRegroupThem) {
   auto d = explain(graph_json(R"([{"name": "x", "shape": [64, 32], "dtype": "f32"}])",
