@@ -161,7 +161,7 @@ std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const
       NodeId work = n;
       for (std::size_t j = i; j < nodes.size(); ++j) {
         const Node& k = g.node(nodes[j]);
-        if (nodes[j] != c && !down[j] && !k.def->view && !folds_into_operand(g, nodes, nodes[j], c)) {
+        if (nodes[j] != c && up[j] && !k.def->view && !folds_into_operand(g, nodes, nodes[j], c)) {
           work = nodes[j];
           break;
         }

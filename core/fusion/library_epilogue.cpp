@@ -325,10 +325,9 @@ std::variant<CudnnTailStep, std::string> cudnn_step(const Graph& g, NodeId n, co
     step.operand = o.value;
     return step;
   }
-  const auto unary = cudnn_pointwise(node.op);
-  const bool is_unary = unary && *unary != CudnnPointwise::mul_scalar && *unary != CudnnPointwise::add_bias &&
-                        *unary != CudnnPointwise::add_tensor;
-  if (!is_unary || node.inputs.size() != 1) return "cuDNN's matmul graph has no step for `" + node.op + "`";
+  // An op's name is never a tail label ("mul_scalar", "add(bias)"), so this is one of the unary steps.
+  const auto unary = node.inputs.size() == 1 ? cudnn_pointwise(node.op) : std::nullopt;
+  if (!unary) return "cuDNN's matmul graph has no step for `" + node.op + "`";
   const auto in = ref(node.inputs[0]);
   if (!in) return reads_none;
   step.op = *unary, step.input = *in;
