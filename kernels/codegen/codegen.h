@@ -87,6 +87,18 @@ GroupCode generate_group(const Graph& graph, std::span<const NodeId> group, cons
 GeneratedKernel generate_layout_transpose(DType type, std::int64_t batch, std::int64_t rows, std::int64_t cols,
                                           const std::string& name);
 
+// A convolution's x rearranged for its space-to-depth form (kernels/contraction/space_to_depth.h): [N, C, H, W]
+// in, [N, out_h, out_w, out_c] out, element (n, i, j, (c*f + bh)*f + bw) = x[n, c, i*f + bh - pad_h,
+// j*f + bw - pad_w], zero outside x and in the channels past C*f*f. One thread per output pixel. Named `name`
+// ("fx_g_conv_x_space_to_depth"); its parameters are the source and the destination pointer. Throws
+// std::invalid_argument for a non-positive size or fewer output channels than C*f*f.
+struct SpaceToDepthShape {
+  std::int64_t n = 1, c = 1, h = 1, w = 1;
+  std::int64_t factor = 1, pad_h = 0, pad_w = 0;
+  std::int64_t out_h = 1, out_w = 1, out_c = 1;
+};
+GeneratedKernel generate_space_to_depth(DType type, const SpaceToDepthShape& s, const std::string& name);
+
 // Whether the generator writes a channels-last variant of a kernel of this kind over these nodes: max_pool2d
 // over [N, C, H, W]. The executor runs it where the pool's input is kept NHWC between channels-last convolutions
 // (kernels/executor/channels_last.h), so the values are pooled where they lie instead of converted for the pool.

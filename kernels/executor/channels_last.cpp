@@ -16,7 +16,12 @@
 namespace fx::gpu {
 namespace {
 
-bool is_tuning_conversion(const Step& st) { return st.library() && st.library()->is_conversion(); }
+// A conversion tuning put around a channels-last convolution, which the layout plan replaces. A space-to-depth
+// form's rearrangement of x is no conversion between layouts: it stays, a step reading x as NCHW.
+bool is_tuning_conversion(const Step& st) {
+  const LibraryLaunch* lib = st.library();
+  return lib && lib->is_conversion() && !(lib->part == CallPart::to_nhwc && lib->call->space_to_depth());
+}
 
 bool is_nhwc_conv(const Step& st) { return st.library() && st.library()->part == CallPart::conv_nhwc; }
 
@@ -26,7 +31,7 @@ LayoutStep view_of(const Graph& g, const Step& st) {
   v.outputs = st.kernel.outputs;
   if (is_nhwc_conv(st)) {
     v.role = LayoutStep::Role::nhwc_conv;
-    v.conv_x = st.call()->call().x;
+    if (!st.call()->space_to_depth()) v.conv_x = st.call()->call().x;  // else it reads its own rearranged x
   } else if (st.generated() &&
              is_layout_free(g, st.kernel.kind, st.kernel.nodes, st.kernel.inputs, st.kernel.outputs)) {
     v.role = LayoutStep::Role::layout_free;
@@ -175,7 +180,7 @@ struct DropNchwChoices {
 // on NHWC data, and the conversions left against those of converting around each convolution.
 std::string kept_nhwc_note(std::size_t convs, const std::vector<std::string>& stepped,
                            const std::vector<std::string>& pooled, const std::vector<std::string>& reweighed,
-                           const ChannelsLastPlan& layout) {
+                           const ChannelsLastPlan& layout, std::size_t around) {
   std::string note = plural(convs, "convolution") + " run NHWC and their values stay NHWC between them";
   if (!stepped.empty()) {
     note += std::string(pooled.empty() ? " and" : ",") + " through " + plural(stepped.size(), "elementwise kernel") +
@@ -190,7 +195,7 @@ std::string kept_nhwc_note(std::size_t convs, const std::vector<std::string>& st
   }
   note += ", so the plan converts " + plural(layout.conversions.size(), "value") + " (" +
           format_bytes(static_cast<double>(layout.bytes)) + " moved) where converting x and y around each convolution took " +
-          std::to_string(2 * convs) + " (" + format_bytes(static_cast<double>(layout.bytes_around)) + "); --no-keep-nhwc does that";
+          std::to_string(around) + " (" + format_bytes(static_cast<double>(layout.bytes_around)) + "); --no-keep-nhwc does that";
   return note;
 }
 
@@ -223,11 +228,21 @@ Planned plan_values(const Graph& g, const CompiledPlan& ps) {
   return pl;
 }
 
+// How many conversions converting around each convolution run NHWC launches: x's and y's, y's alone for a
+// space-to-depth form (its x's rearrangement stays either way).
+std::size_t conversions_around(const Planned& pl) {
+  std::size_t n = 0;
+  for (const LayoutStep& v : pl.view) {
+    if (v.role == LayoutStep::Role::nhwc_conv) n += v.conv_x >= 0 ? 2 : 1;
+  }
+  return n;
+}
+
 // Why the plan stays as tuning made it: nullopt to go on, "" with nothing to say, else its note.
 std::optional<std::string> why_not(const Graph& g, const Planned& pl) {
   const std::int64_t planned = pl.layout.bytes, around = pl.layout.bytes_around;
   // No convolution runs NHWC; or one between NCHW neighbours converts its own x and y either way.
-  if (pl.convs == 0 || (planned == around && pl.layout.conversions.size() == 2 * pl.convs)) return "";
+  if (pl.convs == 0 || (planned == around && pl.layout.conversions.size() == conversions_around(pl))) return "";
   if (!pl.layout.gains()) {
     return kHead + "no: it would convert " + format_bytes(static_cast<double>(planned)) + ", no less than the " +
            format_bytes(static_cast<double>(around)) + " of converting x and y around each convolution";
@@ -318,7 +333,7 @@ Rewrite prepare_rewrite(CompiledProgram& im, PlanId p, const Planned& pl) {
   }
   prepare_channels_last_steps(im, p, pl, rw, stepped, pooled);
   load_rewrite_kernels(im, rw);
-  rw.note = kHead + kept_nhwc_note(pl.convs, stepped, pooled, reweighed, pl.layout);
+  rw.note = kHead + kept_nhwc_note(pl.convs, stepped, pooled, reweighed, pl.layout, conversions_around(pl));
   return rw;
 }
 

@@ -53,14 +53,14 @@ ValuePlaces place_values(const Graph& g, std::span<const LayoutStep> steps, std:
   using Role = LayoutStep::Role;
   std::set<ValueId> conv_x;  // read NHWC by a convolution: converted anyway if not written NHWC
   for (const LayoutStep& s : steps) {
-    if (s.role == Role::nhwc_conv) conv_x.insert(s.conv_x);
+    if (s.role == Role::nhwc_conv && s.conv_x >= 0) conv_x.insert(s.conv_x);
   }
   ValuePlaces at;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const LayoutStep& s = steps[i];
     for (ValueId v : s.outputs) at.producer.emplace(v, i);
     if (s.role == Role::nhwc_conv) {
-      at.first_nhwc_reader.emplace(s.conv_x, i);
+      if (s.conv_x >= 0) at.first_nhwc_reader.emplace(s.conv_x, i);
       at.written_nhwc.insert(s.outputs.begin(), s.outputs.end());
       continue;
     }
@@ -116,7 +116,7 @@ ChannelsLastPlan plan_channels_last(const Graph& g, std::span<const LayoutStep> 
   for (const LayoutConversion& c : plan.conversions) plan.bytes += 2 * g.value_type(c.value).bytes();
   for (const LayoutStep& s : steps) {
     if (s.role != LayoutStep::Role::nhwc_conv) continue;
-    plan.bytes_around += 2 * g.value_type(s.conv_x).bytes();
+    if (s.conv_x >= 0) plan.bytes_around += 2 * g.value_type(s.conv_x).bytes();
     for (ValueId v : s.outputs) plan.bytes_around += 2 * g.value_type(v).bytes();
   }
   std::set<ValueId> nhwc(at.written_nhwc);

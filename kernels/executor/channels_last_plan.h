@@ -32,7 +32,9 @@ struct LayoutStep {
   };
   Role role = Role::nchw;
   std::vector<ValueId> inputs, outputs;
-  ValueId conv_x = -1;  // nhwc_conv: its activation (its other inputs, weights and biases, are read as they are)
+  // nhwc_conv: its activation (its other inputs, weights and biases, are read as they are); -1 for one that
+  // reads x in a form of its own, made from x's NCHW buffer by a step before it (space to depth).
+  ValueId conv_x = -1;
 };
 
 // Whether a generated kernel computes the same whatever the layout of its values, so it can run on NHWC data:

@@ -70,6 +70,10 @@ std::string tf32_attention_unsupported_reason(const AttentionProblem& a) {
 }  // namespace
 
 std::string LibraryStep::describe(const PlanBuffers& b, CallPart part) const {
+  if (part == CallPart::to_nhwc && space_to_depth_) {
+    const std::string f = std::to_string(space_to_depth_->factor);
+    return "x rearranged into " + f + "x" + f + " blocks (space to depth) for cuDNN's channels-last convolution";
+  }
   if (part == CallPart::to_nhwc) return "x converted NCHW -> NHWC for cuDNN's channels-last convolution";
   if (part == CallPart::to_nchw) return "y converted NHWC -> NCHW after cuDNN's channels-last convolution";
   if (call_.kind == LibraryCallKind::attention) {
@@ -88,9 +92,19 @@ std::string LibraryStep::describe(const PlanBuffers& b, CallPart part) const {
   }
   if (call_.kind != LibraryCallKind::conv2d || !runtime_->conv) return call_.description;
   const bool nhwc = part == CallPart::conv_nhwc;
-  const std::string text = !nhwc          ? call_.description
-                           : plan_buffers_ ? call_.description + "; NHWC (x and y in the plan's NHWC buffers, converted only for readers that need NCHW)"
-                                           : call_.description + "; NHWC (x and y converted by the steps around it)";
+  std::string text = call_.description;
+  if (nhwc && space_to_depth_) {
+    const Conv2dProblem& p = call_.conv;
+    const Conv2dProblem& q = nhwc_problem_;
+    const std::string f = std::to_string(space_to_depth_->factor);
+    text += "; space to depth: x's " + f + "x" + f + " blocks as " + std::to_string(q.c) + " channels, the " +
+            std::to_string(p.r) + "x" + std::to_string(p.s) + " stride-" + f + " convolution over " +
+            std::to_string(p.c) + " channels run as a " + std::to_string(q.r) + "x" + std::to_string(q.s) +
+            " stride-1 one, NHWC (y " + (plan_buffers_ ? "in the plan's NHWC buffer" : "converted back after it") + ")";
+  } else if (nhwc) {
+    text += plan_buffers_ ? "; NHWC (x and y in the plan's NHWC buffers, converted only for readers that need NCHW)"
+                          : "; NHWC (x and y converted by the steps around it)";
+  }
   const std::string algo = runtime_->conv->algorithm(nhwc ? nhwc_problem_ : call_.conv);
   return algo.empty() ? text : text + "; algorithm " + algo;
 }
@@ -101,13 +115,20 @@ bool LibraryStep::offers_nhwc(const Graph& g) const {
 
 void LibraryStep::generate_nhwc(const Graph& g) {
   if (!offers_nhwc(g) || !nhwc_kernels_[0].source.empty()) return;
-  nhwc_problem_ = call_.conv;
-  nhwc_problem_.nhwc = true;
   const Conv2dProblem& p = call_.conv;
+  space_to_depth_ = space_to_depth_for(p);
+  nhwc_problem_ = space_to_depth_ ? space_to_depth_->problem : p;
+  nhwc_problem_.nhwc = true;
   const Conv2dOutputShape out = conv2d_output_shape(p);
   // Named as the call is, generated: "cudnn_g_conv" -> "fx_g_conv_x_to_nhwc".
   const std::string conv = "fx_" + call_.name.substr(call_.name.find('_') + 1);
-  nhwc_kernels_[0] = generate_layout_transpose(p.type, p.n, p.c, p.h * p.w, conv + "_x_to_nhwc");
+  if (space_to_depth_) {
+    const Conv2dProblem& q = nhwc_problem_;
+    nhwc_kernels_[0] = generate_space_to_depth(
+        p.type, {p.n, p.c, p.h, p.w, space_to_depth_->factor, p.pad_h, p.pad_w, q.h, q.w, q.c}, conv + "_x_space_to_depth");
+  } else {
+    nhwc_kernels_[0] = generate_layout_transpose(p.type, p.n, p.c, p.h * p.w, conv + "_x_to_nhwc");
+  }
   nhwc_kernels_[1] = generate_layout_transpose(p.type, out.n, out.p * out.q, out.k, conv + "_y_to_nchw");
 }
 
@@ -164,7 +185,7 @@ void LibraryStep::drop_nhwc() {
 
 void LibraryStep::use_plan_nhwc_buffers() {
   plan_buffers_ = true;
-  x_nhwc_ = contraction_detail::DeviceMemory();
+  if (!space_to_depth_) x_nhwc_ = contraction_detail::DeviceMemory();  // the rearranged x is the step's own
   y_nhwc_ = contraction_detail::DeviceMemory();
 }
 
@@ -198,7 +219,7 @@ void LibraryStep::describe_conversion(CallPart part, StepInfo& step) const {
 
 std::pair<void*, void*> LibraryStep::nhwc_x_y(const PlanBuffers& b) const {
   if (!plan_buffers_) return {x_nhwc_.get(), y_nhwc_.get()};
-  return {b.nhwc(call_.x), b.nhwc(call_.outputs[0])};
+  return {space_to_depth_ ? x_nhwc_.get() : b.nhwc(call_.x), b.nhwc(call_.outputs[0])};
 }
 
 std::int64_t LibraryStep::prepared_bytes(const Graph& g) const {
@@ -212,8 +233,10 @@ std::int64_t LibraryStep::prepared_bytes(const Graph& g) const {
   if (call_.prepared_bias()) bytes += p.k * static_cast<std::int64_t>(sizeof(float));
   if (call_.folded_batchnorm) bytes += weight_bytes;
   if (!nhwc_[0].empty() && !nhwc_dropped_) {
-    const auto [x, y] = nhwc_scratch_bytes(p);
-    bytes += weight_bytes + (plan_buffers_ ? 0 : static_cast<std::int64_t>(x + y));
+    const Conv2dProblem& q = nhwc_problem_;
+    const auto [x, y] = nhwc_scratch_bytes(q);
+    bytes += q.k * q.c * q.r * q.s * dtype_size(q.type) +
+             static_cast<std::int64_t>(plan_buffers_ ? (space_to_depth_ ? x : 0) : x + y);
   }
   return bytes;
 }
@@ -261,29 +284,33 @@ void LibraryStep::prepare(const PlanBuffers& b, cudaStream_t stream) {
   if (!nhwc_[0].empty() && !nhwc_dropped_) prepare_nhwc(b);
 }
 
-// The weights the NCHW call reads (folded or the graph's), permuted [K, C, R, S] -> [K, R, S, C] on the host,
-// and scratch for the NHWC copies of x and y.
+// The weights the NCHW call reads (folded or the graph's), permuted [K, C, R, S] -> [K, R, S, C] on the host (or
+// rearranged for the space-to-depth form), and scratch for the NHWC copies of x and y.
 void LibraryStep::prepare_nhwc(const PlanBuffers& b) {
   const Conv2dProblem& p = call_.conv;
   const auto element = static_cast<std::size_t>(dtype_size(p.type));
   const auto k = static_cast<std::size_t>(p.k), c = static_cast<std::size_t>(p.c),
              rs = static_cast<std::size_t>(p.r * p.s);
-  std::vector<char> oihw(k * c * rs * element), ohwi(oihw.size());
+  std::vector<char> oihw(k * c * rs * element), ohwi;
   const void* w = call_.folded_batchnorm ? weights_.get() : b.value(call_.w);
   FX_CUDA_CALL(cudaMemcpy(oihw.data(), w, oihw.size(), cudaMemcpyDeviceToHost));
-  for (std::size_t o = 0; o < k; ++o) {
-    for (std::size_t i = 0; i < c; ++i) {
-      for (std::size_t f = 0; f < rs; ++f) {
-        std::copy_n(&oihw[((o * c + i) * rs + f) * element], element, &ohwi[((o * rs + f) * c + i) * element]);
+  if (space_to_depth_) {
+    ohwi = space_to_depth_weights(p, *space_to_depth_, oihw.data(), element);
+  } else {
+    ohwi.resize(oihw.size());
+    for (std::size_t o = 0; o < k; ++o) {
+      for (std::size_t i = 0; i < c; ++i) {
+        for (std::size_t f = 0; f < rs; ++f) {
+          std::copy_n(&oihw[((o * c + i) * rs + f) * element], element, &ohwi[((o * rs + f) * c + i) * element]);
+        }
       }
     }
   }
   weights_nhwc_ = contraction_detail::DeviceMemory(ohwi.size());
   FX_CUDA_CALL(cudaMemcpy(weights_nhwc_.get(), ohwi.data(), ohwi.size(), cudaMemcpyHostToDevice));
-  if (plan_buffers_) return;
-  const auto [x_bytes, y_bytes] = nhwc_scratch_bytes(p);
-  x_nhwc_ = contraction_detail::DeviceMemory(x_bytes);
-  y_nhwc_ = contraction_detail::DeviceMemory(y_bytes);
+  const auto [x_bytes, y_bytes] = nhwc_scratch_bytes(nhwc_problem_);
+  if (!plan_buffers_ || space_to_depth_) x_nhwc_ = contraction_detail::DeviceMemory(x_bytes);
+  if (!plan_buffers_) y_nhwc_ = contraction_detail::DeviceMemory(y_bytes);
 }
 
 void LibraryStep::launch(const PlanBuffers& b, cudaStream_t stream, CallPart part, std::size_t layout) const {

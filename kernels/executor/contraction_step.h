@@ -10,6 +10,7 @@
 #include "kernels/contraction/conv.h"
 #include "kernels/contraction/device_memory.h"
 #include "kernels/contraction/matmul.h"
+#include "kernels/contraction/space_to_depth.h"
 #include "kernels/executor/contraction_plan.h"
 #include "kernels/executor/executor.h"
 #include "kernels/executor/executor_internal.h"
@@ -35,7 +36,9 @@ struct ContractionRuntime {
 // Layout tuning times the two ways (tune_layouts) and, when NHWC wins, the plan's step becomes three steps
 // sharing this object (LibraryLaunch::part). Offered for ungrouped convolutions whose weight is a graph input,
 // permuted to [K, R, S, C] once at preparation as the batchnorm is folded; the scratch NHWC copies of x and y
-// belong to the step.
+// belong to the step. A strided convolution over few channels (space_to_depth.h) runs that way in its
+// space-to-depth form instead: its x rearranged into blocks (the to_nhwc part, from x's NCHW buffer into the
+// step's own scratch, always: no other step reads that form) and its weights rearranged at preparation.
 class LibraryStep {
  public:
   LibraryStep(LibraryCall call, std::shared_ptr<ContractionRuntime> runtime)
@@ -78,6 +81,8 @@ class LibraryStep {
   void generate_nhwc(const Graph& g);
   void add_nhwc_loads(std::vector<KernelLoad>& batch);
   bool nhwc_ready() const { return !nhwc_[0].empty() && weights_nhwc_.get() != nullptr; }
+  // Whether the channels-last way is the space-to-depth form (decided when it is generated).
+  bool space_to_depth() const { return space_to_depth_.has_value(); }
   // Once tuning kept the NCHW call: frees the NHWC scratch and weights, and preparation makes them no more.
   void drop_nhwc();
   // Once the plan keeps values channels-last across steps (channels_last.h): the NHWC call reads x from and
@@ -135,8 +140,10 @@ class LibraryStep {
   LibraryCall call_;
   std::shared_ptr<ContractionRuntime> runtime_;
   contraction_detail::DeviceMemory weights_, bias_;
-  // Channels-last: the problem, [0] x -> NHWC and [1] y -> NCHW (each compiled in every layout, the
-  // installed one first), the permuted weights, the scratch x and y.
+  // Channels-last: the problem (the space-to-depth form's, where it has one), [0] x -> NHWC (or x's
+  // rearrangement) and [1] y -> NCHW (each compiled in every layout, the installed one first), the permuted
+  // weights, the scratch x and y.
+  std::optional<SpaceToDepth> space_to_depth_;
   Conv2dProblem nhwc_problem_;
   GeneratedKernel nhwc_kernels_[2];
   std::vector<LoadedKernel> nhwc_[2];

@@ -49,6 +49,10 @@ struct ConvWays {
   WayLaunch launch;
 };
 
+// Whether a plan that keeps values NHWC may run this convolution's NHWC call without the conversions tuning
+// timed with it: not a space-to-depth form, whose x is rearranged before it in any plan.
+bool reweighable(const ConvWays& w) { return w.pass.im.options.keep_nhwc && !w.call.space_to_depth(); }
+
 // Times the ways (with the NHWC call alone too where the NCHW call wins and values may stay NHWC around it:
 // the kept plan may not launch the conversions timed here, keep_channels_last weighs it again).
 TimedChoice time_ways(ConvWays& w) {
@@ -60,7 +64,7 @@ TimedChoice time_ways(ConvWays& w) {
   TimedChoice t;
   t.ms = time_rounds(w.pass, w.p, w.s, w.count, kConvRounds, w.launch);
   t.index = fastest(t.ms);
-  if (t.index == 0 && im.options.keep_nhwc) {
+  if (t.index == 0 && reweighable(w)) {
     const PlanBuffers b = im.buffers(w.p);
     const std::vector<double> alone = time_rounds(w.pass, w.p, w.s, 1, kConvRounds, [&](std::size_t) {
       w.call.launch(b, im.stream, CallPart::conv_nhwc);  // its x the scratch the last NHWC round converted
@@ -73,10 +77,10 @@ TimedChoice time_ways(ConvWays& w) {
 
 // Whether a kept choice is one this step can take: a refusal, or every way's time (and the NHWC call's alone
 // where the NCHW call won and values may stay NHWC).
-bool usable(const TimedChoice& kept, std::size_t ways, bool keep_nhwc) {
+bool usable(const TimedChoice& kept, std::size_t ways, bool reweighable) {
   if (kept.detail.contains("refused")) return kept.detail["refused"].is_string() && kept.index == 0;
   if (kept.ms.size() != ways) return false;
-  return kept.index != 0 || !keep_nhwc || (kept.detail.contains("nhwc_alone_ms") && kept.detail["nhwc_alone_ms"].is_number());
+  return kept.index != 0 || !reweighable || (kept.detail.contains("nhwc_alone_ms") && kept.detail["nhwc_alone_ms"].is_number());
 }
 
 StepTuning decision(const ConvWays& w, const TimedChoice& c) {
@@ -85,16 +89,17 @@ StepTuning decision(const ConvWays& w, const TimedChoice& c) {
     return {KeepNchw{}, "NCHW: cuDNN refused the NHWC call (" + c.detail["refused"].get<std::string>() + ")" + origin,
             c.tuned_at};
   }
+  const std::string nhwc = w.call.space_to_depth() ? "NHWC in space-to-depth form" : "NHWC";
   std::string times = "NCHW call " + ms_text(c.ms[0]);
   for (std::size_t i = 1; i < w.count; ++i) {
-    times += "; NHWC with " + w.call.conversion_layout_name(i - 1) + ": " + ms_text(c.ms[i]);
+    times += "; " + nhwc + " with " + w.call.conversion_layout_name(i - 1) + ": " + ms_text(c.ms[i]);
   }
   const std::string how = c.reused() ? " layouts, " + reused_from(c) + " (" : " layouts timed here (";
-  const std::string choice = std::string(c.index > 0 ? "NHWC" : "NCHW") + ": the " +
+  const std::string choice = (c.index > 0 ? nhwc : std::string("NCHW")) + ": the " +
                              (w.count == 2 ? "faster" : "fastest") + " of " + std::to_string(w.count) + how + times + ")";
   if (c.index > 0) return {RunNhwc{c.index - 1}, choice, c.tuned_at};
   KeepNchw keep;
-  if (w.pass.im.options.keep_nhwc) {
+  if (reweighable(w)) {
     const std::size_t best = 1 + fastest(std::span<const double>(c.ms).subspan(1));
     keep.nchw_choice = LibraryLaunch::NchwChoice{c.ms[0], c.detail["nhwc_alone_ms"].get<double>(), c.ms[best], best - 1};
   }
@@ -131,11 +136,10 @@ StepTuning tune_conv_layout(TuningPass& pass, PlanId p, std::size_t s) {
     im.launched(p, s);
   };
   if (pass.forced >= 1) return forced(w);
-  const bool keep_nhwc = im.options.keep_nhwc;
-  const TuningKey key =
-      conv_layout_key(call->call().conv, conversion_sources(*call), keep_nhwc, tuning_context(im, p, s));
+  const bool alone = reweighable(w);
+  const TuningKey key = conv_layout_key(call->call().conv, conversion_sources(*call), alone, tuning_context(im, p, s));
   const TimedChoice c = pass.choose(key, w.count, [&] { return time_ways(w); },
-                                    [&](const TimedChoice& kept) { return usable(kept, w.count, keep_nhwc); });
+                                    [&](const TimedChoice& kept) { return usable(kept, w.count, alone); });
   return decision(w, c);
 }
 

@@ -45,7 +45,7 @@ std::size_t run_nhwc(const Graph& g, CompiledPlan& ps, std::size_t s, const RunN
   to_nchw.kernel.outputs = {lc.outputs[0]};
   to_nchw.kernel.bytes_moved = 2 * g.value_type(lc.outputs[0]).bytes();
   const std::string note = ps.steps[s].group + ": " + lc.name + " runs channels-last, as 3 launches: " +
-                           to_nhwc.kernel.name + " (x to NHWC) + " + lc.name + " + " + to_nchw.kernel.name +
+                           to_nhwc.kernel.name + (call->space_to_depth() ? " (x's blocks as channels, NHWC) + " : " (x to NHWC) + ") + lc.name + " + " + to_nchw.kernel.name +
                            " (y back to NCHW)";
   ps.notes.reserve(ps.notes.size() + 1);
   ps.steps.reserve(ps.steps.size() + 2);  // no reallocation, so no exception, from here on

@@ -573,6 +573,51 @@ TEST(ExecutorContractionGpu, StemPoolsChannelsLastBetweenConvolutions) {
   })) << fused_paths(kept);
 }
 
+// ResNet's stem at a small, odd size: a 7x7 stride-2 convolution over 3 channels (+ batchnorm + ReLU), the pool,
+// a second convolution. Its channels-last way is the space-to-depth form: a generated kernel rearranges x's 2x2
+// blocks into 16 channels (from x's NCHW buffer, in every plan), cuDNN runs a 4x4 stride-1 convolution on them
+// with the rearranged, folded weights. Verified against the unfused plan and the float64 reference, with values
+// kept NHWC (only the output converted) and converted around each convolution; bf16 too, where cuDNN runs it.
+TEST(ExecutorContractionGpu, StemConvolutionRunsInSpaceToDepthForm) {
+  FX_REQUIRE_DEVICE();
+  auto stem = [](const std::string& dtype) {
+    const std::string t = R"(], "dtype": ")" + dtype + R"("})";
+    return inline_graph(
+        R"({"name": "x", "shape": [2, 3, 21, 18)" + t + R"(, {"name": "w1", "shape": [16, 3, 7, 7)" + t +
+            R"(, {"name": "mean", "shape": [16)" + t + R"(, {"name": "var", "shape": [16)" + t +
+            R"(, {"name": "gamma", "shape": [16)" + t + R"(, {"name": "beta", "shape": [16)" + t +
+            R"(, {"name": "w2", "shape": [16, 16, 3, 3)" + t,
+        R"({"name": "c1", "op": "conv2d", "inputs": ["x", "w1"], "attrs": {"stride": 2, "padding": 3}},
+           {"name": "bn", "op": "batchnorm", "inputs": ["c1", "mean", "var", "gamma", "beta"], "attrs": {"eps": 1e-05}},
+           {"name": "a", "op": "relu", "inputs": ["bn"]},
+           {"name": "p", "op": "max_pool2d", "inputs": ["a"], "attrs": {"kernel_size": 3, "stride": 2, "padding": 1}},
+           {"name": "c2", "op": "conv2d", "inputs": ["p", "w2"], "attrs": {"padding": 1}},
+           {"name": "y", "op": "relu", "inputs": ["c2"]})",
+        R"("y")");
+  };
+  const auto [kept, around] = run_kept_and_around(stem("f32"), "stem in space-to-depth form");
+  for (const RunReport* r : {&kept, &around}) {
+    const PlanReport& plan = r->fused;
+    EXPECT_TRUE(has_path(plan, "space to depth: x's 2x2 blocks as 16 channels, the 7x7 stride-2 convolution over 3 "
+                               "channels run as a 4x4 stride-1 one, NHWC"))
+        << fused_paths(*r);
+    EXPECT_TRUE(std::any_of(plan.kernels.begin(), plan.kernels.end(), [](const KernelReport& k) {
+      return k.name.find("_x_space_to_depth") != std::string::npos &&
+             k.path.find("2x2 blocks of 3 channels as 12 (padded to 16) channels") != std::string::npos;
+    })) << fused_paths(*r);
+    EXPECT_TRUE(has_path(plan, "batchnorm folded into conv weights")) << fused_paths(*r);
+  }
+  EXPECT_EQ(conversions(kept.fused), 1) << fused_paths(kept);     // y, for the graph output
+  EXPECT_EQ(conversions(around.fused), 3) << fused_paths(around);  // c1's y, c2's x and y
+  // bf16: cuDNN's NHWC kernels may refuse it; either way the run completes, verified, and says which ran.
+  RunOptions opt;
+  opt.force_layout = 1;
+  const RunReport h = run_plans(stem("bf16"), nullptr, 3, opt);
+  expect_verified(h, "bf16 stem, NHWC forced");
+  EXPECT_TRUE(has_path(h.fused, "space to depth: x's 2x2 blocks") || has_path(h.fused, "cuDNN refused the NHWC call"))
+      << fused_paths(h);
+}
+
 TEST(ExecutorContractionGpu, SmallTransformerBlockRunsEndToEnd) {
   FX_REQUIRE_DEVICE();
   TransformerShape shape;

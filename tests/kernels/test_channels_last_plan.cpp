@@ -108,6 +108,24 @@ TEST(ChannelsLastPlan, APoolWithAChannelsLastVariantPoolsWhereTheValuesLie) {
   EXPECT_EQ(describe(b, nchw_input), "p to NHWC before 2; c3 to NCHW before 6; ");
 }
 
+// The first convolution in space-to-depth form (kernels/contraction/space_to_depth.h): a step before it rearranges
+// x from its NCHW buffer into the convolution's own scratch, so x is never converted nor kept NHWC, and only y
+// counts among the conversions around it.
+TEST(ChannelsLastPlan, ASpaceToDepthConvolutionReadsItsInputAsNchw) {
+  const Block b{block(R"("m")")};
+  std::vector<LayoutStep> steps = b.steps();
+  steps[0].conv_x = -1;
+  steps[1].role = Role::nhwc_variant;
+  steps.insert(steps.begin(), LayoutStep{Role::nchw, {b.v("x")}, {}, -1});  // the rearrangement
+  const ChannelsLastPlan plan = plan_channels_last(b.g, steps);
+  EXPECT_EQ(describe(b, plan), "c3 to NCHW before 7; ");
+  EXPECT_EQ(plan.nhwc_values, (std::vector<ValueId>{b.v("c0"), b.v("p"), b.v("c1"), b.v("c2"), b.v("r"), b.v("c3")}));
+  const std::int64_t value = 2 * 8 * 6 * 6 * 4;
+  EXPECT_EQ(plan.bytes, 2 * value);
+  EXPECT_EQ(plan.bytes_around, 7 * 2 * value);  // c0's y; x and y of c1, c2 and c3
+  EXPECT_TRUE(plan.gains());
+}
+
 // A convolution tuning kept NCHW between channels-last neighbours (c1, after the pool run NHWC): run NCHW it
 // costs two conversions (p back to NCHW for it, c1 to NHWC for c2). Weighed again with the times tuning took, it
 // runs NHWC when its call alone plus the conversions then launched beats the NCHW call plus those launched now,

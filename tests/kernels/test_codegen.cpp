@@ -520,6 +520,34 @@ TEST(CodegenNvrtc, TransposeLayoutsMoveSixteenBytesPerAccess) {
   }
 }
 
+// The rearrangement of a stem convolution's x for its space-to-depth form: one thread per output pixel, the
+// padding channels and the positions outside x zero; f32, f16 and bf16 compile for sm_90; sizes that cannot
+// hold the blocks are refused.
+TEST(CodegenNvrtc, SpaceToDepthRearrangementCompiles) {
+  const SpaceToDepthShape stem{32, 3, 224, 224, 2, 3, 3, 115, 115, 16};
+  NvrtcCompiler compiler{std::filesystem::path{}};
+  for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+    const GeneratedKernel k = generate_space_to_depth(t, stem, "fx_g_conv_x_space_to_depth");
+    EXPECT_EQ(k.name, "fx_g_conv_x_space_to_depth");
+    EXPECT_EQ(k.grid, (32 * 115 * 115 + 255) / 256);
+    EXPECT_EQ(k.bytes_moved, (32 * 3 * 224 * 224 + 32 * 115 * 115 * 16) * dtype_size(t));
+    EXPECT_NE(k.layout.find("2x2 blocks of 3 channels as 12 (padded to 16) channels"), std::string::npos) << k.layout;
+    EXPECT_NE(k.source.find("plane < C && h >= 0 && h < H && w >= 0 && w < W"), std::string::npos) << k.source;
+    EXPECT_GT(compiler.compile(k.source, k.name, "sm_90")->size(), 1000u) << dtype_name(t);
+    // A pixel's 16 channels leave as 16-byte stores: four for f32, two for f16 and bf16.
+    const std::string ptx = compiler.ptx(k.source, k.name, "sm_90");
+    EXPECT_EQ(ptx_count(ptx, "st.global.v4.u32"), t == DType::f32 ? 4 : 2) << ptx;
+    EXPECT_EQ(ptx_count(ptx, "st.global"), ptx_count(ptx, "st.global.v4.u32")) << ptx;
+  }
+  // Six f32 channels fill no 16-byte store: element by element.
+  const GeneratedKernel narrow = generate_space_to_depth(DType::f32, {1, 1, 8, 8, 2, 0, 0, 4, 4, 6}, "narrow");
+  const std::string ptx = compiler.ptx(narrow.source, narrow.name, "sm_90");
+  EXPECT_EQ(ptx_count(ptx, ".v4."), 0) << ptx;
+  EXPECT_EQ(ptx_count(ptx, "st.global"), 6) << ptx;
+  EXPECT_THROW(generate_space_to_depth(DType::f32, {1, 3, 8, 8, 2, 0, 0, 4, 4, 8}, "few"), std::invalid_argument);
+  EXPECT_THROW(generate_space_to_depth(DType::f32, {0, 3, 8, 8, 2, 0, 0, 4, 4, 16}, "empty"), std::invalid_argument);
+}
+
 TEST(CodegenNvrtc, CompileErrorCarriesLogAndSource) {
   NvrtcCompiler compiler{std::filesystem::path{}};
   try {
