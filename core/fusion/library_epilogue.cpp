@@ -466,10 +466,14 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
       return std::count_if(readers.begin(), readers.end(), [&](NodeId k) { return contains(nodes, k); }) > 1;
     });
     if (dag) {
-      graph_why = "a DAG after a convolution is not built here: beyond a bias and a ReLU, cuDNN offered pointwise "
-                  "work in a convolution's call only through an engine it compiles at run time (for an f32 residual "
-                  "add: seconds per problem, and slower than the add apart; docs/benchmarks.md, \"New fusion "
-                  "families\")";
+      // Measured for f32 only: say so for the half types rather than carry the f32 result over.
+      graph_why = cn.type.dtype == DType::f32
+                      ? "a DAG after a convolution is not built here: beyond a bias and a ReLU, cuDNN offered pointwise "
+                        "work in an f32 convolution's call only through an engine it compiles at run time (for a "
+                        "residual add: seconds per problem, and slower than the add apart; docs/benchmarks.md, \"New "
+                        "fusion families\")"
+                      : "a DAG after a convolution is not built here (cuDNN's pointwise graphs after a " +
+                            std::string(dtype_name(cn.type.dtype)) + " convolution are not measured here)";
     }
   } else {
     fit = {0, "no library call fuses work after `" + cn.op + "`"};

@@ -350,7 +350,21 @@ TEST(LibraryEpilogue, ADagAfterAConvolutionSaysWhyItIsASecondKernel) {
   EXPECT_FALSE(e.expressible());
   EXPECT_EQ(e.library, "cuDNN");
   EXPECT_NE(e.message.find("a DAG after a convolution is not built here"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("an f32 convolution's call only through an engine it compiles at run time"), std::string::npos)
+      << e.message;
   EXPECT_NE(e.message.find("second kernel"), std::string::npos) << e.message;
+  // The measurement was of f32: a bf16 convolution's refusal does not carry it over.
+  std::string json = graph_json(R"([{"name": "x", "shape": [2, 8, 16, 16], "dtype": "bf16"},
+                                    {"name": "w", "shape": [8, 8, 3, 3], "dtype": "bf16"}])",
+                                R"([{"name": "c", "op": "conv2d", "inputs": ["x", "w"], "attrs": {"padding": [1, 1]}},
+                                    {"name": "one", "op": "add", "inputs": ["c", 1.0]},
+                                    {"name": "y", "op": "add", "inputs": ["c", "one"]}])",
+                                R"(["y"])");
+  const Graph h = graph_from(json);
+  const LibraryEpilogue b = library_epilogue(h, all_nodes(h), node(h, "c"));
+  EXPECT_FALSE(b.expressible());
+  EXPECT_NE(b.message.find("pointwise graphs after a bf16 convolution are not measured here"), std::string::npos) << b.message;
+  EXPECT_EQ(b.message.find("compiles at run time"), std::string::npos) << b.message;
 }
 
 TEST(LibraryEpilogue, ADagAfterTheMatmulSaysWhyNoGraphTakesIt) {
