@@ -4,6 +4,9 @@
 // implicit-GEMM kernels read a filter tap's channels at a time: three channels starve its tensor-core kernels,
 // sixteen feed them. The executor offers it as the channels-last way of such a convolution (its x rearranged by
 // a generated kernel, its weights once at preparation) and keeps it where tuning finds it faster.
+// The product is the same for finite x. A filter side that is no multiple of f gets zero taps, and those multiply
+// real elements of x: an infinity or NaN there also reaches an output that the original convolution computes
+// without it (0 * inf is NaN).
 // No CUDA: the rules and the weights' rearrangement are tested on the CPU.
 #pragma once
 

@@ -31,7 +31,11 @@ LayoutStep view_of(const Graph& g, const Step& st) {
   v.outputs = st.kernel.outputs;
   if (is_nhwc_conv(st)) {
     v.role = LayoutStep::Role::nhwc_conv;
-    if (!st.call()->space_to_depth()) v.conv_x = st.call()->call().x;  // else it reads its own rearranged x
+    if (st.call()->space_to_depth()) {
+      std::erase(v.inputs, st.call()->call().x);  // it reads its own rearranged x, which the step before it makes
+    } else {
+      v.conv_x = st.call()->call().x;
+    }
   } else if (st.generated() &&
              is_layout_free(g, st.kernel.kind, st.kernel.nodes, st.kernel.inputs, st.kernel.outputs)) {
     v.role = LayoutStep::Role::layout_free;
@@ -194,7 +198,7 @@ std::string kept_nhwc_note(std::size_t convs, const std::vector<std::string>& st
             ", tuning kept NCHW with x and y converted around it; with its values kept NHWC it runs NHWC)";
   }
   note += ", so the plan converts " + plural(layout.conversions.size(), "value") + " (" +
-          format_bytes(static_cast<double>(layout.bytes)) + " moved) where converting x and y around each convolution took " +
+          format_bytes(static_cast<double>(layout.bytes)) + " moved) where converting around each convolution took " +
           std::to_string(around) + " (" + format_bytes(static_cast<double>(layout.bytes_around)) + "); --no-keep-nhwc does that";
   return note;
 }
@@ -245,7 +249,7 @@ std::optional<std::string> why_not(const Graph& g, const Planned& pl) {
   if (pl.convs == 0 || (planned == around && pl.layout.conversions.size() == conversions_around(pl))) return "";
   if (!pl.layout.gains()) {
     return kHead + "no: it would convert " + format_bytes(static_cast<double>(planned)) + ", no less than the " +
-           format_bytes(static_cast<double>(around)) + " of converting x and y around each convolution";
+           format_bytes(static_cast<double>(around)) + " of converting around each convolution";
   }
   // The NHWC buffers are allocated after the run's memory check: they must fit beside everything else.
   std::int64_t needed = 0;

@@ -165,6 +165,7 @@ const std::string& layout_description(const GeneratedKernel& k, std::size_t j) {
 
 std::string LibraryStep::conversion_layout_name(std::size_t j) const {
   const std::string &x = layout_description(nhwc_kernels_[0], j), &y = layout_description(nhwc_kernels_[1], j);
+  if (space_to_depth_) return "x's rearrangement in " + x + ", y's conversion in " + y;
   return x == y ? "both conversions in " + x : "x's conversion in " + x + ", y's in " + y;
 }
 

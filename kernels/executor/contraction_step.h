@@ -86,7 +86,8 @@ class LibraryStep {
   // Once tuning kept the NCHW call: frees the NHWC scratch and weights, and preparation makes them no more.
   void drop_nhwc();
   // Once the plan keeps values channels-last across steps (channels_last.h): the NHWC call reads x from and
-  // writes y to the plan's NHWC buffers of those values, so the call's own scratch is freed and made no more.
+  // writes y to the plan's NHWC buffers of those values, so the call's own scratch is freed and made no more
+  // (but for the space-to-depth form's rearranged x, which stays the step's own).
   void use_plan_nhwc_buffers();
   // The generated conversion kernel of a part (to_nhwc, to_nchw), in its installed layout, for the step that
   // launches it.
@@ -109,8 +110,9 @@ class LibraryStep {
   std::string measurement_identity(const PlanBuffers& b, CallPart part) const;
 
   // Device bytes this step allocates outside the executor's arena at preparation: stacked or folded weights, the
-  // summed bias, and, while the channels-last way is loaded and not dropped, the permuted weights and the NHWC
-  // copies of x and y. Known before preparation, so the run can check free memory for them up front.
+  // summed bias, and, while the channels-last way is loaded and not dropped, the permuted (or rearranged) weights
+  // and the NHWC copies (or rearrangement) of x and y. Known before preparation, so the run can check free memory
+  // for them up front.
   std::int64_t prepared_bytes(const Graph& g) const;
   // Frees what prepare() made (the run is over); a later prepare() makes it again.
   void release_prepared();

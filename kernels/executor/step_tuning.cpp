@@ -40,7 +40,7 @@ std::size_t run_nhwc(const Graph& g, CompiledPlan& ps, std::size_t s, const RunN
   for (Step* conversion : {&to_nhwc, &to_nchw}) call->describe_conversion(conversion->library()->part, *conversion);
   to_nhwc.kernel.inputs = {lc.x};
   to_nhwc.kernel.outputs = {};
-  to_nhwc.kernel.bytes_moved = 2 * g.value_type(lc.x).bytes();
+  to_nhwc.kernel.bytes_moved = call->conversion(CallPart::to_nhwc).bytes_moved;  // a rearrangement writes more
   to_nchw.kernel.inputs = {};
   to_nchw.kernel.outputs = {lc.outputs[0]};
   to_nchw.kernel.bytes_moved = 2 * g.value_type(lc.outputs[0]).bytes();

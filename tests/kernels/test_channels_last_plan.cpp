@@ -115,6 +115,7 @@ TEST(ChannelsLastPlan, ASpaceToDepthConvolutionReadsItsInputAsNchw) {
   const Block b{block(R"("m")")};
   std::vector<LayoutStep> steps = b.steps();
   steps[0].conv_x = -1;
+  steps[0].inputs = {b.v("w")};  // x is read by the rearrangement, not by the convolution
   steps[1].role = Role::nhwc_variant;
   steps.insert(steps.begin(), LayoutStep{Role::nchw, {b.v("x")}, {}, -1});  // the rearrangement
   const ChannelsLastPlan plan = plan_channels_last(b.g, steps);
