@@ -17,8 +17,6 @@ constexpr std::int64_t kMaxHeadDim = 128;
 // The head dims kernels/contraction/flash_attention_tf32.cu is instantiated for (its flash_attention_tf32 switch).
 bool tf32_flash_head_dim(std::int64_t d) { return d == 32 || d == 64 || d == 128; }
 
-std::string name_of(const Graph& g, NodeId n) { return g.node(n).name + " (" + g.node(n).op + ")"; }
-
 FusionDecision no(std::string message) { return FusionDecision::no(Reason::attention_unsupported, std::move(message)); }
 
 // Why n's value cannot stay inside the kernel that computes `next` from it: it is a graph output or has another
@@ -26,11 +24,11 @@ FusionDecision no(std::string message) { return FusionDecision::no(Reason::atten
 std::optional<FusionDecision> escapes(const Graph& g, NodeId n, NodeId next) {
   const ValueId v = g.value_of(n);
   if (g.is_output(v)) {
-    return no(name_of(g, n) + " is a graph output: in fused attention it never leaves the kernel");
+    return no(node_label(g, n) + " is a graph output: in fused attention it never leaves the kernel");
   }
   for (NodeId c : g.consumers(v)) {
     if (c != next) {
-      return no(name_of(g, n) + " is also read by " + name_of(g, c) +
+      return no(node_label(g, n) + " is also read by " + node_label(g, c) +
                 ": in fused attention the scores never leave the kernel, so no other op can read them");
     }
   }
@@ -82,8 +80,8 @@ std::optional<FusionDecision> walk_to_scores(const Graph& g, AttentionPattern& p
     producer = g.producer(tensor_operand(g.node(*producer)));
   }
   if (!producer || g.node(*producer).op_id() != OpId::matmul) {
-    const std::string what = producer ? name_of(g, *producer) : g.value_name(g.node(next).inputs[0].value) + " (an input)";
-    return no(what + " comes before " + name_of(g, next) +
+    const std::string what = producer ? node_label(g, *producer) : g.value_name(g.node(next).inputs[0].value) + " (an input)";
+    return no(what + " comes before " + node_label(g, next) +
               ": fused attention takes, between the two matrix products, a scalar scale, then an additive mask, then "
               "the softmax");
   }
@@ -94,7 +92,7 @@ std::optional<FusionDecision> walk_to_scores(const Graph& g, AttentionPattern& p
 // Q, K (as the kernel reads it) and V, from the scores matmul and the context matmul.
 std::optional<FusionDecision> operands(const Graph& g, AttentionPattern& p, bool fold_k_transpose) {
   const Node& scores = g.node(p.scores);
-  if (scores.attrs.get_bool("transpose_a")) return no(name_of(g, p.scores) + " reads Q transposed");
+  if (scores.attrs.get_bool("transpose_a")) return no(node_label(g, p.scores) + " reads Q transposed");
   p.q = scores.inputs[0].value;
   p.k = scores.inputs[1].value;
   p.k_is_transposed = !scores.attrs.get_bool("transpose_b");
@@ -153,20 +151,20 @@ std::vector<NodeId> sorted_by_topo(const Graph& g, std::vector<NodeId> nodes) {
 
 AttentionMatch match_attention(const Graph& g, NodeId context, bool fold_k_transpose) {
   const Node& ctx = g.node(context);
-  if (ctx.op_id() != OpId::matmul) return no(name_of(g, context) + " is not a matmul");
+  if (ctx.op_id() != OpId::matmul) return no(node_label(g, context) + " is not a matmul");
   AttentionPattern p;
   p.context = context;
   const auto sm = g.producer(ctx.inputs[0].value);
   if (!sm || g.node(*sm).op_id() != OpId::softmax) {
-    return no(name_of(g, context) + "'s left operand is not a softmax");
+    return no(node_label(g, context) + "'s left operand is not a softmax");
   }
   p.softmax = *sm;
   if (ctx.attrs.get_bool("transpose_a") || ctx.attrs.get_bool("transpose_b")) {
-    return no(name_of(g, context) + " reads an operand transposed: fused attention reads P and V as they are");
+    return no(node_label(g, context) + " reads an operand transposed: fused attention reads P and V as they are");
   }
   const std::size_t rank = g.node(*sm).type.shape.size();
   if (normalize_axis(g.node(*sm).attrs.get_int("axis"), rank) != static_cast<int>(rank) - 1) {
-    return no(name_of(g, *sm) + " normalises over axis " + std::to_string(g.node(*sm).attrs.get_int("axis")) +
+    return no(node_label(g, *sm) + " normalises over axis " + std::to_string(g.node(*sm).attrs.get_int("axis")) +
               ", not the last: attention's softmax runs over the keys");
   }
   if (auto e = escapes(g, *sm, context)) return *e;
@@ -276,12 +274,12 @@ std::optional<FusionDecision> attention_group_refusal(const Graph& g, std::span<
       if (!extra || (g.node(*extra).def->view && !g.node(n).def->view)) extra = n;
     }
     if (extra) {
-      return no(name_of(g, *extra) + " would share the kernel of the attention ending at " + name_of(g, c) + ": " +
+      return no(node_label(g, *extra) + " would share the kernel of the attention ending at " + node_label(g, c) + ": " +
                 attention_kernel_name(attention_kernel(p)) + " computes the chain alone (no work before or after it)");
     }
     for (NodeId n : p.nodes) {
       if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) {
-        return no(name_of(g, n) + " of the attention ending at " + name_of(g, c) +
+        return no(node_label(g, n) + " of the attention ending at " + node_label(g, c) +
                   " is not in the group: the chain runs as one kernel or not at all");
       }
     }

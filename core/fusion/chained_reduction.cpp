@@ -12,8 +12,6 @@ namespace {
 
 using Extent = std::pair<std::int64_t, std::int64_t>;  // rows, row length
 
-std::string name_of(const Graph& g, NodeId n) { return g.node(n).name + " (" + g.node(n).op + ")"; }
-
 FusionDecision refuse(Reason r, std::string message) { return FusionDecision::no(r, std::move(message)); }
 
 // The inner and outer extents when the group's reductions are one reduction (or siblings of one extent) and a
@@ -64,11 +62,11 @@ class ChainPlanner {
     const Node& node = g_.node(n);
     if (node.op_class() == OpClass::reduction) return place_reduction(n);
     if (node.def->random) {
-      return refuse(Reason::random_op, name_of(g_, n) + " draws random numbers; inside a chained reduction kernel the "
+      return refuse(Reason::random_op, node_label(g_, n) + " draws random numbers; inside a chained reduction kernel the "
                                                         "element order is the reductions', not the Philox counter's");
     }
     if (node.op_class() != OpClass::elementwise) {
-      return refuse(Reason::reduction_axis, name_of(g_, n) + " changes which elements form a segment of the chained "
+      return refuse(Reason::reduction_axis, node_label(g_, n) + " changes which elements form a segment of the chained "
                                                              "reductions");
     }
     const std::int64_t count = node.type.numel();
@@ -78,7 +76,7 @@ class ChainPlanner {
                                                : count == plan_.rows          ? std::optional(ChainLevel::row)
                                                                               : std::nullopt;
     if (!at_level) {
-      return refuse(Reason::shape_mismatch, name_of(g_, n) + " iterates over " + shape_to_string(node.type.shape) +
+      return refuse(Reason::shape_mismatch, node_label(g_, n) + " iterates over " + shape_to_string(node.type.shape) +
                                                 ", neither the elements, the " + std::to_string(segments) +
                                                 " segments nor the " + std::to_string(plan_.rows) +
                                                 " rows of the chained reductions");
@@ -96,7 +94,7 @@ class ChainPlanner {
     const bool inner = row_extent(g_, n) == inner_;
     if (node.def->reduction != ReductionKind::statistic) {
       return refuse(Reason::reduction_followed_by_reduction,
-                    name_of(g_, n) + " is not a sum, mean, max or min: only those chain into one kernel with a "
+                    node_label(g_, n) + " is not a sum, mean, max or min: only those chain into one kernel with a "
                                      "reduction over the remaining axes");
     }
     const ValueId in = node.inputs[0].value;
@@ -105,7 +103,7 @@ class ChainPlanner {
     if (at && *at != want) return reads_across_levels(n, in, *at, want);
     if (!inner && !at) {
       return refuse(Reason::reduction_followed_by_reduction,
-                    name_of(g_, n) + " reduces " + g_.value_name(in) + ", which the kernel does not compute: only "
+                    node_label(g_, n) + " reduces " + g_.value_name(in) + ", which the kernel does not compute: only "
                     "a reduction of the inner reductions' results chains into their kernel");
     }
     return set(n, inner ? ChainLevel::segment : ChainLevel::row);
@@ -120,7 +118,7 @@ class ChainPlanner {
   FusionDecision reads_across_levels(NodeId n, ValueId v, ChainLevel have, ChainLevel want) const {
     static const char* const kWords[] = {"per-element", "per-segment", "per-row"};
     return refuse(Reason::reduction_followed_by_reduction,
-                  name_of(g_, n) + " reads the " + kWords[static_cast<int>(have)] + " value " + g_.value_name(v) +
+                  node_label(g_, n) + " reads the " + kWords[static_cast<int>(have)] + " value " + g_.value_name(v) +
                       " where the chained kernel computes " + kWords[static_cast<int>(want)] +
                       " values: a value is only read at the level it is computed (a second pass over the elements "
                       "would read the input again)");
@@ -135,7 +133,7 @@ class ChainPlanner {
       const bool stored = g_.is_output(v) || std::any_of(cons.begin(), cons.end(), [&](NodeId c) { return !in_group(c); });
       if (stored && level_.at(n) == ChainLevel::element) {
         return refuse(Reason::reduction_followed_by_reduction,
-                      name_of(g_, n) + " is stored per element, but the chained reduction kernel keeps elements in "
+                      node_label(g_, n) + " is stored per element, but the chained reduction kernel keeps elements in "
                                        "registers only: it stores per-segment and per-row values");
       }
     }

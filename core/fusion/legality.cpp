@@ -9,8 +9,6 @@
 namespace fx {
 namespace {
 
-std::string name_of(const Graph& g, NodeId n) { return g.node(n).name + " (" + g.node(n).op + ")"; }
-
 // Axes a reduction reduces, normalised and sorted.
 std::vector<int> reduced_axes(const Graph& g, NodeId r) {
   const Node& node = g.node(r);
@@ -95,7 +93,7 @@ std::optional<FusionDecision> check_horizontal_gemm(const Graph& g, std::span<co
                       g.value_type(node.inputs[1].value).shape == g.value_type(first.inputs[1].value).shape;
     if (!same) {
       return FusionDecision::no(Reason::two_contractions,
-                                name_of(g, contractions[0]) + " and " + name_of(g, k) +
+                                node_label(g, contractions[0]) + " and " + node_label(g, k) +
                                     " would share one kernel: a kernel holds one contraction (only matmuls "
                                     "sharing their left operand, with weights of one shape and nothing else, "
                                     "merge into one GEMM on concatenated weights)");
@@ -109,11 +107,11 @@ std::optional<FusionDecision> check_horizontal_gemm(const Graph& g, std::span<co
                                    [&](NodeId k) -> bool { return view.downstream_of(k)[i]; });
     if (!after) {
       return FusionDecision::no(Reason::contraction_prologue,
-                                name_of(g, n) + " is work before an operand of " + name_of(g, contractions[0]) +
+                                node_label(g, n) + " is work before an operand of " + node_label(g, contractions[0]) +
                                     ": GEMM libraries read operands from memory");
     }
     return FusionDecision::no(Reason::epilogue_not_expressible,
-                              name_of(g, n) + " follows the horizontal GEMM of " + name_of(g, contractions[0]) +
+                              node_label(g, n) + " follows the horizontal GEMM of " + node_label(g, contractions[0]) +
                                   ": one GEMM on concatenated weights runs as a strided-batched cuBLASLt call "
                                   "without an epilogue (no part's bias, residual or activation); it would run as a "
                                   "second kernel that reads and writes the GEMMs' outputs again");
@@ -137,7 +135,7 @@ std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const
     // A sibling (a node that shares an input with the contraction, neither before nor after it in the group).
     if (!down[i] && !up[i]) {
       return FusionDecision::no(Reason::contraction_prologue,
-                                name_of(g, n) + " is neither before nor after " + name_of(g, c) +
+                                node_label(g, n) + " is neither before nor after " + node_label(g, c) +
                                     " in the group: a GEMM or convolution library call computes the contraction "
                                     "and what its epilogue applies to the output, nothing beside it, so " +
                                     g.node(n).name + " runs as a kernel of its own");
@@ -145,14 +143,14 @@ std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const
     // The roles decide the sentence: a reduction before the contraction is one of its operands' producers.
     if (node.op_class() == OpClass::reduction && !down[i]) {
       return FusionDecision::no(Reason::contraction_prologue,
-                                name_of(g, c) + " reads the output of " + name_of(g, n) +
+                                node_label(g, c) + " reads the output of " + node_label(g, n) +
                                     " as an operand: GEMM and convolution libraries read operands from memory, "
                                     "so the reduction's rows are written first and " + g.node(c).name +
                                     " runs as its own kernel");
     }
     if (node.op_class() == OpClass::reduction) {
       return FusionDecision::no(Reason::reduction_axis,
-                                name_of(g, c) + "'s output tiles must be written before " + name_of(g, n) +
+                                node_label(g, c) + "'s output tiles must be written before " + node_label(g, n) +
                                     " can read whole rows of them: the rows cross the contraction's tiles");
     }
     if (!down[i] && folds_into_operand(g, nodes, n, c)) continue;  // read by the library with a transpose flag
@@ -168,13 +166,13 @@ std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const
       }
       const bool layout = g.node(work).op_class() == OpClass::layout;
       return FusionDecision::no(Reason::contraction_prologue,
-                                name_of(g, work) + " is work before an operand of " + name_of(g, c) +
+                                node_label(g, work) + " is work before an operand of " + node_label(g, c) +
                                     ": GEMM and convolution libraries read operands from memory, so it runs "
                                     "as its own kernel" +
                                     (layout ? " (a layout op there is better expressed as operand strides)" : ""));
     }
     if (node.def->random) {
-      return FusionDecision::no(Reason::random_op, name_of(g, n) + " draws random numbers; a GEMM epilogue has "
+      return FusionDecision::no(Reason::random_op, node_label(g, n) + " draws random numbers; a GEMM epilogue has "
                                                                    "no Philox generator keyed by element index");
     }
     // A reshape moves no element, so a layout op that does (a transpose after it) is the one to name.
@@ -184,20 +182,20 @@ std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const
     }
     if (node.op_class() == OpClass::layout) {
       return FusionDecision::no(Reason::layout_epilogue,
-                                name_of(g, n) + " moves elements after " + name_of(g, c) +
+                                node_label(g, n) + " moves elements after " + node_label(g, c) +
                                     ": a library call stores each output tile where the contraction computed it, "
                                     "it cannot remap indices");
     }
     if (node.type.numel() != out) {
       return FusionDecision::no(Reason::shape_mismatch,
-                                name_of(g, n) + " iterates over " + shape_to_string(node.type.shape) +
+                                node_label(g, n) + " iterates over " + shape_to_string(node.type.shape) +
                                     ", not over the output " + shape_to_string(g.node(c).type.shape) + " of " +
-                                    name_of(g, c));
+                                    node_label(g, c));
     }
   }
   if (view_after) {
     return FusionDecision::no(Reason::layout_epilogue,
-                              name_of(g, *view_after) + " gives the output of " + name_of(g, c) +
+                              node_label(g, *view_after) + " gives the output of " + node_label(g, c) +
                                   " another shape: a library call applies its epilogue to the output in its own "
                                   "shape, so what follows the reshape runs as a kernel of its own (the reshape "
                                   "itself moves no byte)");
@@ -241,7 +239,7 @@ std::optional<FusionDecision> check_reductions(const Graph& g, std::span<const N
     const auto e = row_extent(g, r);
     if (!e) {
       return FusionDecision::no(Reason::reduction_axis,
-                                name_of(g, r) + " reduces a leading axis of " +
+                                node_label(g, r) + " reduces a leading axis of " +
                                     shape_to_string(g.value_type(g.node(r).inputs[0].value).shape) +
                                     ": a row-wise kernel would need whole columns, which cross its tiles");
     }
@@ -252,11 +250,11 @@ std::optional<FusionDecision> check_reductions(const Graph& g, std::span<const N
                              " vs " + std::to_string(e->first) + " rows of " + std::to_string(e->second);
     if (follows) {
       return FusionDecision::no(Reason::reduction_followed_by_reduction,
-                                name_of(g, r) + " reduces the result of " + name_of(g, r0) +
+                                node_label(g, r) + " reduces the result of " + node_label(g, r0) +
                                     " over another extent (" + rows + "); one row-wise kernel cannot do both");
     }
     return FusionDecision::no(Reason::reduction_axis,
-                              name_of(g, r0) + " and " + name_of(g, r) + " reduce rows of different extents (" +
+                              node_label(g, r0) + " and " + node_label(g, r) + " reduce rows of different extents (" +
                                   rows + ")");
   }
   const std::int64_t rows = extent->first, cols = extent->second;
@@ -265,7 +263,7 @@ std::optional<FusionDecision> check_reductions(const Graph& g, std::span<const N
     if (node.op_class() == OpClass::reduction) continue;
     if (node.def->random) {
       return FusionDecision::no(Reason::random_op,
-                                name_of(g, n) + " draws random numbers; inside a row-wise reduction kernel the "
+                                node_label(g, n) + " draws random numbers; inside a row-wise reduction kernel the "
                                                 "element order is the reduction's, not the Philox counter's");
     }
     if (node.op_id() == OpId::reshape && stored_row_reshape(g, nodes, n, rows * cols)) continue;
@@ -276,13 +274,13 @@ std::optional<FusionDecision> check_reductions(const Graph& g, std::span<const N
                              in.back() == cols && node.type.shape.back() == cols;
       if (same_rows) {
         return FusionDecision::no(Reason::reduction_axis,
-                                  name_of(g, n) + " gives an input of the row-wise kernel of " + name_of(g, r0) +
+                                  node_label(g, n) + " gives an input of the row-wise kernel of " + node_label(g, r0) +
                                       " another shape: that kernel reads its inputs in its rows' shape, and a "
                                       "reshape joins it only as a stored output of work computed in it (alone, the "
                                       "reshape is a view and moves no byte)");
       }
       return FusionDecision::no(Reason::reduction_axis,
-                                name_of(g, n) + " changes which elements form a row of " + name_of(g, r0) +
+                                node_label(g, n) + " changes which elements form a row of " + node_label(g, r0) +
                                     (node.op_id() == OpId::reshape ? " (a reshape joins a row-wise kernel only as a stored "
                                                             "output of work computed in it)"
                                                           : ""));
@@ -292,9 +290,9 @@ std::optional<FusionDecision> check_reductions(const Graph& g, std::span<const N
                           (cols % node.type.shape.back() == 0);
     if (!full_row && numel != rows) {
       return FusionDecision::no(Reason::shape_mismatch,
-                                name_of(g, n) + " iterates over " + shape_to_string(node.type.shape) +
+                                node_label(g, n) + " iterates over " + shape_to_string(node.type.shape) +
                                     ", neither the " + std::to_string(rows) + " x " + std::to_string(cols) +
-                                    " rows of " + name_of(g, r0) + " nor one value per row");
+                                    " rows of " + node_label(g, r0) + " nor one value per row");
     }
   }
   return std::nullopt;
@@ -386,7 +384,7 @@ std::string concat_note(const Graph& g, std::span<const NodeId> nodes) {
     }
     if (computed == 0) continue;
     note += "; " + std::to_string(computed) + " of the " + std::to_string(g.node(n).inputs.size()) +
-            " inputs of " + name_of(g, n) + " are computed inside the kernel, each written straight into its slice "
+            " inputs of " + node_label(g, n) + " are computed inside the kernel, each written straight into its slice "
             "of the output (never stored on its own)";
   }
   return note;
@@ -405,11 +403,11 @@ std::optional<FusionDecision> branch_read_elsewhere(const Graph& g, std::span<co
   });
   if (concat == cons.end()) return std::nullopt;
   const auto outside = std::find_if(cons.begin(), cons.end(), [&](NodeId c) { return !view.contains(c); });
-  const std::string reader = outside != cons.end() ? name_of(g, *outside) + " reads it outside the kernel"
+  const std::string reader = outside != cons.end() ? node_label(g, *outside) + " reads it outside the kernel"
                              : g.is_output(v)     ? "it is a graph output"
                                                   : "another op of the kernel reads it at its own shape";
   return FusionDecision::no(Reason::shape_mismatch,
-                            name_of(g, n) + " feeds " + name_of(g, *concat) + " but " + reader +
+                            node_label(g, n) + " feeds " + node_label(g, *concat) + " but " + reader +
                                 ": the kernel loops over the concat's output " +
                                 shape_to_string(g.node(*concat).type.shape) + " and computes " + g.node(n).name +
                                 " only inside its slice, so it cannot also store " +
@@ -441,8 +439,8 @@ std::optional<FusionDecision> check_iteration_space(const Graph& g, std::span<co
     if (auto refused = branch_read_elsewhere(g, nodes, n)) return refused;
     if (auto refused = branch_read_elsewhere(g, nodes, *first)) return refused;
     return FusionDecision::no(Reason::shape_mismatch,
-                              name_of(g, *first) + " iterates over " + shape_to_string(g.node(*first).type.shape) +
-                                  " but " + name_of(g, n) + " over " + shape_to_string(g.node(n).type.shape) +
+                              node_label(g, *first) + " iterates over " + shape_to_string(g.node(*first).type.shape) +
+                                  " but " + node_label(g, n) + " over " + shape_to_string(g.node(n).type.shape) +
                                   ": one elementwise kernel needs one iteration space");
   }
   return std::nullopt;
@@ -460,7 +458,7 @@ FusionDecision check_group(const Graph& g, std::span<const NodeId> nodes, const 
   for (NodeId n : nodes) {
     const OpClass c = g.node(n).op_class();
     if (c == OpClass::opaque) {
-      return FusionDecision::no(Reason::opaque_op, name_of(g, n) + " is opaque (a library call, a window op or a custom op): it "
+      return FusionDecision::no(Reason::opaque_op, node_label(g, n) + " is opaque (a library call, a window op or a custom op): it "
                                                                    "always runs as its own kernel");
     }
     if (c == OpClass::contraction) contractions.push_back(n);

@@ -14,8 +14,6 @@ constexpr std::string_view kBiasAdd = "add(bias)";
 // The tail label of an add of a tensor of the output's shape and dtype, read as cuBLASLt's C with beta = 1.
 constexpr std::string_view kResidualAdd = "add(residual)";
 
-std::string name_of(const Graph& g, NodeId n) { return g.node(n).name + " (" + g.node(n).op + ")"; }
-
 bool contains(std::span<const NodeId> nodes, NodeId n) { return std::find(nodes.begin(), nodes.end(), n) != nodes.end(); }
 
 // A value the group must store: a graph output or read by a node outside the group.
@@ -421,7 +419,7 @@ std::string library_call_summary(const Graph& g, std::span<const NodeId> nodes) 
   const LibraryEpilogue lib = library_epilogue(g, nodes, *c);
   if (lib.library.empty() || !lib.expressible()) return {};
   const std::size_t k = lib.absorbed.size();
-  return name_of(g, *c) +
+  return node_label(g, *c) +
          (k == 0 ? std::string(" runs as one ")
                  : " and the " + std::to_string(k) + (k == 1 ? " op" : " ops") + " after it run as one ") +
          lib.library + " call";
@@ -455,7 +453,7 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
         for (const CudnnTailStep& step : graph.steps) r.absorbed.push_back(step.node);
         return r;
       }
-      graph_why = (graph.stop ? name_of(g, *graph.stop) + ": " : std::string()) + graph.why_not;
+      graph_why = (graph.stop ? node_label(g, *graph.stop) + ": " : std::string()) + graph.why_not;
       if (!fit.fully_expressible(ops.size())) fit.why_not += "; as one cuDNN matmul graph, " + graph_why;
     }
   } else if (cn.op_id() == OpId::conv2d) {
@@ -483,15 +481,15 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
                                     shape_to_string(cn.type.shape) + " output of " + cn.name + " again";
   if (fit.absorbed < chain.size()) {
     r.stop = chain[fit.absorbed];
-    r.message = name_of(g, *r.stop) + " after " + name_of(g, c) + ": " + fit.why_not + second_kernel;
+    r.message = node_label(g, *r.stop) + " after " + node_label(g, c) + ": " + fit.why_not + second_kernel;
     return r;
   }
   for (NodeId n : nodes) {
     if (n == c || contains(r.absorbed, n) || folds_into_operand(g, nodes, n, c)) continue;
     r.stop = n;
     const ValueId last = r.absorbed.empty() ? g.value_of(c) : g.value_of(r.absorbed.back());
-    r.message = name_of(g, n) + " is not on the single chain of ops " + r.library + " applies after " +
-                name_of(g, c) + " (the chain ends at " + g.value_name(last) +
+    r.message = node_label(g, n) + " is not on the single chain of ops " + r.library + " applies after " +
+                node_label(g, c) + " (the chain ends at " + g.value_name(last) +
                 (stored(g, nodes, last) ? ", which is stored for use outside the kernel" : "") +
                 "; a library epilogue stores one output)" +
                 (graph_why.empty() ? std::string()

@@ -438,6 +438,11 @@ Expected<Graph> build_graph(const GraphSpec& spec) {
   return g;
 }
 
+std::string node_label(const Graph& g, NodeId n) {
+  const Node& node = g.node(n);
+  return node.name == node.op ? node.name : node.name + " (" + node.op + ")";
+}
+
 std::string first_difference(const Graph& a, const Graph& b) {
   if (a == b) return {};
   if (a.name() != b.name()) return "named " + quoted(a.name()) + " vs " + quoted(b.name());

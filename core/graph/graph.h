@@ -132,6 +132,9 @@ class Graph {
   std::unordered_map<std::string, ValueId> by_name_;
 };
 
+// A node as messages name it: "q_h (transpose)", or "max_pool2d" where the name is the op's.
+std::string node_label(const Graph& g, NodeId n);
+
 // The first difference between two graphs for a message ("node 3 'y': op relu vs gelu"), empty when equal.
 std::string first_difference(const Graph& a, const Graph& b);
 
