@@ -44,6 +44,15 @@ TEST(GraphFormat, LoadsAValidGraphAndInfersTypes) {
   EXPECT_TRUE(g->is_output(*g->find_value("y")));
 }
 
+// Messages name a node with its op, once where the name is the op's.
+TEST(GraphFormat, NodeLabelsNameTheOpOnce) {
+  auto g = load_graph(doc(kX, R"({"name": "relu", "op": "relu", "inputs": ["x"]}, {"name": "y", "op": "exp", "inputs": ["relu"]})",
+                          R"("y")"));
+  ASSERT_TRUE(g.ok()) << format_diagnostics(g.errors());
+  EXPECT_EQ(node_label(*g, *g->find_node("relu")), "relu");
+  EXPECT_EQ(node_label(*g, *g->find_node("y")), "y (exp)");
+}
+
 TEST(GraphFormat, NotJsonGivesLineAndColumn) {
   auto g = load_graph("{\n  \"format\": \"fusion-explorer/graph\",\n  \"version\": 1,,\n}");
   ASSERT_FALSE(g.ok());
