@@ -80,7 +80,8 @@ std::optional<FusionDecision> walk_to_scores(const Graph& g, AttentionPattern& p
     producer = g.producer(tensor_operand(g.node(*producer)));
   }
   if (!producer || g.node(*producer).op_id() != OpId::matmul) {
-    const std::string what = producer ? node_label(g, *producer) : g.value_name(g.node(next).inputs[0].value) + " (an input)";
+    const std::string what =
+        producer ? node_label(g, *producer) : g.value_name(g.node(next).inputs[0].value) + " (an input)";
     return no(what + " comes before " + node_label(g, next) +
               ": fused attention takes, between the two matrix products, a scalar scale, then an additive mask, then "
               "the softmax");
@@ -274,8 +275,9 @@ std::optional<FusionDecision> attention_group_refusal(const Graph& g, std::span<
       if (!extra || (g.node(*extra).def->view && !g.node(n).def->view)) extra = n;
     }
     if (extra) {
-      return no(node_label(g, *extra) + " would share the kernel of the attention ending at " + node_label(g, c) + ": " +
-                attention_kernel_name(attention_kernel(p)) + " computes the chain alone (no work before or after it)");
+      return no(node_label(g, *extra) + " would share the kernel of the attention ending at " + node_label(g, c) +
+                ": " + attention_kernel_name(attention_kernel(p)) +
+                " computes the chain alone (no work before or after it)");
     }
     for (NodeId n : p.nodes) {
       if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) {

@@ -62,12 +62,14 @@ class ChainPlanner {
     const Node& node = g_.node(n);
     if (node.op_class() == OpClass::reduction) return place_reduction(n);
     if (node.def->random) {
-      return refuse(Reason::random_op, node_label(g_, n) + " draws random numbers; inside a chained reduction kernel the "
-                                                        "element order is the reductions', not the Philox counter's");
+      return refuse(Reason::random_op, node_label(g_, n) +
+                                           " draws random numbers; inside a chained reduction kernel the "
+                                           "element order is the reductions', not the Philox counter's");
     }
     if (node.op_class() != OpClass::elementwise) {
-      return refuse(Reason::reduction_axis, node_label(g_, n) + " changes which elements form a segment of the chained "
-                                                             "reductions");
+      return refuse(Reason::reduction_axis, node_label(g_, n) +
+                                                " changes which elements form a segment of the chained "
+                                                "reductions");
     }
     const std::int64_t count = node.type.numel();
     const std::int64_t segments = plan_.rows * plan_.segments;
@@ -94,8 +96,9 @@ class ChainPlanner {
     const bool inner = row_extent(g_, n) == inner_;
     if (node.def->reduction != ReductionKind::statistic) {
       return refuse(Reason::reduction_followed_by_reduction,
-                    node_label(g_, n) + " is not a sum, mean, max or min: only those chain into one kernel with a "
-                                     "reduction over the remaining axes");
+                    node_label(g_, n) +
+                        " is not a sum, mean, max or min: only those chain into one kernel with a "
+                        "reduction over the remaining axes");
     }
     const ValueId in = node.inputs[0].value;
     const auto at = in_group_level(in);
@@ -103,8 +106,9 @@ class ChainPlanner {
     if (at && *at != want) return reads_across_levels(n, in, *at, want);
     if (!inner && !at) {
       return refuse(Reason::reduction_followed_by_reduction,
-                    node_label(g_, n) + " reduces " + g_.value_name(in) + ", which the kernel does not compute: only "
-                    "a reduction of the inner reductions' results chains into their kernel");
+                    node_label(g_, n) + " reduces " + g_.value_name(in) +
+                        ", which the kernel does not compute: only "
+                        "a reduction of the inner reductions' results chains into their kernel");
     }
     return set(n, inner ? ChainLevel::segment : ChainLevel::row);
   }
@@ -133,8 +137,9 @@ class ChainPlanner {
       const bool stored = g_.is_output(v) || std::any_of(cons.begin(), cons.end(), [&](NodeId c) { return !in_group(c); });
       if (stored && level_.at(n) == ChainLevel::element) {
         return refuse(Reason::reduction_followed_by_reduction,
-                      node_label(g_, n) + " is stored per element, but the chained reduction kernel keeps elements in "
-                                       "registers only: it stores per-segment and per-row values");
+                      node_label(g_, n) +
+                          " is stored per element, but the chained reduction kernel keeps elements in "
+                          "registers only: it stores per-segment and per-row values");
       }
     }
     return std::nullopt;

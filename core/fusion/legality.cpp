@@ -106,9 +106,9 @@ std::optional<FusionDecision> check_horizontal_gemm(const Graph& g, std::span<co
     const bool after = std::any_of(contractions.begin(), contractions.end(),
                                    [&](NodeId k) -> bool { return view.downstream_of(k)[i]; });
     if (!after) {
-      return FusionDecision::no(Reason::contraction_prologue,
-                                node_label(g, n) + " is work before an operand of " + node_label(g, contractions[0]) +
-                                    ": GEMM libraries read operands from memory");
+      return FusionDecision::no(Reason::contraction_prologue, node_label(g, n) + " is work before an operand of " +
+                                                                  node_label(g, contractions[0]) +
+                                                                  ": GEMM libraries read operands from memory");
     }
     return FusionDecision::no(Reason::epilogue_not_expressible,
                               node_label(g, n) + " follows the horizontal GEMM of " + node_label(g, contractions[0]) +
@@ -145,8 +145,8 @@ std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const
       return FusionDecision::no(Reason::contraction_prologue,
                                 node_label(g, c) + " reads the output of " + node_label(g, n) +
                                     " as an operand: GEMM and convolution libraries read operands from memory, "
-                                    "so the reduction's rows are written first and " + g.node(c).name +
-                                    " runs as its own kernel");
+                                    "so the reduction's rows are written first and " +
+                                    g.node(c).name + " runs as its own kernel");
     }
     if (node.op_class() == OpClass::reduction) {
       return FusionDecision::no(Reason::reduction_axis,
@@ -172,8 +172,9 @@ std::optional<FusionDecision> check_contractions(const Graph& g, std::span<const
                                     (layout ? " (a layout op there is better expressed as operand strides)" : ""));
     }
     if (node.def->random) {
-      return FusionDecision::no(Reason::random_op, node_label(g, n) + " draws random numbers; a GEMM epilogue has "
-                                                                   "no Philox generator keyed by element index");
+      return FusionDecision::no(Reason::random_op, node_label(g, n) +
+                                                       " draws random numbers; a GEMM epilogue has "
+                                                       "no Philox generator keyed by element index");
     }
     // A reshape moves no element, so a layout op that does (a transpose after it) is the one to name.
     if (node.op_class() == OpClass::layout && node.def->view) {
@@ -253,18 +254,17 @@ std::optional<FusionDecision> check_reductions(const Graph& g, std::span<const N
                                 node_label(g, r) + " reduces the result of " + node_label(g, r0) +
                                     " over another extent (" + rows + "); one row-wise kernel cannot do both");
     }
-    return FusionDecision::no(Reason::reduction_axis,
-                              node_label(g, r0) + " and " + node_label(g, r) + " reduce rows of different extents (" +
-                                  rows + ")");
+    return FusionDecision::no(Reason::reduction_axis, node_label(g, r0) + " and " + node_label(g, r) +
+                                                          " reduce rows of different extents (" + rows + ")");
   }
   const std::int64_t rows = extent->first, cols = extent->second;
   for (NodeId n : nodes) {
     const Node& node = g.node(n);
     if (node.op_class() == OpClass::reduction) continue;
     if (node.def->random) {
-      return FusionDecision::no(Reason::random_op,
-                                node_label(g, n) + " draws random numbers; inside a row-wise reduction kernel the "
-                                                "element order is the reduction's, not the Philox counter's");
+      return FusionDecision::no(Reason::random_op, node_label(g, n) +
+                                                       " draws random numbers; inside a row-wise reduction kernel the "
+                                                       "element order is the reduction's, not the Philox counter's");
     }
     if (node.op_id() == OpId::reshape && stored_row_reshape(g, nodes, n, rows * cols)) continue;
     if (node.op_class() == OpClass::layout) {
@@ -279,20 +279,21 @@ std::optional<FusionDecision> check_reductions(const Graph& g, std::span<const N
                                       "reshape joins it only as a stored output of work computed in it (alone, the "
                                       "reshape is a view and moves no byte)");
       }
-      return FusionDecision::no(Reason::reduction_axis,
-                                node_label(g, n) + " changes which elements form a row of " + node_label(g, r0) +
-                                    (node.op_id() == OpId::reshape ? " (a reshape joins a row-wise kernel only as a stored "
-                                                            "output of work computed in it)"
-                                                          : ""));
+      return FusionDecision::no(
+          Reason::reduction_axis,
+          node_label(g, n) + " changes which elements form a row of " + node_label(g, r0) +
+              (node.op_id() == OpId::reshape ? " (a reshape joins a row-wise kernel only as a stored "
+                                               "output of work computed in it)"
+                                             : ""));
     }
     const std::int64_t numel = node.type.numel();
     const bool full_row = numel == rows * cols && !node.type.shape.empty() &&
                           (cols % node.type.shape.back() == 0);
     if (!full_row && numel != rows) {
-      return FusionDecision::no(Reason::shape_mismatch,
-                                node_label(g, n) + " iterates over " + shape_to_string(node.type.shape) +
-                                    ", neither the " + std::to_string(rows) + " x " + std::to_string(cols) +
-                                    " rows of " + node_label(g, r0) + " nor one value per row");
+      return FusionDecision::no(Reason::shape_mismatch, node_label(g, n) + " iterates over " +
+                                                            shape_to_string(node.type.shape) + ", neither the " +
+                                                            std::to_string(rows) + " x " + std::to_string(cols) +
+                                                            " rows of " + node_label(g, r0) + " nor one value per row");
     }
   }
   return std::nullopt;
@@ -383,8 +384,9 @@ std::string concat_note(const Graph& g, std::span<const NodeId> nodes) {
       computed += p && view.contains(*p) && branch[*view.index_of(*p)];
     }
     if (computed == 0) continue;
-    note += "; " + std::to_string(computed) + " of the " + std::to_string(g.node(n).inputs.size()) +
-            " inputs of " + node_label(g, n) + " are computed inside the kernel, each written straight into its slice "
+    note += "; " + std::to_string(computed) + " of the " + std::to_string(g.node(n).inputs.size()) + " inputs of " +
+            node_label(g, n) +
+            " are computed inside the kernel, each written straight into its slice "
             "of the output (never stored on its own)";
   }
   return note;
@@ -404,14 +406,14 @@ std::optional<FusionDecision> branch_read_elsewhere(const Graph& g, std::span<co
   if (concat == cons.end()) return std::nullopt;
   const auto outside = std::find_if(cons.begin(), cons.end(), [&](NodeId c) { return !view.contains(c); });
   const std::string reader = outside != cons.end() ? node_label(g, *outside) + " reads it outside the kernel"
-                             : g.is_output(v)     ? "it is a graph output"
-                                                  : "another op of the kernel reads it at its own shape";
-  return FusionDecision::no(Reason::shape_mismatch,
-                            node_label(g, n) + " feeds " + node_label(g, *concat) + " but " + reader +
-                                ": the kernel loops over the concat's output " +
-                                shape_to_string(g.node(*concat).type.shape) + " and computes " + g.node(n).name +
-                                " only inside its slice, so it cannot also store " +
-                                shape_to_string(g.node(n).type.shape) + " for other readers");
+                             : g.is_output(v)      ? "it is a graph output"
+                                                   : "another op of the kernel reads it at its own shape";
+  return FusionDecision::no(Reason::shape_mismatch, node_label(g, n) + " feeds " + node_label(g, *concat) + " but " +
+                                                        reader + ": the kernel loops over the concat's output " +
+                                                        shape_to_string(g.node(*concat).type.shape) + " and computes " +
+                                                        g.node(n).name +
+                                                        " only inside its slice, so it cannot also store " +
+                                                        shape_to_string(g.node(n).type.shape) + " for other readers");
 }
 
 }  // namespace
@@ -458,8 +460,9 @@ FusionDecision check_group(const Graph& g, std::span<const NodeId> nodes, const 
   for (NodeId n : nodes) {
     const OpClass c = g.node(n).op_class();
     if (c == OpClass::opaque) {
-      return FusionDecision::no(Reason::opaque_op, node_label(g, n) + " is opaque (a library call, a window op or a custom op): it "
-                                                                   "always runs as its own kernel");
+      return FusionDecision::no(Reason::opaque_op, node_label(g, n) +
+                                                       " is opaque (a library call, a window op or a custom op): it "
+                                                       "always runs as its own kernel");
     }
     if (c == OpClass::contraction) contractions.push_back(n);
     if (c == OpClass::reduction) reductions.push_back(n);

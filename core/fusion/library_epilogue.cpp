@@ -314,12 +314,13 @@ std::variant<CudnnTailStep, std::string> cudnn_step(const Graph& g, NodeId n, co
     }
     const bool add = op == OpId::add;
     if (!add && label != kBiasAdd) {
-      return std::string("`mul` of a tensor of the output's shape (SwiGLU's gate) is not taken into the graph: with "
-                         "it, the two GEMMs as cuDNN graphs ran no faster than one strided-batched cuBLASLt GEMM "
-                         "and one kernel for silu * u (docs/benchmarks.md, \"New fusion families\")");
+      return std::string(
+          "`mul` of a tensor of the output's shape (SwiGLU's gate) is not taken into the graph: with "
+          "it, the two GEMMs as cuDNN graphs ran no faster than one strided-batched cuBLASLt GEMM "
+          "and one kernel for silu * u (docs/benchmarks.md, \"New fusion families\")");
     }
-    step.op = label == kBiasAdd ? (add ? CudnnPointwise::add_bias : CudnnPointwise::mul_bias)
-                                : CudnnPointwise::add_tensor;
+    step.op =
+        label == kBiasAdd ? (add ? CudnnPointwise::add_bias : CudnnPointwise::mul_bias) : CudnnPointwise::add_tensor;
     step.operand = o.value;
     return step;
   }
@@ -370,7 +371,7 @@ CudnnMatmulTail cudnn_matmul_tail(const Graph& g, std::span<const NodeId> nodes,
     }
     if (g.consumers(v).empty()) {
       return refuse(i - 1, g.value_name(v) + " is read by nothing: the graph writes one output, " + y +
-                           ", and keeps every other value on chip for the steps that read it");
+                               ", and keeps every other value on chip for the steps that read it");
     }
   }
   return t;
@@ -465,13 +466,14 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
     });
     if (dag) {
       // Measured for f32 only: say so for the half types rather than carry the f32 result over.
-      graph_why = cn.type.dtype == DType::f32
-                      ? "a DAG after a convolution is not built here: beyond a bias and a ReLU, cuDNN offered pointwise "
-                        "work in an f32 convolution's call only through an engine it compiles at run time (for a "
-                        "residual add: seconds per problem, and slower than the add apart; docs/benchmarks.md, \"New "
-                        "fusion families\")"
-                      : "a DAG after a convolution is not built here (cuDNN's pointwise graphs after a " +
-                            std::string(dtype_name(cn.type.dtype)) + " convolution are not measured here)";
+      graph_why =
+          cn.type.dtype == DType::f32
+              ? "a DAG after a convolution is not built here: beyond a bias and a ReLU, cuDNN offered pointwise "
+                "work in an f32 convolution's call only through an engine it compiles at run time (for a "
+                "residual add: seconds per problem, and slower than the add apart; docs/benchmarks.md, \"New "
+                "fusion families\")"
+              : "a DAG after a convolution is not built here (cuDNN's pointwise graphs after a " +
+                    std::string(dtype_name(cn.type.dtype)) + " convolution are not measured here)";
     }
   } else {
     fit = {0, "no library call fuses work after `" + cn.op + "`"};
@@ -492,7 +494,7 @@ LibraryEpilogue library_epilogue(const Graph& g, std::span<const NodeId> nodes, 
                 node_label(g, c) + " (the chain ends at " + g.value_name(last) +
                 (stored(g, nodes, last) ? ", which is stored for use outside the kernel" : "") +
                 "; a library epilogue stores one output)" +
-                (graph_why.empty() ? std::string()
+                (graph_why.empty()            ? std::string()
                  : cn.op_id() == OpId::matmul ? ", and no cuDNN matmul graph takes the group: " + graph_why
                                               : "; " + graph_why) +
                 second_kernel;
